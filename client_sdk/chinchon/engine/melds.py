@@ -1,0 +1,224 @@
+"""Melds: sets and runs, with and without jokers; validation with a reason; lay-offs.
+
+A :class:`Meld` is always held in canonical form, so that two equal melds compare equal:
+
+* a set: its natural cards by suit (oros, copas, espadas, bastos), then its jokers;
+* a run: ascending in the deck's rank order, each joker at the place it stands for
+  (``3O JK1 5O``). ``low`` is the rank-order position of its first card.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from .cards import CARDS, Card, format_cards
+from .errors import InvalidMeld
+from .rules import RuleSet
+
+#: Longest run a player may lay down from a hand (lay-offs may lengthen it).
+MAX_RUN_FROM_HAND = 7
+
+
+class MeldKind(str, Enum):
+    SET = "set"
+    RUN = "run"
+
+
+class End(str, Enum):
+    """Which end of a run a laid-off joker takes."""
+
+    LOW = "low"
+    HIGH = "high"
+
+
+@dataclass(frozen=True, slots=True)
+class Meld:
+    kind: MeldKind
+    cards: tuple[Card, ...]
+    #: Suit of a run (0..3); -1 for a set.
+    suit: int = -1
+    #: Rank-order position of a run's first card; -1 for a set.
+    low: int = -1
+
+    @property
+    def high(self) -> int:
+        return self.low + len(self.cards) - 1
+
+    @property
+    def jokers(self) -> int:
+        return sum(1 for c in self.cards if c >= 48)
+
+    @property
+    def mask(self) -> int:
+        m = 0
+        for c in self.cards:
+            m |= 1 << c
+        return m
+
+    def __str__(self) -> str:
+        return format_cards(self.cards)
+
+
+def _positions(rules: RuleSet) -> dict[int, int]:
+    return {r: i for i, r in enumerate(rules.ranks)}
+
+
+def _check_cards(cards: Sequence[Card], rules: RuleSet) -> None:
+    seen: set[int] = set()
+    in_deck_ranks = set(rules.ranks)
+    for c in cards:
+        if c in seen:
+            raise InvalidMeld(f"{c} appears twice")
+        seen.add(c)
+        if c >= 48:
+            if c - 47 > rules.jokers:
+                raise InvalidMeld(f"{c} is not in this deck (jokers = {rules.jokers})")
+        elif c.rank not in in_deck_ranks:
+            raise InvalidMeld(f"{c} is not in the {rules.deck}-card deck")
+
+
+def make_meld(
+    cards: Sequence[Card], rules: RuleSet, max_run: int | None = MAX_RUN_FROM_HAND
+) -> Meld:
+    """Validate ``cards`` as one meld and return it in canonical form.
+
+    Runs with jokers must be written ascending with each joker where it stands
+    (``3O JK1 5O``); runs without jokers may come in any order. ``max_run`` bounds
+    the length of a run (7 for a run laid down from a hand; ``None`` for no bound).
+    Raises :class:`InvalidMeld` with the reason.
+    """
+    cards = [CARDS[c] for c in cards]
+    text = format_cards(cards)
+    if len(cards) < 3:
+        raise InvalidMeld(f"'{text}': a meld needs at least 3 cards, got {len(cards)}")
+    _check_cards(cards, rules)
+    naturals = [c for c in cards if c < 48]
+    jokers = sorted(c for c in cards if c >= 48)
+    if len(naturals) < 2:
+        raise InvalidMeld(
+            f"'{text}': a meld needs at least 2 natural cards, it has {len(naturals)}"
+        )
+    if len({c.rank for c in naturals}) == 1:
+        if len(cards) > 4:
+            raise InvalidMeld(f"'{text}': a set has at most 4 cards, got {len(cards)}")
+        return Meld(MeldKind.SET, tuple(sorted(naturals)) + tuple(jokers))
+    suits = {c.suit for c in naturals}
+    if len(suits) != 1:
+        raise InvalidMeld(
+            f"'{text}' is neither a set (one rank, distinct suits) nor a run (one suit)"
+        )
+    suit = naturals[0].suit
+    if max_run is not None and len(cards) > max_run:
+        raise InvalidMeld(
+            f"'{text}': a run laid down from a hand has at most {max_run} cards"
+        )
+    pos = _positions(rules)
+    top = len(rules.ranks) - 1
+    if not jokers:
+        ordered = sorted(naturals, key=lambda c: pos[c.rank])
+        low = pos[ordered[0].rank]
+        for i, c in enumerate(ordered):
+            if pos[c.rank] != low + i:
+                raise InvalidMeld(
+                    f"'{format_cards(ordered)}': not consecutive in rank order "
+                    f"({' '.join(str(r) for r in rules.ranks)}; runs do not wrap)"
+                )
+        return Meld(MeldKind.RUN, tuple(ordered), suit, low)
+    # With jokers the written order says where each joker stands.
+    first = next(i for i, c in enumerate(cards) if c < 48)
+    low = pos[cards[first].rank] - first
+    ok = low >= 0 and low + len(cards) - 1 <= top
+    if ok:
+        for i, c in enumerate(cards):
+            if c < 48 and pos[c.rank] != low + i:
+                ok = False
+                break
+    if not ok:
+        raise InvalidMeld(
+            f"'{text}' is not a run: write it ascending with each joker in the place it "
+            f"stands for (e.g. '3O JK1 5O'); a joker cannot stand below "
+            f"{rules.ranks[0]} or above {rules.ranks[-1]}"
+        )
+    return Meld(MeldKind.RUN, tuple(cards), suit, low)
+
+
+def extend_meld(meld: Meld, card: Card, at: End | None, rules: RuleSet) -> Meld:
+    """The meld with ``card`` laid off on it, or :class:`InvalidMeld` saying why not.
+
+    ``at`` says which end of a run a joker takes; for a natural card it may be given
+    but must agree with the card. Sets never take ``at``.
+    """
+    card = CARDS[card]
+    if card >= 48 and card - 47 > rules.jokers:
+        raise InvalidMeld(f"{card} is not in this deck")
+    if meld.kind is MeldKind.SET:
+        if at is not None:
+            raise InvalidMeld(f"{card} on set '{meld}': a set has no ends, give no end")
+        if len(meld.cards) >= 4:
+            raise InvalidMeld(f"{card} does not fit set '{meld}': a set has at most 4 cards")
+        if card >= 48:
+            return Meld(MeldKind.SET, tuple(sorted(meld.cards)))
+        rank = next(c.rank for c in meld.cards if c < 48)
+        if card.rank != rank:
+            raise InvalidMeld(f"{card} does not fit set '{meld}': the set is of {rank}s")
+        if card in meld.cards:
+            raise InvalidMeld(f"{card} is already in set '{meld}'")
+        naturals = sorted([c for c in meld.cards if c < 48] + [card])
+        return Meld(MeldKind.SET, tuple(naturals) + tuple(c for c in meld.cards if c >= 48))
+    top = len(rules.ranks) - 1
+    if card >= 48:
+        if at is None:
+            raise InvalidMeld(
+                f"{card} on run '{meld}': say which end the joker takes (low or high)"
+            )
+        if at is End.LOW:
+            if meld.low == 0:
+                raise InvalidMeld(
+                    f"{card} cannot go below '{meld}': a joker cannot stand below "
+                    f"{rules.ranks[0]}"
+                )
+            return Meld(MeldKind.RUN, (card,) + meld.cards, meld.suit, meld.low - 1)
+        if meld.high >= top:
+            raise InvalidMeld(
+                f"{card} cannot go above '{meld}': a joker cannot stand above {rules.ranks[-1]}"
+            )
+        return Meld(MeldKind.RUN, meld.cards + (card,), meld.suit, meld.low)
+    if card.suit != meld.suit:
+        raise InvalidMeld(f"{card} does not fit run '{meld}': wrong suit")
+    pos = _positions(rules).get(card.rank, -99)
+    if pos == meld.low - 1 and at in (None, End.LOW):
+        return Meld(MeldKind.RUN, (card,) + meld.cards, meld.suit, meld.low - 1)
+    if pos == meld.high + 1 and at in (None, End.HIGH):
+        return Meld(MeldKind.RUN, meld.cards + (card,), meld.suit, meld.low)
+    raise InvalidMeld(
+        f"{card} does not fit run '{meld}': it must be next to either end"
+        + (f" (the {at.value} end was named)" if at is not None else "")
+    )
+
+
+def layoff_ends(meld: Meld, card: Card, rules: RuleSet) -> Iterator[End | None]:
+    """Every ``at`` with which ``card`` can be laid off on ``meld`` (canonical form)."""
+    if meld.kind is MeldKind.SET:
+        try:
+            extend_meld(meld, card, None, rules)
+        except InvalidMeld:
+            return
+        yield None
+        return
+    if card >= 48:
+        if meld.low > 0:
+            yield End.LOW
+        if meld.high < len(rules.ranks) - 1:
+            yield End.HIGH
+        return
+    try:
+        extend_meld(meld, card, None, rules)
+    except InvalidMeld:
+        return
+    yield None
+
+
+def is_single_run(melds: Sequence[Meld]) -> bool:
+    return len(melds) == 1 and melds[0].kind is MeldKind.RUN

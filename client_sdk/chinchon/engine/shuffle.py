@@ -1,0 +1,95 @@
+"""Randomness as an input: a keyed shuffle source.
+
+Every random choice of a game (the deck order of each hand, each reshuffle, the first
+starter) is drawn from HMAC-SHA256 keyed with a secret seed over a label naming the
+deal and the purpose. Whoever holds the seed can reproduce a game; a bot, which only
+sees its own cards, cannot predict anything. Tournaments give two games the same
+``deal_id`` to replay one deal with the seats rotated (duplicate deals).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Sequence
+from typing import TypeVar
+
+from .actions import ChanceAction, Deal, Reshuffle
+from .cards import Card, deck_cards
+
+T = TypeVar("T")
+_LIMIT = 1 << 64
+
+
+class ShuffleSource:
+    """Deterministic randomness for one deal id under one secret seed."""
+
+    def __init__(self, seed: bytes | str, deal_id: str) -> None:
+        self._key = seed.encode() if isinstance(seed, str) else bytes(seed)
+        self.deal_id = deal_id
+
+    def _words(self, label: str) -> _WordStream:
+        return _WordStream(self._key, f"{self.deal_id}/{label}")
+
+    def randbelow(self, n: int, label: str) -> int:
+        return self._words(label).below(n)
+
+    def shuffled(self, items: Sequence[T], label: str) -> list[T]:
+        """A uniformly random permutation (Fisher-Yates over the keyed stream)."""
+        out = list(items)
+        words = self._words(label)
+        for i in range(len(out) - 1, 0, -1):
+            j = words.below(i + 1)
+            out[i], out[j] = out[j], out[i]
+        return out
+
+    def deal(self, deck: Sequence[Card], hand_no: int, players: int) -> Deal:
+        order = self.shuffled(deck, f"hand/{hand_no}/deal")
+        starter = self.randbelow(players, "starter")
+        return Deal(tuple(order), starter)
+
+    def reshuffle(self, cards: Sequence[Card], hand_no: int) -> Reshuffle:
+        # Sort first so the result depends only on which cards, not their pile order.
+        return Reshuffle(tuple(self.shuffled(sorted(cards), f"hand/{hand_no}/reshuffle")))
+
+    def chance(self, state: object) -> ChanceAction:
+        """The chance action a state waits for (its phase must be DEAL or RESHUFFLE)."""
+        from .game import GameState, Phase
+
+        assert isinstance(state, GameState)
+        if state.phase is Phase.DEAL:
+            rules = state.rules
+            d = self.deal(deck_cards(rules.deck, rules.jokers), state.hand_no + 1, state.n)
+            if state.hand_no > 0:
+                d = Deal(d.deck, state.next_starter)
+            return d
+        if state.phase is Phase.RESHUFFLE:
+            return self.reshuffle(state.discard_pile()[:-1], state.hand_no)
+        raise ValueError(f"no chance action in phase {state.phase.name}")
+
+
+class _WordStream:
+    """64-bit words from HMAC-SHA256(key, label/counter), 4 words per block."""
+
+    def __init__(self, key: bytes, label: str) -> None:
+        self._key = key
+        self._label = label.encode()
+        self._counter = 0
+        self._buf: list[int] = []
+
+    def word(self) -> int:
+        if not self._buf:
+            block = hmac.new(
+                self._key, self._label + b"/" + str(self._counter).encode(), hashlib.sha256
+            ).digest()
+            self._counter += 1
+            self._buf = [int.from_bytes(block[i : i + 8], "big") for i in (24, 16, 8, 0)]
+        return self._buf.pop()
+
+    def below(self, n: int) -> int:
+        """Uniform in [0, n): rejection sampling removes the modulo bias."""
+        cap = _LIMIT - _LIMIT % n
+        while True:
+            w = self.word()
+            if w < cap:
+                return w % n

@@ -1,0 +1,543 @@
+"""The arrangement solver: the best split of a hand into melds and unmatched cards.
+
+How it works (and why it is fast in pure Python)
+------------------------------------------------
+Runs live inside one suit, sets across suits. So the solver
+
+1. precomputes, for every 12-bit rank pattern of one suit and for exactly 0, 1 or 2
+   jokers used, the least unmatched points that runs alone leave in that suit
+   (``_SuitTables``, a small dynamic programme over rank-order positions), then
+2. per hand, enumerates only the set choices that exist (ranks held in enough suits,
+   usually none), removes those cards from the suit patterns, and
+3. finishes each choice with four table look-ups, spreading the jokers still free
+   over the suits by exact-usage tables (an unused joker costs its points).
+
+A hand with no possible set and no joker is four look-ups. Everything is exact: the
+property tests compare it with a brute-force enumeration of every partition.
+
+Hands are bitmasks (see :mod:`cards`); the public functions accept masks or cards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations
+
+from .cards import CARDS, JOKER_MASK, Card, cards_of, make_card, mask_of
+from .melds import MAX_RUN_FROM_HAND, Meld, make_meld
+from .rules import RuleSet
+
+INF = 1 << 20
+#: Joker penalty used when the question is "can every card be melded?".
+_UNMELDABLE = 1 << 12
+_BONUS_NONE, _BONUS_MINUS10, _BONUS_MINUS25, _BONUS_MINUS50, _BONUS_CHINCHON = range(5)
+
+
+@dataclass(frozen=True, slots=True)
+class Arrangement:
+    """A split of cards into melds plus unmatched cards, with the unmatched points."""
+
+    melds: tuple[Meld, ...]
+    unmatched: tuple[Card, ...]
+    points: int
+
+    @property
+    def full(self) -> bool:
+        return not self.unmatched
+
+    def __str__(self) -> str:
+        parts = [str(m) for m in self.melds]
+        if self.unmatched:
+            parts.append("unmatched " + " ".join(str(c) for c in self.unmatched))
+        return " | ".join(parts) if parts else "(nothing)"
+
+
+class _SuitTables:
+    """Per-suit run tables for one deck and one scale of rank points.
+
+    Indexed by the 12-bit rank pattern of one suit (bit ``rank - 1``):
+
+    * ``best[k][p]``: least unmatched points in that suit when runs use exactly ``k``
+      jokers (``INF`` when ``k`` jokers cannot all be used);
+    * ``windows[k][p]``: the runs achieving it, as (first position, length);
+    * ``cover[k][p]``: rank bits of the cards that belong to some run with <= k jokers;
+    * ``d1``/``d2``: ``best[1] - best[0]`` and ``best[2] - best[0]``;
+    * ``points[p]``: points of all the cards of the pattern.
+    """
+
+    def __init__(self, ranks: tuple[int, ...], rank_points: tuple[int, ...]) -> None:
+        n = len(ranks)
+        size = 1 << 12
+        pts = [rank_points[r - 1] for r in ranks]
+        # Rank bits of each position pattern, built incrementally.
+        to_rank = [0] * (1 << n)
+        for pp in range(1, 1 << n):
+            low = (pp & -pp).bit_length() - 1
+            to_rank[pp] = to_rank[pp & (pp - 1)] | (1 << (ranks[low] - 1))
+        # Every run window: (first position, length, position mask).
+        windows = [
+            (i, length, ((1 << length) - 1) << i)
+            for i in range(n)
+            for length in range(3, MAX_RUN_FROM_HAND + 1)
+            if i + length <= n
+        ]
+        self.best: list[list[int]] = [[INF] * size for _ in range(3)]
+        self.windows: list[list[tuple[tuple[int, int], ...]]] = [[()] * size for _ in range(3)]
+        self.cover: list[list[int]] = [[0] * size for _ in range(3)]
+        self.points = [0] * size
+        for pp in range(1 << n):
+            rp = to_rank[pp]
+            self.points[rp] = sum(pts[i] for i in range(n) if pp >> i & 1)
+            cov = [0, 0, 0]
+            for i, length, wm in windows:
+                held = pp & wm
+                gaps = length - held.bit_count()
+                if length - gaps >= 2:
+                    for k in range(gaps, 3):
+                        cov[k] |= held
+            for k in range(3):
+                self.cover[k][rp] = to_rank[cov[k]]
+            # f[i][k]: (least points of positions i.., runs) using exactly k jokers.
+            f: list[list[tuple[int, tuple[tuple[int, int], ...]]]] = [
+                [(INF, ())] * 3 for _ in range(n + 1)
+            ]
+            f[n][0] = (0, ())
+            for i in range(n - 1, -1, -1):
+                skip = pts[i] if pp >> i & 1 else 0
+                row = [(v + skip, w) for v, w in f[i + 1]]
+                for length in range(3, MAX_RUN_FROM_HAND + 1):
+                    if i + length > n:
+                        break
+                    held = (pp >> i) & ((1 << length) - 1)
+                    gaps = length - held.bit_count()
+                    if length - gaps < 2 or gaps > 2:
+                        continue
+                    nxt = f[i + length]
+                    for k in range(gaps, 3):
+                        v, w = nxt[k - gaps]
+                        if v < row[k][0]:
+                            row[k] = (v, ((i, length),) + w)
+                f[i] = row
+            for k in range(3):
+                self.best[k][rp], self.windows[k][rp] = f[0][k]
+        b0, b1, b2 = self.best
+        self.d1 = [INF if b1[p] >= INF else b1[p] - b0[p] for p in range(size)]
+        self.d2 = [INF if b2[p] >= INF else b2[p] - b0[p] for p in range(size)]
+
+
+@lru_cache(maxsize=16)
+def _tables(ranks: tuple[int, ...], rank_points: tuple[int, ...]) -> _SuitTables:
+    return _SuitTables(ranks, rank_points)
+
+
+# Subsets (as suit nibbles) of a nibble of suits, with at least 2 suits, largest first.
+_SUBSETS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(
+        sorted(
+            (s for s in range(16) if s & n == s and s.bit_count() >= 2),
+            key=lambda s: -s.bit_count(),
+        )
+    )
+    for n in range(16)
+)
+
+
+class Solver:
+    """Exact solver for one rule set. Get one with :func:`solver_for`."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        t = _tables(rules.ranks, rules.rank_points)
+        self._t = t
+        self.t0 = t.best[0]
+        self.d1 = t.d1
+        self.d2 = t.d2
+        self.pts = t.points
+        self.cover = t.cover
+        self.jp = rules.joker_points
+        self.max_unmatched = rules.close_max_unmatched
+        self.max_points = rules.close_max_points
+        self._pos = {r: i for i, r in enumerate(rules.ranks)}
+
+    # -- values -------------------------------------------------------------------
+    def deadwood(self, mask: int) -> int:
+        """Least unmatched points of a hand (any number of cards)."""
+        a = mask & 4095
+        b = mask >> 12 & 4095
+        c = mask >> 24 & 4095
+        d = mask >> 36 & 4095
+        j = mask >> 48
+        if not j:
+            if not ((a & b & (c | d)) | (c & d & (a | b))):
+                t = self.t0
+                return t[a] + t[b] + t[c] + t[d]
+            return self._sets_rest(a, b, c, d, 0, self.jp, 4095)
+        return self._sets_rest(a, b, c, d, (j & 1) + (j >> 1), self.jp, 4095)
+
+    def is_full(self, mask: int) -> bool:
+        """Can every card of the hand be melded?"""
+        a = mask & 4095
+        b = mask >> 12 & 4095
+        c = mask >> 24 & 4095
+        d = mask >> 36 & 4095
+        j = mask >> 48
+        return self._sets_rest(a, b, c, d, (j & 1) + (j >> 1), _UNMELDABLE, 4095) == 0
+
+    def _leaf(self, a: int, b: int, c: int, d: int, jr: int, jp: int) -> int:
+        t = self.t0
+        base = t[a] + t[b] + t[c] + t[d]
+        if not jr:
+            return base
+        d1 = self.d1
+        x = (d1[a], d1[b], d1[c], d1[d])
+        if jr == 1:
+            m = min(x)
+            return base + (m if m < jp else jp)
+        d2 = self.d2
+        s = sorted(x)
+        best = min(2 * jp, jp + s[0], s[0] + s[1], d2[a], d2[b], d2[c], d2[d])
+        return base + best
+
+    def _sets_rest(self, a: int, b: int, c: int, d: int, jr: int, jp: int, cand: int) -> int:
+        # Candidates still to decide, restricted to ranks still held in enough suits.
+        if jr:
+            still = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d)
+        else:
+            still = (a & b & (c | d)) | (c & d & (a | b))
+        cand &= still
+        if not cand:
+            return self._leaf(a, b, c, d, jr, jp)
+        low = cand & -cand
+        nib = (1 if a & low else 0) | (2 if b & low else 0) | (4 if c & low else 0) | (
+            8 if d & low else 0
+        )
+        best = self._sets_rest(a, b, c, d, jr, jp, cand ^ low)
+        for sub in _SUBSETS[nib]:
+            n = sub.bit_count()
+            for z in range(max(0, 3 - n), min(jr, 4 - n) + 1):
+                v = self._sets_rest(
+                    a & ~low if sub & 1 else a,
+                    b & ~low if sub & 2 else b,
+                    c & ~low if sub & 4 else c,
+                    d & ~low if sub & 8 else d,
+                    jr - z,
+                    jp,
+                    cand ^ low,
+                )
+                if v < best:
+                    best = v
+                    if not v:
+                        return 0
+        return best
+
+    # -- arrangements ----------------------------------------------------------------
+    def best_arrangement(self, cards: int | Iterable[int]) -> Arrangement:
+        """The split with the fewest unmatched points (then the fewest unmatched cards)."""
+        mask = cards if isinstance(cards, int) else mask_of(cards)
+        best: tuple[int, int, list[tuple[int, int, int]], tuple[int, int, int, int], int] | None
+        best = None
+        jokers_held = [c for c in (48, 49) if mask >> c & 1]
+        pats = (mask & 4095, mask >> 12 & 4095, mask >> 24 & 4095, mask >> 36 & 4095)
+        for sets, rest, jr in self._set_choices(pats, len(jokers_held)):
+            for alloc in self._joker_allocations(rest, jr):
+                v = sum(self._t.best[k][p] for k, p in zip(alloc, rest, strict=True))
+                left = jr - sum(alloc)
+                v += left * self.jp
+                if v >= INF:
+                    continue
+                cnt = self._count(rest, alloc) + left
+                if best is None or (v, cnt) < (best[0], best[1]):
+                    best = (v, cnt, sets, rest, alloc)  # type: ignore[assignment]
+        assert best is not None
+        _, _, sets, rest, alloc = best  # type: ignore[misc]
+        return self._build(mask, sets, rest, alloc, jokers_held)
+
+    def _count(self, rest: tuple[int, int, int, int], alloc: tuple[int, ...]) -> int:
+        n = 0
+        for k, p in zip(alloc, rest, strict=True):
+            covered = 0
+            for lo, length in self._t.windows[k][p]:
+                for q in range(lo, lo + length):
+                    covered |= 1 << (self.rules.ranks[q] - 1)
+            n += (p & ~covered).bit_count()
+        return n
+
+    def _set_choices(
+        self, pats: tuple[int, int, int, int], jokers: int
+    ) -> Iterable[tuple[list[tuple[int, int, int]], tuple[int, int, int, int], int]]:
+        """Every way of forming sets: ([(rank bit, suit nibble, jokers)], rest, jokers left)."""
+
+        def rec(
+            p: tuple[int, int, int, int], jr: int, done: int, acc: list[tuple[int, int, int]]
+        ) -> Iterable[tuple[list[tuple[int, int, int]], tuple[int, int, int, int], int]]:
+            a, b, c, d = p
+            if jr:
+                cand = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d)
+            else:
+                cand = (a & b & (c | d)) | (c & d & (a | b))
+            cand &= ~done
+            if not cand:
+                yield acc, p, jr
+                return
+            low = cand & -cand
+            nib = sum(1 << i for i in range(4) if p[i] & low)
+            yield from rec(p, jr, done | low, acc)
+            for sub in _SUBSETS[nib]:
+                n = sub.bit_count()
+                for z in range(max(0, 3 - n), min(jr, 4 - n) + 1):
+                    q = tuple(p[i] & ~low if sub >> i & 1 else p[i] for i in range(4))
+                    yield from rec(q, jr - z, done | low, acc + [(low, sub, z)])  # type: ignore[arg-type]
+
+        return rec(pats, jokers, 0, [])
+
+    @staticmethod
+    def _joker_allocations(rest: tuple[int, ...], jr: int) -> list[tuple[int, ...]]:
+        out = [(0, 0, 0, 0)]
+        if jr >= 1:
+            out += [tuple(1 if i == s else 0 for i in range(4)) for s in range(4)]
+        if jr >= 2:
+            out += [tuple(2 if i == s else 0 for i in range(4)) for s in range(4)]
+            out += [
+                tuple(1 if i in (s, t) else 0 for i in range(4))
+                for s, t in combinations(range(4), 2)
+            ]
+        return out
+
+    def _build(
+        self,
+        mask: int,
+        sets: list[tuple[int, int, int]],
+        rest: tuple[int, int, int, int],
+        alloc: tuple[int, ...],
+        jokers_held: list[int],
+    ) -> Arrangement:
+        free_jokers = list(jokers_held)
+        melds: list[Meld] = []
+        used = 0
+        for low, sub, z in sets:
+            rank = low.bit_length()
+            cards = [make_card(rank, s) for s in range(4) if sub >> s & 1]
+            cards += [CARDS[free_jokers.pop(0)] for _ in range(z)]
+            melds.append(make_meld(cards, self.rules))
+        for suit in range(4):
+            for lo, length in self._t.windows[alloc[suit]][rest[suit]]:
+                cards = []
+                for q in range(lo, lo + length):
+                    r = self.rules.ranks[q]
+                    if rest[suit] >> (r - 1) & 1:
+                        cards.append(make_card(r, suit))
+                    else:
+                        cards.append(CARDS[free_jokers.pop(0)])
+                melds.append(make_meld(cards, self.rules))
+        for m in melds:
+            used |= m.mask
+        unmatched = tuple(cards_of(mask & ~used))
+        pts = sum(self.rules.card_points(c) for c in unmatched)
+        return Arrangement(tuple(sorted(melds, key=lambda m: m.cards)), unmatched, pts)
+
+    # -- closing -----------------------------------------------------------------------
+    def may_close_some(self, hand8: int) -> bool:
+        """Cheap necessary test: could any discard from this hand allow closing?
+
+        The cards that belong to some meld of the whole hand must be at least
+        ``7 - close_max_unmatched``; random hands fail this almost always.
+        """
+        a = hand8 & 4095
+        b = hand8 >> 12 & 4095
+        c = hand8 >> 24 & 4095
+        d = hand8 >> 36 & 4095
+        j = hand8 >> 48
+        jc = (j & 1) + (j >> 1)
+        cov = self.cover[jc]
+        if jc:
+            sets = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d)
+        else:
+            sets = (a & b & (c | d)) | (c & d & (a | b))
+        n = (
+            ((cov[a] | sets) & a).bit_count()
+            + ((cov[b] | sets) & b).bit_count()
+            + ((cov[c] | sets) & c).bit_count()
+            + ((cov[d] | sets) & d).bit_count()
+            + jc
+        )
+        return n >= 7 - self.max_unmatched
+
+    def closing(self, hand7: int, score: int = 0) -> Arrangement | None:
+        """The best arrangement that allows closing with these 7 cards, or ``None``.
+
+        Best means fewest unmatched points, then fewest unmatched cards; the limits are
+        the rule set's ``close_max_unmatched`` / ``close_max_points`` and
+        ``score + points < score_limit``.
+        """
+        limit = min(self.max_points, self.rules.score_limit - 1 - score)
+        if limit < 0 or self.deadwood(hand7) > limit:
+            return None
+        if self.is_full(hand7):
+            return self.full_arrangement(hand7)
+        cards = cards_of(hand7)
+        best: tuple[int, int, tuple[Card, ...]] | None = None
+        for n in range(1, self.max_unmatched + 1):
+            for left in combinations(cards, n):
+                pts = sum(self.rules.card_points(c) for c in left)
+                if pts > limit or (best is not None and (pts, n) >= best[:2]):
+                    continue
+                if self.is_full(hand7 & ~mask_of(left)):
+                    best = (pts, n, left)
+        if best is None:
+            return None
+        melded = self.full_arrangement(hand7 & ~mask_of(best[2]))
+        return Arrangement(melded.melds, tuple(best[2]), best[0])
+
+    def full_arrangement(self, mask: int) -> Arrangement:
+        """An arrangement melding every card (caller checked :meth:`is_full`).
+
+        Seven cards that form one run are laid down as that run.
+        """
+        run = self.single_run(mask)
+        if run is not None:
+            return Arrangement((run,), (), 0)
+        saved = self.jp
+        self.jp = _UNMELDABLE
+        try:
+            arr = self.best_arrangement(mask)
+        finally:
+            self.jp = saved
+        return Arrangement(arr.melds, arr.unmatched, 0 if not arr.unmatched else arr.points)
+
+    def single_run(self, mask: int) -> Meld | None:
+        """These cards as one run (3 to 7 cards), or ``None``."""
+        cards = cards_of(mask)
+        naturals = [c for c in cards if c < 48]
+        jokers = [c for c in cards if c >= 48]
+        if not 3 <= len(cards) <= MAX_RUN_FROM_HAND or len(naturals) < 2:
+            return None
+        if len({c.suit for c in naturals}) != 1:
+            return None
+        pos = sorted(self._pos[c.rank] for c in naturals)
+        if len(set(pos)) != len(pos):
+            return None
+        n = len(cards)
+        top = len(self.rules.ranks) - 1
+        # The run covers positions lo..lo+n-1 holding every natural; jokers fill the
+        # gaps, then extend it upward, then downward.
+        lo = min(pos[0], top - n + 1)
+        if lo < 0 or lo + n - 1 < pos[-1]:
+            return None
+        by_pos = {self._pos[c.rank]: c for c in naturals}
+        free = list(jokers)
+        seq = [by_pos[q] if q in by_pos else free.pop(0) for q in range(lo, lo + n)]
+        return make_meld(seq, self.rules)
+
+    def bonus(self, hand7: int) -> int:
+        """Bonus class of a closer's seven cards: 0 none, 1 (-10), 2 (-25), 3 (-50), 4 chinchón."""
+        if not self.is_full(hand7):
+            return _BONUS_NONE
+        run = self.single_run(hand7) if (hand7 & ~JOKER_MASK).bit_count() >= 2 else None
+        if run is not None and len(run.cards) == 7:
+            j = run.jokers
+            return _BONUS_CHINCHON if j == 0 else _BONUS_MINUS50 if j == 1 else _BONUS_MINUS25
+        return _BONUS_MINUS10
+
+
+BONUS_NAMES = {
+    _BONUS_NONE: "none",
+    _BONUS_MINUS10: "minus_10",
+    _BONUS_MINUS25: "minus_25",
+    _BONUS_MINUS50: "minus_50",
+    _BONUS_CHINCHON: "chinchon",
+}
+BONUS_POINTS = {
+    _BONUS_NONE: 0,
+    _BONUS_MINUS10: -10,
+    _BONUS_MINUS25: -25,
+    _BONUS_MINUS50: -50,
+    _BONUS_CHINCHON: -10,
+}
+
+
+@lru_cache(maxsize=64)
+def solver_for(rules: RuleSet) -> Solver:
+    return Solver(rules)
+
+
+def best_arrangement(cards: int | Iterable[int], rules: RuleSet) -> Arrangement:
+    """Best split of ``cards`` (mask or cards) into melds + unmatched, fewest points."""
+    return solver_for(rules).best_arrangement(cards)
+
+
+def deadwood(cards: int | Iterable[int], rules: RuleSet) -> int:
+    """Least unmatched points of ``cards``."""
+    mask = cards if isinstance(cards, int) else mask_of(cards)
+    return solver_for(rules).deadwood(mask)
+
+
+def meld_candidates(mask: int, rules: RuleSet) -> list[Meld]:
+    """Every valid meld (canonical form) made only of cards in ``mask``."""
+    cards = cards_of(mask)
+    naturals = [c for c in cards if c < 48]
+    jokers = [c for c in cards if c >= 48]
+    out: list[Meld] = []
+    by_rank: dict[int, list[Card]] = {}
+    by_suit: dict[int, dict[int, Card]] = {}
+    pos = {r: i for i, r in enumerate(rules.ranks)}
+    for c in naturals:
+        by_rank.setdefault(c.rank, []).append(c)
+        by_suit.setdefault(c.suit, {})[pos[c.rank]] = c
+    for group in by_rank.values():
+        for n in range(2, len(group) + 1):
+            for nat in combinations(group, n):
+                for z in range(max(0, 3 - n), min(len(jokers), 4 - n) + 1):
+                    for jk in combinations(jokers, z):
+                        out.append(make_meld(list(nat) + list(jk), rules))
+    top = len(rules.ranks)
+    for suit, have in by_suit.items():
+        for lo in range(top):
+            for length in range(3, min(MAX_RUN_FROM_HAND, top - lo) + 1):
+                window = range(lo, lo + length)
+                gaps = [q for q in window if q not in have]
+                if len(gaps) > len(jokers) or length - len(gaps) < 2:
+                    continue
+                # Runs are only listed once per joker placement and joker identity.
+                for jk in _ordered_jokers(jokers, len(gaps)):
+                    fill = dict(zip(gaps, jk, strict=True))
+                    seq = [have[q] if q in have else fill[q] for q in window]
+                    out.append(make_meld(seq, rules))
+        del suit
+    return out
+
+
+def _ordered_jokers(jokers: list[Card], n: int) -> list[tuple[Card, ...]]:
+    from itertools import permutations
+
+    return list(permutations(jokers, n))
+
+
+def all_arrangements(mask: int, rules: RuleSet) -> list[Arrangement]:
+    """Every split of the cards into disjoint valid melds plus the rest (brute force).
+
+    Used to list legal lay-downs and by the tests as the reference the fast solver
+    is checked against.
+    """
+    cands = meld_candidates(mask, rules)
+    cands.sort(key=lambda m: m.cards)
+    masks = [m.mask for m in cands]
+    out: list[Arrangement] = []
+
+    def rec(start: int, used: int, chosen: list[Meld]) -> None:
+        unmatched = tuple(cards_of(mask & ~used))
+        out.append(
+            Arrangement(
+                tuple(chosen), unmatched, sum(rules.card_points(c) for c in unmatched)
+            )
+        )
+        for i in range(start, len(cands)):
+            if masks[i] & used:
+                continue
+            chosen.append(cands[i])
+            rec(i + 1, used | masks[i], chosen)
+            chosen.pop()
+
+    rec(0, 0, [])
+    return out

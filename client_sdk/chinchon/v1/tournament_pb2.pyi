@@ -1,0 +1,242 @@
+import datetime
+
+from chinchon.v1 import game_pb2 as _game_pb2
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class TournamentStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TOURNAMENT_STATUS_UNSPECIFIED: _ClassVar[TournamentStatus]
+    TOURNAMENT_STATUS_SCHEDULED: _ClassVar[TournamentStatus]
+    TOURNAMENT_STATUS_RUNNING: _ClassVar[TournamentStatus]
+    TOURNAMENT_STATUS_FINISHED: _ClassVar[TournamentStatus]
+    TOURNAMENT_STATUS_CANCELLED: _ClassVar[TournamentStatus]
+TOURNAMENT_STATUS_UNSPECIFIED: TournamentStatus
+TOURNAMENT_STATUS_SCHEDULED: TournamentStatus
+TOURNAMENT_STATUS_RUNNING: TournamentStatus
+TOURNAMENT_STATUS_FINISHED: TournamentStatus
+TOURNAMENT_STATUS_CANCELLED: TournamentStatus
+
+class Participant(_message.Message):
+    __slots__ = ("name", "token", "command")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    token: str
+    command: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Policies(_message.Message):
+    __slots__ = ("max_illegal_retries", "max_strikes", "reconnect_grace")
+    MAX_ILLEGAL_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    MAX_STRIKES_FIELD_NUMBER: _ClassVar[int]
+    RECONNECT_GRACE_FIELD_NUMBER: _ClassVar[int]
+    max_illegal_retries: int
+    max_strikes: int
+    reconnect_grace: _duration_pb2.Duration
+    def __init__(self, max_illegal_retries: _Optional[int] = ..., max_strikes: _Optional[int] = ..., reconnect_grace: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class TournamentSpec(_message.Message):
+    __slots__ = ("name", "participants", "rules", "time_control", "policies", "table_size", "games_per_pairing", "duplicate_deals", "start_time", "start_when_connected", "concurrency", "seed")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PARTICIPANTS_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
+    POLICIES_FIELD_NUMBER: _ClassVar[int]
+    TABLE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    GAMES_PER_PAIRING_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_DEALS_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    START_WHEN_CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    participants: _containers.RepeatedCompositeFieldContainer[Participant]
+    rules: _game_pb2.RuleSet
+    time_control: _game_pb2.TimeControl
+    policies: Policies
+    table_size: int
+    games_per_pairing: int
+    duplicate_deals: bool
+    start_time: _timestamp_pb2.Timestamp
+    start_when_connected: bool
+    concurrency: int
+    seed: str
+    def __init__(self, name: _Optional[str] = ..., participants: _Optional[_Iterable[_Union[Participant, _Mapping]]] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., policies: _Optional[_Union[Policies, _Mapping]] = ..., table_size: _Optional[int] = ..., games_per_pairing: _Optional[int] = ..., duplicate_deals: _Optional[bool] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., start_when_connected: _Optional[bool] = ..., concurrency: _Optional[int] = ..., seed: _Optional[str] = ...) -> None: ...
+
+class TournamentInfo(_message.Message):
+    __slots__ = ("id", "name", "status", "games_total", "games_done")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    GAMES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    GAMES_DONE_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    status: TournamentStatus
+    games_total: int
+    games_done: int
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., status: _Optional[_Union[TournamentStatus, str]] = ..., games_total: _Optional[int] = ..., games_done: _Optional[int] = ...) -> None: ...
+
+class CreateTournamentRequest(_message.Message):
+    __slots__ = ("spec",)
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    spec: TournamentSpec
+    def __init__(self, spec: _Optional[_Union[TournamentSpec, _Mapping]] = ...) -> None: ...
+
+class CreateTournamentResponse(_message.Message):
+    __slots__ = ("tournament", "participants")
+    TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
+    PARTICIPANTS_FIELD_NUMBER: _ClassVar[int]
+    tournament: TournamentInfo
+    participants: _containers.RepeatedCompositeFieldContainer[Participant]
+    def __init__(self, tournament: _Optional[_Union[TournamentInfo, _Mapping]] = ..., participants: _Optional[_Iterable[_Union[Participant, _Mapping]]] = ...) -> None: ...
+
+class ListTournamentsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListTournamentsResponse(_message.Message):
+    __slots__ = ("tournaments",)
+    TOURNAMENTS_FIELD_NUMBER: _ClassVar[int]
+    tournaments: _containers.RepeatedCompositeFieldContainer[TournamentInfo]
+    def __init__(self, tournaments: _Optional[_Iterable[_Union[TournamentInfo, _Mapping]]] = ...) -> None: ...
+
+class StartTournamentRequest(_message.Message):
+    __slots__ = ("tournament_id",)
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
+
+class StartTournamentResponse(_message.Message):
+    __slots__ = ("tournament",)
+    TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
+    tournament: TournamentInfo
+    def __init__(self, tournament: _Optional[_Union[TournamentInfo, _Mapping]] = ...) -> None: ...
+
+class CancelTournamentRequest(_message.Message):
+    __slots__ = ("tournament_id",)
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
+
+class CancelTournamentResponse(_message.Message):
+    __slots__ = ("tournament",)
+    TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
+    tournament: TournamentInfo
+    def __init__(self, tournament: _Optional[_Union[TournamentInfo, _Mapping]] = ...) -> None: ...
+
+class StandingRow(_message.Message):
+    __slots__ = ("rank", "bot", "match_points", "games", "wins", "draws", "losses", "hands_won", "chinchones", "avg_points_per_hand", "forfeits", "timeouts", "illegal_actions", "rating", "rating_low", "rating_high", "p_better_than_next")
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    MATCH_POINTS_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    WINS_FIELD_NUMBER: _ClassVar[int]
+    DRAWS_FIELD_NUMBER: _ClassVar[int]
+    LOSSES_FIELD_NUMBER: _ClassVar[int]
+    HANDS_WON_FIELD_NUMBER: _ClassVar[int]
+    CHINCHONES_FIELD_NUMBER: _ClassVar[int]
+    AVG_POINTS_PER_HAND_FIELD_NUMBER: _ClassVar[int]
+    FORFEITS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
+    ILLEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    RATING_FIELD_NUMBER: _ClassVar[int]
+    RATING_LOW_FIELD_NUMBER: _ClassVar[int]
+    RATING_HIGH_FIELD_NUMBER: _ClassVar[int]
+    P_BETTER_THAN_NEXT_FIELD_NUMBER: _ClassVar[int]
+    rank: int
+    bot: str
+    match_points: float
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    hands_won: int
+    chinchones: int
+    avg_points_per_hand: float
+    forfeits: int
+    timeouts: int
+    illegal_actions: int
+    rating: float
+    rating_low: float
+    rating_high: float
+    p_better_than_next: float
+    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., match_points: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., draws: _Optional[int] = ..., losses: _Optional[int] = ..., hands_won: _Optional[int] = ..., chinchones: _Optional[int] = ..., avg_points_per_hand: _Optional[float] = ..., forfeits: _Optional[int] = ..., timeouts: _Optional[int] = ..., illegal_actions: _Optional[int] = ..., rating: _Optional[float] = ..., rating_low: _Optional[float] = ..., rating_high: _Optional[float] = ..., p_better_than_next: _Optional[float] = ...) -> None: ...
+
+class HeadToHead(_message.Message):
+    __slots__ = ("bot", "opponent", "score", "games")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    OPPONENT_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    opponent: str
+    score: float
+    games: int
+    def __init__(self, bot: _Optional[str] = ..., opponent: _Optional[str] = ..., score: _Optional[float] = ..., games: _Optional[int] = ...) -> None: ...
+
+class GetStandingsRequest(_message.Message):
+    __slots__ = ("tournament_id",)
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
+
+class GetStandingsResponse(_message.Message):
+    __slots__ = ("tournament", "rows", "head_to_head", "duplicate_variance_reduction")
+    TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    HEAD_TO_HEAD_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_VARIANCE_REDUCTION_FIELD_NUMBER: _ClassVar[int]
+    tournament: TournamentInfo
+    rows: _containers.RepeatedCompositeFieldContainer[StandingRow]
+    head_to_head: _containers.RepeatedCompositeFieldContainer[HeadToHead]
+    duplicate_variance_reduction: float
+    def __init__(self, tournament: _Optional[_Union[TournamentInfo, _Mapping]] = ..., rows: _Optional[_Iterable[_Union[StandingRow, _Mapping]]] = ..., head_to_head: _Optional[_Iterable[_Union[HeadToHead, _Mapping]]] = ..., duplicate_variance_reduction: _Optional[float] = ...) -> None: ...
+
+class WatchTournamentRequest(_message.Message):
+    __slots__ = ("tournament_id",)
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
+
+class WatchTournamentResponse(_message.Message):
+    __slots__ = ("time", "tournament", "game_id", "result", "message")
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    time: _timestamp_pb2.Timestamp
+    tournament: TournamentInfo
+    game_id: str
+    result: _game_pb2.GameResult
+    message: str
+    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., tournament: _Optional[_Union[TournamentInfo, _Mapping]] = ..., game_id: _Optional[str] = ..., result: _Optional[_Union[_game_pb2.GameResult, _Mapping]] = ..., message: _Optional[str] = ...) -> None: ...
+
+class ExportResultsRequest(_message.Message):
+    __slots__ = ("tournament_id",)
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
+
+class ExportResultsResponse(_message.Message):
+    __slots__ = ("standings_json", "standings_csv", "records_json", "report_markdown")
+    STANDINGS_JSON_FIELD_NUMBER: _ClassVar[int]
+    STANDINGS_CSV_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_JSON_FIELD_NUMBER: _ClassVar[int]
+    REPORT_MARKDOWN_FIELD_NUMBER: _ClassVar[int]
+    standings_json: str
+    standings_csv: str
+    records_json: _containers.RepeatedScalarFieldContainer[str]
+    report_markdown: str
+    def __init__(self, standings_json: _Optional[str] = ..., standings_csv: _Optional[str] = ..., records_json: _Optional[_Iterable[str]] = ..., report_markdown: _Optional[str] = ...) -> None: ...

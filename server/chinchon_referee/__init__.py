@@ -1,0 +1,3 @@
+"""The Chinchón referee: gRPC server, tournaments, storage and the `chinchon` command."""
+
+__version__ = "0.1.0"

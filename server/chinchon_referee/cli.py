@@ -1,0 +1,218 @@
+"""The ``chinchon`` command.
+
+    chinchon demo                       play a game between two engine bots, hand by hand
+    chinchon replay RECORD.json         verify a game record and print its hands
+    chinchon rules [FILE] [--check]     print (or validate) a rule set
+    chinchon serve ...                  run the referee server
+    chinchon practice BOT-COMMAND...    conformance run of a bot against a house bot
+    chinchon tournament run FILE        run a round-robin tournament end to end
+
+Exit codes: 0 success, 1 the thing checked is bad (illegal record, invalid rule
+set, failed bot), 2 usage errors and unreadable files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from chinchon.engine import (
+    OPTIONS,
+    GreedyBot,
+    RandomBot,
+    RecordError,
+    RuleSet,
+    RuleSetError,
+    describe_hand_result,
+    play_game,
+    replay,
+)
+from chinchon.engine.record import dumps, load
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _fail(message: str, code: int = 1) -> int:
+    err_console.print(f"[bold red]error:[/] {message}")
+    return code
+
+
+def _load_rules(path: str | None) -> RuleSet:
+    return RuleSet.from_file(path) if path else RuleSet()
+
+
+# -- demo --------------------------------------------------------------------------------
+
+ENGINE_BOTS: dict[str, Callable[[int], Any]] = {
+    "greedy": lambda i: GreedyBot(),
+    "random": lambda i: RandomBot(i),
+}
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    try:
+        rules = _load_rules(args.rules)
+        if rules.players != len(args.bots):
+            rules = rules.replace(players=len(args.bots))
+    except (RuleSetError, OSError) as e:
+        return _fail(str(e), 2)
+    for b in args.bots:
+        if b not in ENGINE_BOTS:
+            return _fail(f"unknown engine bot '{b}': choose from {', '.join(ENGINE_BOTS)}", 2)
+    bots = [ENGINE_BOTS[b](i) for i, b in enumerate(args.bots)]
+    names = [f"{b}-{i}" for i, b in enumerate(args.bots)]
+    state, record = play_game(rules, bots, args.seed, "demo", names)
+    console.print(f"[bold]Chinchón demo[/]: {' vs '.join(names)}, seed '{args.seed}'\n")
+    for hr in state.results:
+        console.print(describe_hand_result(hr, names))
+    res = state.result
+    assert res is not None
+    console.print(f"\n[bold green]{record['result']['summary']}[/]")  # type: ignore[index]
+    if args.record:
+        with open(args.record, "w", encoding="utf-8") as fh:
+            fh.write(dumps(record))
+        console.print(f"record written to {args.record} (check it: chinchon replay {args.record})")
+    return 0
+
+
+# -- replay ------------------------------------------------------------------------------
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        record = load(args.record)
+    except RecordError as e:
+        return _fail(str(e), 2)
+    try:
+        rep = replay(record)
+    except RecordError as e:
+        return _fail(f"{args.record}: {e}", 1)
+    names = rep.names
+    table = Table(title=f"{args.record}: {rep.actions} actions replayed, all legal")
+    table.add_column("hand", justify="right")
+    table.add_column("ended")
+    for n in names:
+        table.add_column(n, justify="right")
+    for hr in rep.state.results:
+        how = hr.end.name.lower().replace("_", " ")
+        if hr.closer >= 0:
+            how += f" by {names[hr.closer]}" + (f" ({hr.bonus})" if hr.bonus != "none" else "")
+        table.add_row(
+            str(hr.hand_no),
+            how,
+            *[f"{hr.points[s]:+d} = {hr.totals[s]}" if hr.hands[s] else "-" for s in range(len(names))],
+        )
+    console.print(table)
+    if args.verbose:
+        for hr in rep.state.results:
+            console.print(describe_hand_result(hr, names))
+    summary = record.get("result", {}).get("summary", "")
+    term = record.get("result", {}).get("termination", "")
+    if rep.state.result is not None:
+        winners = ", ".join(names[s] for s in rep.state.result.winners)
+        console.print(f"winner: [bold]{winners}[/]  ({summary})")
+    else:
+        console.print(f"not played to the end: {term} ({summary})")
+    return 0
+
+
+# -- rules -------------------------------------------------------------------------------
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    path = args.check or args.file
+    try:
+        rules = _load_rules(path)
+    except RuleSetError as e:
+        return _fail(f"{path}: {e}", 1)
+    except OSError as e:
+        return _fail(f"cannot read {path}: {e.strerror}", 2)
+    if args.check:
+        console.print(f"{args.check}: valid rule set")
+    if args.json:
+        print(json.dumps(rules.to_dict(), indent=2))
+        return 0
+    table = Table(title="rule set in force" + (f" ({path})" if path else " (defaults)"))
+    table.add_column("option")
+    table.add_column("value", justify="right")
+    table.add_column("default", justify="right")
+    table.add_column("meaning")
+    values = rules.to_dict()
+    for opt in OPTIONS:
+        v = values[opt.name]
+        shown = str(v).lower() if isinstance(v, bool) else str(v)
+        d = opt.default
+        ds = str(d).lower() if isinstance(d, bool) else str(d)
+        table.add_row(opt.name, shown, ds, opt.help)
+    console.print(table)
+    return 0
+
+
+# -- wiring ------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="chinchon",
+        description="Chinchón referee: rules engine, gRPC server, tournaments.",
+    )
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("demo", help="play a full game between two engine bots, hand by hand")
+    p.add_argument("--seed", default="demo", help="seed of the deals (default: demo)")
+    p.add_argument("--rules", help="rule set file (TOML or JSON)")
+    p.add_argument(
+        "--bots", nargs="+", default=["greedy", "random"], help="engine bots by seat"
+    )
+    p.add_argument("--record", help="write the game record (JSON) here")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("replay", help="verify a game record and print each hand")
+    p.add_argument("record", help="a game record JSON file")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every hand in full")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("rules", help="print the rule set in force, or validate a file")
+    p.add_argument("file", nargs="?", help="rule set file (TOML or JSON); default: defaults")
+    p.add_argument("--check", metavar="FILE", help="validate FILE and exit 1 if it is invalid")
+    p.add_argument("--json", action="store_true", help="print as JSON")
+    p.set_defaults(func=cmd_rules)
+
+    for register in _extensions():
+        register(sub)
+    return ap
+
+
+def _extensions() -> list[Callable[[Any], None]]:
+    """Subcommands that live with the server and tournament code."""
+    regs: list[Callable[[Any], None]] = []
+    for mod in ("chinchon_referee.serve_cli", "chinchon_referee.practice", "chinchon_referee.tournament_cli"):
+        try:
+            m = __import__(mod, fromlist=["register"])
+        except ModuleNotFoundError as e:
+            if e.name == mod:
+                continue
+            raise
+        regs.append(m.register)
+    return regs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
