@@ -471,7 +471,9 @@ def _reshuffle(state: GameState, action: Reshuffle) -> GameState:
         stock_top=0,
         pile=(top, None),
         pile_len=1,
-        to_act=_next_alive(state.alive, state.to_act),
+        # to_act is -1 while chance acts: the turn passes on from the seat whose
+        # discard emptied the stock (the newest event).
+        to_act=_next_alive(state.alive, state.events[0].seat),
         events=_push(state.events, Event("reshuffle", -1, None, str(len(order)))),
     )
 

@@ -43,7 +43,6 @@ ORIGINS = (
     "ACTION_ORIGIN_PLAYER",
     "ACTION_ORIGIN_DEFAULT_TIMEOUT",
     "ACTION_ORIGIN_DEFAULT_ILLEGAL",
-    "ACTION_ORIGIN_DEFAULT_DISCONNECT",
 )
 TERMINATIONS = (
     "TERMINATION_NORMAL",
@@ -337,13 +336,15 @@ def replay(record: dict[str, Any], on_step: Callable[[GameState, int], None] | N
     Raises :class:`RecordError` naming the first bad step (with the broken rule) or
     the first result that does not match the replay.
     """
-    if record.get("format") != FORMAT:
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
         raise RecordError(f"not a game record: 'format' must be '{FORMAT}'")
     try:
         rules = rules_from_json(record.get("rules", {}))
     except RuleSetError as e:
         raise RecordError(f"bad rule set: {e}") from None
     seats = record.get("seats", [])
+    if not isinstance(seats, list) or not all(isinstance(s, dict) for s in seats):
+        raise RecordError("'seats' must be a list of objects {'seat': n, 'name': text}")
     names = [str(s.get("name", f"seat {i}")) for i, s in enumerate(seats)]
     if len(names) != rules.players:
         raise RecordError(f"{len(names)} seats for a rule set of {rules.players} players")
@@ -358,10 +359,14 @@ def replay(record: dict[str, Any], on_step: Callable[[GameState, int], None] | N
             raise RecordError(f"action {i + 1} ({_step_text(step)}): {e.message} [{e.code.value}]") from None
         except (MalformedInput, ChinchonError) as e:
             raise RecordError(f"action {i + 1}: {e}") from None
+        except (TypeError, AttributeError, KeyError, ValueError) as e:
+            raise RecordError(f"action {i + 1}: malformed step ({type(e).__name__}: {e})") from None
         if on_step is not None:
             on_step(state, i)
     got = [hand_result_to_json(h) for h in state.results]
     want = record.get("hands", [])
+    if not isinstance(want, list) or not all(isinstance(w, dict) for w in want):
+        raise RecordError("'hands' must be a list of hand result objects")
     for k, (g, w) in enumerate(zip(got, want, strict=False)):
         for key in ("points", "totals", "closer", "end", "bonus"):
             if w.get(key, _zero(g[key])) != g[key]:
@@ -371,6 +376,8 @@ def replay(record: dict[str, Any], on_step: Callable[[GameState, int], None] | N
     if len(want) != len(got):
         raise RecordError(f"the record lists {len(want)} hand results, the replay plays {len(got)}")
     result = record.get("result", {})
+    if not isinstance(result, dict):
+        raise RecordError("'result' must be an object")
     term = result.get("termination", "TERMINATION_UNSPECIFIED")
     if term in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON"):
         if state.result is None:

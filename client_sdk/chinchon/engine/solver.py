@@ -230,6 +230,12 @@ class Solver:
                     best = v
                     if not v:
                         return 0
+        if nib == 15 and jr >= 2:
+            # All four suits and both jokers: two sets of this rank (two suits and a
+            # joker each), e.g. 12O 12C JK1 and 12E 12B JK2.
+            v = self._sets_rest(a & ~low, b & ~low, c & ~low, d & ~low, jr - 2, jp, cand ^ low)
+            if v < best:
+                best = v
         return best
 
     # -- arrangements ----------------------------------------------------------------
@@ -289,6 +295,9 @@ class Solver:
                 for z in range(max(0, 3 - n), min(jr, 4 - n) + 1):
                     q = tuple(p[i] & ~low if sub >> i & 1 else p[i] for i in range(4))
                     yield from rec(q, jr - z, done | low, acc + [(low, sub, z)])  # type: ignore[arg-type]
+            if nib == 15 and jr >= 2:  # two sets of this rank, two suits and a joker each
+                q = tuple(x & ~low for x in p)
+                yield from rec(q, jr - 2, done | low, acc + [(low, 3, 1), (low, 12, 1)])  # type: ignore[arg-type]
 
         return rec(pats, jokers, 0, [])
 
@@ -496,14 +505,20 @@ def meld_candidates(mask: int, rules: RuleSet) -> list[Meld]:
         for lo in range(top):
             for length in range(3, min(MAX_RUN_FROM_HAND, top - lo) + 1):
                 window = range(lo, lo + length)
-                gaps = [q for q in window if q not in have]
-                if len(gaps) > len(jokers) or length - len(gaps) < 2:
-                    continue
-                # Runs are only listed once per joker placement and joker identity.
-                for jk in _ordered_jokers(jokers, len(gaps)):
-                    fill = dict(zip(gaps, jk, strict=True))
-                    seq = [have[q] if q in have else fill[q] for q in window]
-                    out.append(make_meld(seq, rules))
+                holes = [q for q in window if q not in have]
+                held = [q for q in window if q in have]
+                # A joker may also stand for a card that is held (that card then goes
+                # elsewhere, e.g. 2C JK1 4C with 3C in a set of threes).
+                for extra in range(len(jokers) - len(holes) + 1):
+                    for sub in combinations(held, extra):
+                        gaps = sorted(holes + list(sub))
+                        if length - len(gaps) < 2:
+                            continue
+                        # Runs are only listed once per joker placement and joker identity.
+                        for jk in _ordered_jokers(jokers, len(gaps)):
+                            fill = dict(zip(gaps, jk, strict=True))
+                            seq = [fill[q] if q in fill else have[q] for q in window]
+                            out.append(make_meld(seq, rules))
         del suit
     return out
 

@@ -17,12 +17,10 @@ class ActionOrigin(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ACTION_ORIGIN_PLAYER: _ClassVar[ActionOrigin]
     ACTION_ORIGIN_DEFAULT_TIMEOUT: _ClassVar[ActionOrigin]
     ACTION_ORIGIN_DEFAULT_ILLEGAL: _ClassVar[ActionOrigin]
-    ACTION_ORIGIN_DEFAULT_DISCONNECT: _ClassVar[ActionOrigin]
 ACTION_ORIGIN_UNSPECIFIED: ActionOrigin
 ACTION_ORIGIN_PLAYER: ActionOrigin
 ACTION_ORIGIN_DEFAULT_TIMEOUT: ActionOrigin
 ACTION_ORIGIN_DEFAULT_ILLEGAL: ActionOrigin
-ACTION_ORIGIN_DEFAULT_DISCONNECT: ActionOrigin
 
 class PlayerMove(_message.Message):
     __slots__ = ("seat", "action", "origin", "think_time")

@@ -17,7 +17,6 @@ class DefaultReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DEFAULT_REASON_UNSPECIFIED: _ClassVar[DefaultReason]
     DEFAULT_REASON_TIMEOUT: _ClassVar[DefaultReason]
     DEFAULT_REASON_ILLEGAL: _ClassVar[DefaultReason]
-    DEFAULT_REASON_DISCONNECTED: _ClassVar[DefaultReason]
 
 class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -31,7 +30,6 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
 DEFAULT_REASON_UNSPECIFIED: DefaultReason
 DEFAULT_REASON_TIMEOUT: DefaultReason
 DEFAULT_REASON_ILLEGAL: DefaultReason
-DEFAULT_REASON_DISCONNECTED: DefaultReason
 ERROR_CODE_UNSPECIFIED: ErrorCode
 ERROR_CODE_MALFORMED: ErrorCode
 ERROR_CODE_ILLEGAL_ACTION: ErrorCode

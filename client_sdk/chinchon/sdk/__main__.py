@@ -1,0 +1,81 @@
+"""``python -m chinchon.sdk``: run a Python bot against a referee.
+
+    python -m chinchon.sdk --target HOST:PORT --token T --bot path/to/bot.py[:Class]
+    python -m chinchon.sdk --target HOST:PORT --token T --bot greedy --practice strong --games 10
+
+``--bot`` names a file and class (default class: ``Bot``), a module path
+(``package.module:Class``), or an engine bot: ``random``, ``greedy``, ``strong``.
+CHINCHON_TARGET and CHINCHON_TOKEN may replace the flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .client import FatalError, PracticeOptions, run_bot
+
+
+def load_bot(spec: str) -> Any:
+    from chinchon.engine import GreedyBot, RandomBot
+    from chinchon.strategies import StrongBot
+
+    builtin = {"random": RandomBot, "greedy": GreedyBot, "strong": StrongBot}
+    if spec in builtin:
+        return builtin[spec]()
+    path, _, cls = spec.partition(":")
+    cls = cls or "Bot"
+    if path.endswith(".py"):
+        file = Path(path)
+        if not file.exists():
+            raise SystemExit(f"error: bot file {path} does not exist")
+        mod_spec = importlib.util.spec_from_file_location(file.stem, file)
+        assert mod_spec is not None and mod_spec.loader is not None
+        module = importlib.util.module_from_spec(mod_spec)
+        sys.modules[file.stem] = module
+        mod_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(path)
+    factory = getattr(module, cls, None)
+    if factory is None:
+        raise SystemExit(f"error: {path} has no '{cls}'")
+    return factory()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m chinchon.sdk", description=__doc__.splitlines()[0])
+    ap.add_argument("--target", default=os.environ.get("CHINCHON_TARGET"), help="HOST:PORT")
+    ap.add_argument("--token", default=os.environ.get("CHINCHON_TOKEN"), help="the bot's token")
+    ap.add_argument("--bot", default="greedy", help="file.py[:Class], module:Class, or an engine bot")
+    ap.add_argument("--practice", metavar="OPPONENT", help="play practice games against a house bot or 'any'")
+    ap.add_argument("--games", type=int, default=1, help="practice games (default 1)")
+    ap.add_argument("--root-cert", help="PEM file to trust for TLS")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    if not args.target or not args.token:
+        ap.error("--target and --token are required (or CHINCHON_TARGET / CHINCHON_TOKEN)")
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    bot = load_bot(args.bot)
+    practice = PracticeOptions(opponent=args.practice, games=args.games) if args.practice else None
+    root = Path(args.root_cert).read_bytes() if args.root_cert else None
+    try:
+        report = run_bot(bot, args.target, args.token, practice=practice, root_cert=root)
+    except FatalError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    print(f"{report.games} games, {report.wins} won, {report.decisions} decisions, "
+          f"{len(report.rejected)} refused, {len(report.defaults)} defaults", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

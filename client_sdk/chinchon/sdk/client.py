@@ -1,0 +1,216 @@
+"""The Python bot SDK: connect, authenticate, answer requests, reconnect after a drop.
+
+A bot is any object with ``choose(obs, legal) -> action`` (engine types: see
+:mod:`chinchon.engine`), exactly like the engine's built-in bots, so a strategy
+tested locally with ``chinchon.engine.play_game`` runs unchanged against a referee::
+
+    from chinchon.sdk import run_bot
+    from chinchon.engine import GreedyBot
+
+    run_bot(GreedyBot(), target="localhost:50051", token="...")
+
+Or from the command line: ``python -m chinchon.sdk --target HOST:PORT --token T
+--bot my_bot.py:MyBot``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from chinchon.engine import Action, Bot, Observation
+from chinchon.v1 import referee_pb2 as pb
+from chinchon.v1 import referee_pb2_grpc as pb_grpc
+from chinchon.wire import action_from_wire, action_to_wire, observation_from_wire
+
+log = logging.getLogger("chinchon.sdk")
+
+
+@dataclass
+class SessionReport:
+    """What happened during a session, for the bot author."""
+
+    games: int = 0
+    wins: int = 0
+    results: list[pb.GameEnded] = field(default_factory=list)
+    rejected: list[pb.ActionRejected] = field(default_factory=list)
+    defaults: list[pb.DefaultPlayed] = field(default_factory=list)
+    errors: list[pb.Error] = field(default_factory=list)
+    decisions: int = 0
+    reconnects: int = 0
+
+
+class FatalError(Exception):
+    """The referee refused the bot for good (bad token, bad request)."""
+
+
+@dataclass
+class PracticeOptions:
+    opponent: str = "greedy"
+    games: int = 1
+    rules: dict[str, Any] | None = None
+    per_move: float | None = None
+    bank: float | None = None
+    seed: str = ""
+
+
+class BotClient:
+    """Plays with one bot over one stream at a time; reconnects after a drop."""
+
+    def __init__(
+        self,
+        bot: Bot,
+        target: str,
+        token: str,
+        *,
+        practice: PracticeOptions | None = None,
+        root_cert: bytes | None = None,
+        client_name: str = "chinchon-python-sdk",
+        reconnect_for: float = 30.0,
+        on_message: Callable[[pb.PlayResponse], None] | None = None,
+    ) -> None:
+        self.bot = bot
+        self.target = target
+        self.token = token
+        self.practice = practice
+        self.root_cert = root_cert
+        self.client_name = client_name
+        self.reconnect_for = reconnect_for
+        self.on_message = on_message
+        self.report = SessionReport()
+        self._seat_in: dict[str, int] = {}
+
+    def _hello(self) -> pb.PlayRequest:
+        hello = pb.Hello(client=self.client_name)
+        p = self.practice
+        if p is None:
+            hello.queue.SetInParent()
+        else:
+            from chinchon.engine import RuleSet
+            from chinchon.wire import rules_to_wire
+
+            req = pb.PracticeRequest(opponent=p.opponent, games=p.games, seed=p.seed)
+            if p.rules is not None:
+                req.rules.CopyFrom(rules_to_wire(RuleSet.from_dict(p.rules)))
+            if p.per_move is not None:
+                req.time_control.per_move.FromNanoseconds(int(p.per_move * 1e9))
+            if p.bank is not None:
+                req.time_control.bank.FromNanoseconds(int(p.bank * 1e9))
+            hello.practice.CopyFrom(req)
+        return pb.PlayRequest(hello=hello)
+
+    def _channel(self) -> grpc.aio.Channel:
+        options = [("grpc.max_receive_message_length", 32 * 1024 * 1024)]
+        if self.root_cert is not None:
+            return grpc.aio.secure_channel(
+                self.target, grpc.ssl_channel_credentials(self.root_cert), options=options
+            )
+        return grpc.aio.insecure_channel(self.target, options=options)
+
+    async def run(self) -> SessionReport:
+        """Play until the referee ends the stream (practice: after its games)."""
+        give_up_at: float | None = None
+        delay = 0.2
+        while True:
+            try:
+                finished = await self._session()
+            except grpc.aio.AioRpcError as e:
+                if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INVALID_ARGUMENT,
+                                grpc.StatusCode.PERMISSION_DENIED):
+                    raise FatalError(f"{e.code().name}: {e.details()}") from None
+                if e.code() is grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    raise FatalError(f"{e.code().name}: {e.details()}") from None
+                log.warning("stream failed: %s %s", e.code().name, e.details())
+                finished = False
+            if finished:
+                return self.report
+            now = time.monotonic()
+            if give_up_at is None:
+                give_up_at = now + self.reconnect_for
+            if now >= give_up_at:
+                raise FatalError(f"cannot reach the referee at {self.target}")
+            self.report.reconnects += 1
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    async def _session(self) -> bool:
+        """One stream. True when the referee ended it normally."""
+        async with self._channel() as channel:
+            stub = pb_grpc.RefereeServiceStub(channel)
+            call = stub.Play(metadata=(("authorization", f"Bearer {self.token}"),))
+            await call.write(self._hello())
+            while True:
+                msg = await call.read()
+                if msg is grpc.aio.EOF:
+                    break
+                if self.on_message is not None:
+                    self.on_message(msg)
+                reply = self._handle(msg)
+                if reply is not None:
+                    await call.write(reply)
+            await call.wait_for_connection()
+            code = await call.code()
+            if code is not grpc.StatusCode.OK:
+                raise grpc.aio.AioRpcError(code, await call.initial_metadata(),
+                                           await call.trailing_metadata(), await call.details())
+        return True
+
+    def _handle(self, msg: pb.PlayResponse) -> pb.PlayRequest | None:
+        kind = msg.WhichOneof("kind")
+        if kind == "action_request":
+            req = msg.action_request
+            obs: Observation = observation_from_wire(req.observation)
+            legal: list[Action] = [action_from_wire(a) for a in req.legal_actions]
+            action = self.bot.choose(obs, legal)
+            self.report.decisions += 1
+            return pb.PlayRequest(
+                action=pb.ActionReply(request_id=req.request_id, action=action_to_wire(action))
+            )
+        if kind == "game_started":
+            self._seat_in[msg.game_started.game_id] = msg.game_started.seat
+        elif kind == "game_ended":
+            ge = msg.game_ended
+            self.report.games += 1
+            self.report.results.append(ge)
+            if ge.seat in ge.result.winners:
+                self.report.wins += 1
+            log.info("game %s ended: %s", ge.game_id, ge.result.summary)
+        elif kind == "action_rejected":
+            self.report.rejected.append(msg.action_rejected)
+            log.warning("action refused: %s", msg.action_rejected.error.message)
+        elif kind == "default_played":
+            self.report.defaults.append(msg.default_played)
+            log.warning("the referee played for us (%s), strike %d of %d",
+                        pb.DefaultReason.Name(msg.default_played.reason),
+                        msg.default_played.strikes, msg.default_played.max_strikes)
+        elif kind == "error":
+            self.report.errors.append(msg.error)
+            log.warning("referee error %s: %s", pb.ErrorCode.Name(msg.error.code), msg.error.message)
+            if msg.error.code == pb.ERROR_CODE_BAD_REQUEST:
+                raise FatalError(msg.error.message)
+        return None
+
+
+def run_bot(
+    bot: Bot,
+    target: str,
+    token: str,
+    *,
+    practice: PracticeOptions | None = None,
+    root_cert: bytes | None = None,
+    reconnect_for: float = 30.0,
+) -> SessionReport:
+    """Blocking helper: play with ``bot`` until the referee ends the session."""
+    client = BotClient(bot, target, token, practice=practice, root_cert=root_cert,
+                       reconnect_for=reconnect_for)
+    return asyncio.run(client.run())
+
+
+def legal_texts(legal: Sequence[Action]) -> list[str]:
+    return [str(a) for a in legal]

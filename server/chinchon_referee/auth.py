@@ -1,0 +1,106 @@
+"""Identity: bot tokens and the admin token, checked by a server interceptor.
+
+Tokens travel in call metadata as ``authorization: Bearer <token>``. Only SHA-256
+digests of tokens are kept. A call with a missing or unknown token gets
+UNAUTHENTICATED and nothing else; admin calls need the admin token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import grpc
+
+REFEREE_PREFIX = "/chinchon.v1.RefereeService/"
+ADMIN_PREFIX = "/chinchon.v1.TournamentService/"
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def token_from_metadata(metadata: Iterable[Any] | None) -> str | None:
+    for item in metadata or ():
+        key, value = item[0], item[1]
+        if key == "authorization":
+            if isinstance(value, bytes):
+                value = value.decode(errors="replace")
+            scheme, _, tok = value.partition(" ")
+            if scheme.lower() == "bearer" and tok.strip():
+                return tok.strip()
+            return None
+    return None
+
+
+class TokenBook:
+    """Bot tokens (digest -> bot name) and the admin token digest."""
+
+    def __init__(self, admin_token: str | None = None) -> None:
+        self._bots: dict[str, str] = {}
+        self._admin = digest(admin_token) if admin_token else None
+
+    def add(self, bot: str, token: str) -> None:
+        self.add_digest(bot, digest(token))
+
+    def add_digest(self, bot: str, token_digest: str) -> None:
+        self._bots[token_digest] = bot
+
+    def bot_for(self, token: str | None) -> str | None:
+        if not token:
+            return None
+        return self._bots.get(digest(token))
+
+    def bot_for_metadata(self, metadata: Iterable[Any] | None) -> str | None:
+        return self.bot_for(token_from_metadata(metadata))
+
+    def is_admin(self, token: str | None) -> bool:
+        return bool(token and self._admin and hmac.compare_digest(digest(token), self._admin))
+
+    @property
+    def bots(self) -> list[str]:
+        return sorted(set(self._bots.values()))
+
+
+def _deny(handler: grpc.RpcMethodHandler, message: str) -> grpc.RpcMethodHandler:
+    async def abort(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
+
+    if handler.request_streaming and handler.response_streaming:
+        return grpc.stream_stream_rpc_method_handler(abort)
+    if handler.request_streaming:
+        return grpc.stream_unary_rpc_method_handler(abort)
+    if handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(abort)
+    return grpc.unary_unary_rpc_method_handler(abort)
+
+
+class AuthInterceptor(grpc.aio.ServerInterceptor):
+    def __init__(self, tokens: TokenBook) -> None:
+        self.tokens = tokens
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        method = details.method
+        handler = await continuation(details)
+        if handler is None:
+            return handler
+        token = token_from_metadata(details.invocation_metadata)
+        if method.startswith(REFEREE_PREFIX):
+            if token is None:
+                return _deny(handler, "missing token: send 'authorization: Bearer <token>' metadata")
+            if self.tokens.bot_for(token) is None:
+                return _deny(handler, "unknown token")
+        elif method.startswith(ADMIN_PREFIX) and not self.tokens.is_admin(token):
+            return _deny(handler, "admin calls need the admin token")
+        return handler

@@ -1,0 +1,88 @@
+"""Referee settings: the clock, penalty policies and stream limits, with documented defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Per-decision time plus a per-game bank (seconds).
+
+    A decision may take ``per_move`` seconds for free; time beyond that is taken from
+    the bank; when both are used up the referee plays a default action (a strike).
+    Defaults: 1 s per move, 30 s bank: generous for any language over a LAN, small
+    enough that a hung bot costs its opponent at most a few seconds per game.
+    """
+
+    per_move: float = 1.0
+    bank: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not self.per_move > 0:
+            raise ValueError(f"time control: per_move must be positive, got {self.per_move}")
+        if self.bank < 0:
+            raise ValueError(f"time control: bank cannot be negative, got {self.bank}")
+
+
+@dataclass(frozen=True)
+class Policies:
+    """What happens to a bot that breaks the rules or the clock.
+
+    * An illegal action is refused with its reason; the bot may try again (on the same
+      clock) ``max_illegal_retries`` times; then, as after a timeout, the referee plays
+      the default action and counts a strike.
+    * ``max_strikes`` strikes in one game forfeit it.
+    * A bot that disconnects mid-game keeps its seat for ``reconnect_grace`` seconds;
+      a new stream with its token resumes the seat; after that it forfeits. The same
+      grace applies to a bot that is not connected when its game must start.
+    """
+
+    max_illegal_retries: int = 2
+    max_strikes: int = 3
+    reconnect_grace: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.max_illegal_retries < 0:
+            raise ValueError("policies: max_illegal_retries cannot be negative")
+        if self.max_strikes < 1:
+            raise ValueError("policies: max_strikes must be at least 1")
+        if self.reconnect_grace < 0:
+            raise ValueError("policies: reconnect_grace cannot be negative")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Stream limits.
+
+    * ``max_message_bytes``: largest message a bot may send (64 KiB; an action is a few
+      hundred bytes). Larger ones fail the stream with RESOURCE_EXHAUSTED.
+    * ``max_send_bytes``: largest message the referee sends (records at game end).
+    * ``max_unsolicited``: messages a stream may send without being asked (stale or
+      unsolicited actions, extra hellos) before it is closed with RESOURCE_EXHAUSTED.
+    * ``hello_timeout``: a stream must say Hello within this time.
+    * ``write_timeout``: a bot that does not read its stream for this long is treated as
+      disconnected (one slow reader never holds up anything else).
+    * keepalive: the server pings idle streams every ``keepalive_time`` seconds and
+      drops them if no answer within ``keepalive_timeout``; clients may ping every
+      ``min_client_ping`` seconds at most.
+    """
+
+    max_message_bytes: int = 64 * 1024
+    max_send_bytes: int = 16 * 1024 * 1024
+    max_unsolicited: int = 50
+    hello_timeout: float = 30.0
+    write_timeout: float = 10.0
+    keepalive_time: float = 20.0
+    keepalive_timeout: float = 10.0
+    min_client_ping: float = 5.0
+
+
+@dataclass(frozen=True)
+class RefereeConfig:
+    time_control: TimeControl = field(default_factory=TimeControl)
+    policies: Policies = field(default_factory=Policies)
+    limits: Limits = field(default_factory=Limits)
+
+    def with_(self, **changes: object) -> RefereeConfig:
+        return replace(self, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,79 @@
+"""Structured logs: one JSON object per line on stderr (``--log-format text`` for people).
+
+    log = get_logger("referee")
+    log.info("game_started", game_id=gid, players=names)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from typing import Any
+
+
+class _JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": round(record.created, 3),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "event": record.getMessage(),
+        }
+        fields = getattr(record, "fields", None)
+        if fields:
+            out.update(fields)
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, default=str, ensure_ascii=False)
+
+
+class _TextFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        fields = getattr(record, "fields", None) or {}
+        kv = " ".join(f"{k}={v}" for k, v in fields.items())
+        stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
+        line = f"{stamp} {record.levelname.lower():7} {record.name}: {record.getMessage()} {kv}"
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line.rstrip()
+
+
+class EventLogger:
+    """A thin wrapper: ``log.info(event, **fields)``."""
+
+    def __init__(self, name: str) -> None:
+        self._log = logging.getLogger(f"chinchon.{name}")
+
+    def _emit(self, level: int, event: str, fields: dict[str, Any], exc: bool = False) -> None:
+        if self._log.isEnabledFor(level):
+            self._log.log(level, event, extra={"fields": fields}, exc_info=exc)
+
+    def debug(self, event: str, **fields: Any) -> None:
+        self._emit(logging.DEBUG, event, fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        self._emit(logging.INFO, event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._emit(logging.WARNING, event, fields)
+
+    def error(self, event: str, **fields: Any) -> None:
+        self._emit(logging.ERROR, event, fields)
+
+    def exception(self, event: str, **fields: Any) -> None:
+        self._emit(logging.ERROR, event, fields, exc=True)
+
+
+def get_logger(name: str) -> EventLogger:
+    return EventLogger(name)
+
+
+def configure(level: str = "info", fmt: str = "json", stream: Any = None) -> None:
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(_JsonFormatter() if fmt == "json" else _TextFormatter())
+    root = logging.getLogger("chinchon")
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    root.propagate = False

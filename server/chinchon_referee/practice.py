@@ -1,0 +1,244 @@
+"""``chinchon practice -- BOT-COMMAND...``: the conformance check a bot author runs.
+
+Starts a private referee on a free local port, launches the bot from its command line
+(appending ``--target HOST:PORT --token TOKEN``; the same values are in the
+environment as CHINCHON_TARGET / CHINCHON_TOKEN), plays games against a house bot
+with duplicate deals, and reports the results and every problem: illegal actions with
+their reasons, timeouts with the time taken, protocol errors, forfeits. Exit code 0
+when the bot played every game cleanly, 1 otherwise, 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from chinchon.engine import RuleSet, RuleSetError
+
+from .auth import TokenBook, new_token
+from .config import Policies, RefereeConfig, TimeControl
+from .house import HOUSE_BOTS
+from .logs import configure
+from .referee import GameOutcome, GameSpec, Referee
+from .server import start_server
+
+console = Console(highlight=False)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "practice",
+        help="conformance run: launch a bot command against a local referee and house bot",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--games", type=int, default=10, help="games to play (default 10)")
+    p.add_argument("--opponent", default="greedy", choices=sorted(HOUSE_BOTS),
+                   help="house bot to play (default greedy)")
+    p.add_argument("--rules", help="rule set file (TOML or JSON)")
+    p.add_argument("--per-move", type=float, default=TimeControl.per_move,
+                   help="seconds per decision")
+    p.add_argument("--bank", type=float, default=TimeControl.bank, help="time bank per game")
+    p.add_argument("--seed", default="practice", help="seed of the deals")
+    p.add_argument("--name", default="candidate", help="the bot's name in the report")
+    p.add_argument("--connect-timeout", type=float, default=30.0,
+                   help="seconds the bot has to connect (default 30)")
+    p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    p.add_argument("--log-level", default="warning")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the bot's command line")
+    p.set_defaults(func=cmd_practice)
+
+
+@dataclass
+class PracticeReport:
+    bot: str
+    opponent: str
+    outcomes: list[GameOutcome] = field(default_factory=list)
+    incidents: list[dict[str, Any]] = field(default_factory=list)
+    connected: bool = False
+    bot_exit: int | None = None
+    bot_stderr: str = ""
+
+    @property
+    def clean(self) -> bool:
+        return (
+            self.connected
+            and bool(self.outcomes)
+            and not self.incidents
+            and all(o.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+                    for o in self.outcomes)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bot": self.bot,
+            "opponent": self.opponent,
+            "connected": self.connected,
+            "games": [
+                {
+                    "game_id": o.spec.game_id,
+                    "players": o.spec.players,
+                    "termination": o.termination,
+                    "winners": [o.spec.players[w] for w in o.winners],
+                    "totals": o.record["result"]["totals"],
+                    "summary": o.record["result"]["summary"],
+                }
+                for o in self.outcomes
+            ],
+            "incidents": self.incidents,
+            "clean": self.clean,
+        }
+
+
+async def run_practice(
+    command: list[str],
+    games: int,
+    opponent: str,
+    rules: RuleSet,
+    time_control: TimeControl,
+    seed: str,
+    name: str = "candidate",
+    connect_timeout: float = 30.0,
+) -> PracticeReport:
+    token = new_token()
+    tokens = TokenBook()
+    tokens.add(name, token)
+    config = RefereeConfig(time_control=time_control, policies=Policies(reconnect_grace=5.0))
+    referee = Referee(config)
+    server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
+    report = PracticeReport(name, opponent)
+    env = dict(os.environ, CHINCHON_TARGET=server.target, CHINCHON_TOKEN=token)
+    proc = await asyncio.create_subprocess_exec(
+        *command, "--target", server.target, "--token", token,
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    stderr_task = asyncio.ensure_future(proc.stderr.read() if proc.stderr else asyncio.sleep(0))
+    try:
+        waiter = asyncio.ensure_future(referee.lobby.wait_all([name], connect_timeout))
+        exited = asyncio.ensure_future(proc.wait())
+        await asyncio.wait([waiter, exited], return_when=asyncio.FIRST_COMPLETED)
+        report.connected = waiter.done() and bool(waiter.result())
+        waiter.cancel()
+        if not report.connected:
+            report.incidents.append({
+                "kind": "connect",
+                "bot": name,
+                "message": "the bot exited before connecting" if exited.done()
+                else f"the bot did not connect within {connect_timeout:g} s",
+            })
+        else:
+            for i in range(games):
+                players = [name, f"house:{opponent}"]
+                if i % 2:
+                    players.reverse()
+                spec = GameSpec(
+                    game_id=f"practice-{i + 1}", rules=rules, players=players, seed=seed,
+                    deal_id=f"deal-{i // 2}", time_control=time_control,
+                    policies=config.policies, labels={"practice": "1"},
+                )
+                outcome = await referee.play(spec)
+                report.outcomes.append(outcome)
+                if outcome.termination == "TERMINATION_FORFEIT_NO_SHOW" or exited.done():
+                    break
+        report.incidents.extend(referee.incidents)
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 5)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        report.bot_exit = proc.returncode
+        try:
+            err = await asyncio.wait_for(stderr_task, 5)
+            report.bot_stderr = err.decode(errors="replace") if isinstance(err, bytes) else ""
+        except TimeoutError:
+            stderr_task.cancel()
+        await server.stop(grace=1.0)
+    return report
+
+
+def print_report(rep: PracticeReport) -> None:
+    table = Table(title=f"practice: {rep.bot} vs house:{rep.opponent}")
+    for col in ("game", "seats", "result", "totals", "how"):
+        table.add_column(col)
+    wins = 0
+    for o in rep.outcomes:
+        res = o.record["result"]
+        won = [o.spec.players[w] for w in o.winners]
+        if rep.bot in won:
+            wins += 1
+        table.add_row(
+            o.spec.game_id,
+            " / ".join(o.spec.players),
+            "won" if rep.bot in won else "lost" if won else "no winner",
+            " / ".join(str(t) for t in res["totals"]),
+            o.termination.replace("TERMINATION_", "").lower(),
+        )
+    console.print(table)
+    if rep.outcomes:
+        console.print(f"{rep.bot} won {wins} of {len(rep.outcomes)} games")
+    if rep.incidents:
+        inc = Table(title="problems found")
+        for col in ("kind", "game", "detail"):
+            inc.add_column(col)
+        for i in rep.incidents:
+            detail = i.get("message", "")
+            if i["kind"] == "timeout":
+                detail = f"no answer in {i['waited']:.3f} s (allowed {i['allowed']:.3f} s)"
+            elif i["kind"] == "illegal":
+                detail = f"{i['violation'] or i['code']}: {i['message']}"
+            inc.add_row(i["kind"], i.get("game_id", "-"), detail)
+        console.print(inc)
+        counts = Counter(i["kind"] for i in rep.incidents)
+        console.print("counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if rep.bot_stderr.strip() and not rep.clean:
+        tail = "\n".join(rep.bot_stderr.strip().splitlines()[-15:])
+        console.print(f"[dim]bot stderr (last lines):\n{tail}[/]")
+    verdict = "[bold green]PASS[/]: every game played cleanly" if rep.clean else (
+        "[bold red]FAIL[/]: see the problems above")
+    console.print(verdict)
+
+
+def cmd_practice(args: argparse.Namespace) -> int:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        console.print("error: give the bot's command, e.g. chinchon practice -- node bot.js")
+        return 2
+    if args.games < 1:
+        console.print("error: --games must be at least 1")
+        return 2
+    try:
+        rules = RuleSet.from_file(args.rules) if args.rules else RuleSet()
+        tc = TimeControl(args.per_move, args.bank)
+    except (RuleSetError, ValueError, OSError) as e:
+        console.print(f"error: {e}")
+        return 2
+    if rules.players != 2:
+        console.print("error: practice games are for 2 players")
+        return 2
+    configure(args.log_level, "text")
+    rep = asyncio.run(run_practice(command, args.games, args.opponent, rules, tc, args.seed,
+                                   args.name, args.connect_timeout))
+    print_report(rep)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(rep.to_json(), fh, indent=2)
+    return 0 if rep.clean else 1
+
+
+if __name__ == "__main__":
+    sys.exit(0)

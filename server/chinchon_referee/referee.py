@@ -1,0 +1,816 @@
+"""The referee: plays games between bots connected over gRPC streams (and house bots).
+
+Pieces, from the wire inwards:
+
+* :class:`Connection` wraps one ``Play`` stream. A reader task drains the stream and
+  dispatches each message at once (answers are matched to the one outstanding request
+  by id; anything else is answered in-band and counted against the flood limit).
+  Writes go through a lock with a timeout, so a bot that stops reading only hurts its
+  own game.
+* :class:`Lobby` holds idle connections per bot, and the seats of bots that dropped
+  mid-game so that a new stream with the same token resumes them.
+* :class:`GameRunner` plays one game: chance from the shuffle source, decisions from
+  house bots or remote seats, the clock (per-move time plus a bank, on the server's
+  monotonic clock, from the moment a request is written to the moment its answer is
+  read), retries, default actions, strikes and forfeits, and the game record.
+* :class:`Referee` ties them together; :class:`RefereeServicer` is the gRPC face.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from google.protobuf.duration_pb2 import Duration
+
+from chinchon.engine import (
+    Action,
+    Bot,
+    GameState,
+    IllegalAction,
+    MalformedInput,
+    RuleSet,
+    RuleSetError,
+    ShuffleSource,
+    apply,
+    legal_actions,
+    new_game,
+    observation,
+)
+from chinchon.engine.record import RecordBuilder, summarize
+from chinchon.v1 import game_pb2 as g
+from chinchon.v1 import record_pb2 as r
+from chinchon.v1 import referee_pb2 as pb
+from chinchon.v1 import referee_pb2_grpc as pb_grpc
+from chinchon.wire import (
+    action_from_wire,
+    action_to_wire,
+    hand_result_to_wire,
+    observation_to_wire,
+    rules_from_wire,
+    rules_to_wire,
+)
+
+from . import __version__
+from .config import Limits, Policies, RefereeConfig, TimeControl
+from .defaults import default_action
+from .house import HOUSE_BOTS, make_house_bot
+from .logs import get_logger
+
+log = get_logger("referee")
+_request_ids = itertools.count(1)
+
+
+def duration(seconds: float) -> Duration:
+    d = Duration()
+    d.FromNanoseconds(max(0, int(seconds * 1e9)))
+    return d
+
+
+def _seconds(d: Duration) -> float:
+    return d.seconds + d.nanos / 1e9
+
+
+class Disconnected(Exception):
+    """The stream is gone (closed, cancelled, or not reading)."""
+
+
+class TimedOut(Exception):
+    def __init__(self, waited: float) -> None:
+        super().__init__(f"no answer in {waited:.3f} s")
+        self.waited = waited
+
+
+class Forfeit(Exception):
+    def __init__(self, seat: int, termination: str, why: str) -> None:
+        super().__init__(why)
+        self.seat = seat
+        self.termination = termination
+        self.why = why
+
+
+# -- one stream ---------------------------------------------------------------------------
+
+
+class Connection:
+    """One ``Play`` stream of one bot."""
+
+    def __init__(
+        self, bot: str, context: Any, limits: Limits,
+        on_incident: Callable[..., None] | None = None,
+    ) -> None:
+        self.bot = bot
+        self.on_incident = on_incident
+        self.id = uuid.uuid4().hex[:12]
+        self.context = context
+        self.limits = limits
+        self.closed = asyncio.Event()
+        self.abort: tuple[grpc.StatusCode, str] | None = None
+        self.hello: asyncio.Future[pb.Hello] = asyncio.get_running_loop().create_future()
+        self.unsolicited = 0
+        self.busy = False
+        self._wlock = asyncio.Lock()
+        self._pending: tuple[int, asyncio.Future[tuple[g.Action, float]]] | None = None
+        self._last_request = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # reading ------------------------------------------------------------------------
+    async def read_loop(self, requests: AsyncIterator[pb.PlayRequest]) -> None:
+        try:
+            async for msg in requests:
+                self._on_message(msg, time.monotonic())
+                if self.abort is not None:
+                    break
+        except asyncio.CancelledError:
+            pass
+        except Exception as e:  # noqa: BLE001 - a broken stream is a disconnect
+            log.info("stream_broken", bot=self.bot, conn=self.id, error=repr(e))
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        self.closed.set()
+        if self._pending is not None and not self._pending[1].done():
+            self._pending[1].set_exception(Disconnected())
+        if not self.hello.done():
+            self.hello.set_exception(Disconnected())
+
+    def _on_message(self, msg: pb.PlayRequest, now: float) -> None:
+        kind = msg.WhichOneof("kind")
+        if kind == "action":
+            rid = msg.action.request_id
+            pending = self._pending
+            if pending is not None and pending[0] == rid and not pending[1].done():
+                self._pending = None
+                pending[1].set_result((msg.action.action, now))
+                return
+            if pending is None and rid > self._last_request:
+                self._reject(pb.Error(
+                    code=pb.ERROR_CODE_UNSOLICITED, request_id=rid,
+                    message=f"request {rid} was never sent: nothing is asked of you now",
+                ))
+            else:
+                want = f" (request {pending[0]} is outstanding)" if pending else ""
+                self._reject(pb.Error(
+                    code=pb.ERROR_CODE_STALE_REQUEST, request_id=rid,
+                    message=f"request {rid} is not outstanding: answered already or too late"
+                    + want,
+                ))
+        elif kind == "hello":
+            if not self.hello.done():
+                self.hello.set_result(msg.hello)
+            else:
+                self._reject(pb.Error(
+                    code=pb.ERROR_CODE_PROTOCOL, message="hello was already received on this stream"
+                ))
+        else:
+            self._reject(pb.Error(
+                code=pb.ERROR_CODE_MALFORMED, message="empty message: set hello or action"
+            ))
+
+    def _reject(self, err: pb.Error) -> None:
+        self.unsolicited += 1
+        if self.unsolicited > self.limits.max_unsolicited:
+            self.abort = (
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"flood: more than {self.limits.max_unsolicited} messages not asked for",
+            )
+            log.warning("flood", bot=self.bot, conn=self.id, count=self.unsolicited)
+            if self.on_incident is not None:
+                self.on_incident("flood", bot=self.bot, message=self.abort[1])
+            self._close()
+            return
+        log.info("bad_message", bot=self.bot, code=pb.ErrorCode.Name(err.code), msg=err.message)
+        if self.on_incident is not None:
+            self.on_incident("protocol", bot=self.bot, code=pb.ErrorCode.Name(err.code),
+                             message=err.message)
+        self.spawn(self._send_quiet(pb.PlayResponse(error=err)))
+
+    def spawn(self, coro: Awaitable[Any]) -> None:
+        t = asyncio.ensure_future(coro)
+        self._tasks.add(t)
+        t.add_done_callback(self._tasks.discard)
+
+    async def _send_quiet(self, msg: pb.PlayResponse) -> None:
+        try:
+            await self.send(msg)
+        except Disconnected:
+            pass
+
+    # writing ------------------------------------------------------------------------
+    async def send(self, msg: pb.PlayResponse) -> float:
+        """Write one message; return the monotonic time when it was written."""
+        if self.closed.is_set():
+            raise Disconnected()
+        async with self._wlock:
+            try:
+                await asyncio.wait_for(self.context.write(msg), self.limits.write_timeout)
+            except TimeoutError:
+                log.warning("write_timeout", bot=self.bot, conn=self.id)
+                self.abort = (grpc.StatusCode.DEADLINE_EXCEEDED, "the bot stopped reading")
+                self._close()
+                raise Disconnected() from None
+            except Exception:  # noqa: BLE001 - any write failure means the stream is gone
+                self._close()
+                raise Disconnected() from None
+        return time.monotonic()
+
+    async def ask(self, request: pb.ActionRequest, budget: float) -> tuple[g.Action, float]:
+        """Send an action request; return the answer and the time the bot took."""
+        fut: asyncio.Future[tuple[g.Action, float]] = asyncio.get_running_loop().create_future()
+        self._pending = (request.request_id, fut)
+        self._last_request = request.request_id
+        t0 = await self.send(pb.PlayResponse(action_request=request))
+        try:
+            action, t1 = await asyncio.wait_for(fut, max(0.0, budget - (time.monotonic() - t0)))
+        except TimeoutError:
+            if self._pending is not None and self._pending[0] == request.request_id:
+                self._pending = None
+            raise TimedOut(time.monotonic() - t0) from None
+        return action, max(0.0, t1 - t0)
+
+
+# -- seats ------------------------------------------------------------------------------
+
+
+@dataclass
+class SeatStats:
+    timeouts: int = 0
+    illegal: int = 0
+    strikes: int = 0
+    decisions: int = 0
+    think_time: float = 0.0
+
+
+@dataclass
+class Seat:
+    index: int
+    name: str
+    house: Bot | None = None
+    conn: Connection | None = None
+    bank: float = 0.0
+    stats: SeatStats = field(default_factory=SeatStats)
+    reattached: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def remote(self) -> bool:
+        return self.house is None
+
+
+# -- lobby ------------------------------------------------------------------------------
+
+
+class Lobby:
+    """Idle connections per bot, and seats waiting for their bot to come back."""
+
+    def __init__(self) -> None:
+        self.idle: dict[str, list[Connection]] = {}
+        self.orphans: dict[str, list[Seat]] = {}
+        self._changed = asyncio.Condition()
+        self.seen: set[str] = set()
+
+    async def add(self, conn: Connection) -> None:
+        self.seen.add(conn.bot)
+        orphans = self.orphans.get(conn.bot)
+        if orphans:
+            seat = orphans.pop(0)
+            seat.conn = conn
+            conn.busy = True
+            seat.reattached.set()
+            log.info("seat_resumed", bot=conn.bot, conn=conn.id, seat=seat.index)
+            return
+        self.idle.setdefault(conn.bot, []).append(conn)
+        async with self._changed:
+            self._changed.notify_all()
+
+    def remove(self, conn: Connection) -> None:
+        lst = self.idle.get(conn.bot)
+        if lst and conn in lst:
+            lst.remove(conn)
+
+    async def release(self, conn: Connection) -> None:
+        conn.busy = False
+        if not conn.closed.is_set():
+            await self.add(conn)
+
+    def orphan(self, seat: Seat) -> None:
+        seat.reattached.clear()
+        self.orphans.setdefault(seat.name, []).append(seat)
+
+    def unorphan(self, seat: Seat) -> None:
+        lst = self.orphans.get(seat.name)
+        if lst and seat in lst:
+            lst.remove(seat)
+
+    def connected(self, bot: str) -> int:
+        return sum(1 for c in self.idle.get(bot, []) if not c.closed.is_set())
+
+    async def acquire(self, bot: str, timeout: float) -> Connection | None:
+        """An idle connection of ``bot``, waiting up to ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        async with self._changed:
+            while True:
+                lst = self.idle.get(bot, [])
+                while lst:
+                    conn = lst.pop(0)
+                    if not conn.closed.is_set():
+                        conn.busy = True
+                        return conn
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                try:
+                    await asyncio.wait_for(self._changed.wait(), left)
+                except TimeoutError:
+                    return None
+
+    async def wait_all(self, bots: Sequence[str], timeout: float | None) -> bool:
+        """Wait until every bot has at least one idle connection."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        async with self._changed:
+            while not all(self.connected(b) for b in bots):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                try:
+                    await asyncio.wait_for(self._changed.wait(), left)
+                except TimeoutError:
+                    return False
+            return True
+
+
+# -- games ------------------------------------------------------------------------------
+
+
+@dataclass
+class GameSpec:
+    game_id: str
+    rules: RuleSet
+    players: list[str]  # bot names by seat (house bots: "house:<kind>")
+    seed: bytes | str
+    deal_id: str
+    time_control: TimeControl
+    policies: Policies
+    tournament_id: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    send_record: bool = False
+
+
+@dataclass
+class GameOutcome:
+    spec: GameSpec
+    record: dict[str, Any]
+    stats: list[SeatStats]
+    termination: str
+    forfeited: int | None
+    winners: list[int]
+
+
+class GameRunner:
+    def __init__(self, spec: GameSpec, seats: list[Seat], referee: Referee) -> None:
+        self.spec = spec
+        self.seats = seats
+        self.referee = referee
+        self.names = [s.name for s in seats]
+        self._past: list[g.HandResult] = []
+        self._action_cache: dict[Action, g.Action] = {}
+
+    async def _send(self, seat: Seat, msg: pb.PlayResponse) -> None:
+        if seat.conn is None:
+            return
+        try:
+            await seat.conn.send(msg)
+        except Disconnected:
+            pass
+
+    async def _broadcast(self, make: Callable[[Seat], pb.PlayResponse]) -> None:
+        await asyncio.gather(*(self._send(s, make(s)) for s in self.seats if s.remote))
+
+    def _started(self, seat: Seat, resumed: bool = False) -> pb.PlayResponse:
+        tc = self.spec.time_control
+        return pb.PlayResponse(game_started=pb.GameStarted(
+            game_id=self.spec.game_id,
+            seat=seat.index,
+            players=self.names,
+            rules=rules_to_wire(self.spec.rules),
+            time_control=g.TimeControl(per_move=duration(tc.per_move), bank=duration(tc.bank)),
+            tournament_id=self.spec.tournament_id,
+            resumed=resumed,
+        ))
+
+    def _wire_action(self, a: Action) -> g.Action:
+        w = self._action_cache.get(a)
+        if w is None:
+            w = self._action_cache[a] = action_to_wire(a)
+        return w
+
+    async def run(self) -> GameOutcome:
+        spec = self.spec
+        rules = spec.rules
+        source = ShuffleSource(spec.seed, spec.deal_id)
+        rec = RecordBuilder(spec.game_id, rules, self.names, dict(spec.labels))
+        if spec.tournament_id:
+            rec.labels.setdefault("tournament", spec.tournament_id)
+        rec.labels.setdefault("referee", f"chinchon-referee {__version__}")
+        rec.labels.setdefault("started_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        for s in self.seats:
+            s.bank = spec.time_control.bank
+        await self._broadcast(lambda s: self._started(s))
+        log.info("game_started", game_id=spec.game_id, players=self.names)
+        state = new_game(rules)
+        forfeit: Forfeit | None = None
+        try:
+            while not state.is_over:
+                n_results = len(state.results)
+                if state.is_chance:
+                    chance = source.chance(state)
+                    rec.chance(chance)
+                    state = apply(state, chance)
+                else:
+                    seat = self.seats[state.to_act]
+                    if seat.house is not None:
+                        legal = legal_actions(state)
+                        action = seat.house.choose(observation(state, seat.index, self.names), legal)
+                        state = apply(state, action, seat=seat.index)
+                        rec.move(seat.index, action)
+                        seat.stats.decisions += 1
+                    else:
+                        state = await self._remote_turn(seat, state, rec)
+                if len(state.results) > n_results:
+                    hr = hand_result_to_wire(state.results[-1])
+                    self._past.append(hr)
+                    await self._broadcast(lambda s, hr=hr: pb.PlayResponse(  # type: ignore[misc]
+                        hand_ended=pb.HandEnded(game_id=spec.game_id, result=hr)))
+        except Forfeit as f:
+            forfeit = f
+        if forfeit is not None:
+            record = rec.to_json(
+                state, forfeit.termination, forfeited=forfeit.seat,
+                summary=f"{self.names[forfeit.seat]} forfeited: {forfeit.why}",
+            )
+            log.info("game_forfeited", game_id=spec.game_id, seat=forfeit.seat, why=forfeit.why)
+            self.referee.incident("forfeit", game_id=spec.game_id, bot=self.names[forfeit.seat],
+                                  termination=forfeit.termination, message=forfeit.why)
+        else:
+            record = rec.to_json(state)
+        result = record["result"]
+        outcome = GameOutcome(
+            spec=spec,
+            record=record,
+            stats=[s.stats for s in self.seats],
+            termination=result["termination"],
+            forfeited=forfeit.seat if forfeit else None,
+            winners=list(result["winners"]),
+        )
+        res_msg = _result_to_wire(result)
+        rec_msg = _record_to_wire(record) if spec.send_record else None
+        await self._broadcast(lambda s: pb.PlayResponse(game_ended=pb.GameEnded(
+            game_id=spec.game_id, result=res_msg, seat=s.index, record=rec_msg)))
+        log.info("game_ended", game_id=spec.game_id, termination=outcome.termination,
+                 winners=[self.names[w] for w in outcome.winners], summary=result["summary"])
+        return outcome
+
+    async def _connected(self, seat: Seat) -> Connection:
+        if seat.conn is not None and not seat.conn.closed.is_set():
+            return seat.conn
+        lobby = self.referee.lobby
+        seat.conn = None
+        lobby.orphan(seat)
+        grace = self.spec.policies.reconnect_grace
+        log.info("seat_waiting", game_id=self.spec.game_id, bot=seat.name, grace=grace)
+        try:
+            await asyncio.wait_for(seat.reattached.wait(), grace)
+        except TimeoutError:
+            lobby.unorphan(seat)
+            raise Forfeit(
+                seat.index, "TERMINATION_FORFEIT_DISCONNECT",
+                f"disconnected and not back within {grace:g} s",
+            ) from None
+        assert seat.conn is not None
+        await self._send(seat, self._started(seat, resumed=True))
+        return seat.conn
+
+    async def _remote_turn(self, seat: Seat, state: GameState, rec: RecordBuilder) -> GameState:
+        spec = self.spec
+        pol = spec.policies
+        legal = legal_actions(state)
+        obs = observation_to_wire(observation(state, seat.index, self.names), self._past)
+        legal_w = [self._wire_action(a) for a in legal]
+        move_left = spec.time_control.per_move
+        attempt = 0
+        while True:
+            conn = await self._connected(seat)
+            rid = next(_request_ids)
+            req = pb.ActionRequest(
+                request_id=rid, game_id=spec.game_id, observation=obs, legal_actions=legal_w,
+                move_time=duration(move_left), bank_time=duration(seat.bank), attempt=attempt,
+            )
+            try:
+                action_msg, took = await conn.ask(req, move_left + seat.bank)
+            except Disconnected:
+                log.info("seat_disconnected", game_id=spec.game_id, bot=seat.name)
+                seat.conn = None
+                continue
+            except TimedOut as t:
+                seat.bank = 0.0
+                seat.stats.timeouts += 1
+                seat.stats.think_time += t.waited
+                log.info("timeout", game_id=spec.game_id, bot=seat.name, waited=round(t.waited, 4))
+                self.referee.incident("timeout", game_id=spec.game_id, bot=seat.name,
+                                      request_id=rid, waited=round(t.waited, 4),
+                                      allowed=round(move_left + seat.bank, 4))
+                return await self._default(seat, state, legal, rid, rec, "timeout", t.waited)
+            seat.stats.think_time += took
+            if took > move_left:
+                seat.bank = max(0.0, seat.bank - (took - move_left))
+                move_left = 0.0
+            else:
+                move_left -= took
+            err: pb.Error
+            try:
+                action = action_from_wire(action_msg)
+                new_state = apply(state, action, seat=seat.index)
+            except MalformedInput as e:
+                err = pb.Error(code=pb.ERROR_CODE_MALFORMED, message=str(e), request_id=rid)
+            except IllegalAction as e:
+                err = pb.Error(code=pb.ERROR_CODE_ILLEGAL_ACTION, violation=e.code.value,
+                               message=e.message, request_id=rid)
+            else:
+                seat.stats.decisions += 1
+                self.referee.decisions += 1
+                rec.move(seat.index, action, "ACTION_ORIGIN_PLAYER", took)
+                await self._send(seat, pb.PlayResponse(action_accepted=pb.ActionAccepted(
+                    request_id=rid, action=action_msg, time_taken=duration(took))))
+                return new_state
+            seat.stats.illegal += 1
+            left = pol.max_illegal_retries - attempt
+            log.info("illegal_action", game_id=spec.game_id, bot=seat.name,
+                     code=pb.ErrorCode.Name(err.code), violation=err.violation, msg=err.message)
+            self.referee.incident("illegal", game_id=spec.game_id, bot=seat.name, request_id=rid,
+                                  code=pb.ErrorCode.Name(err.code), violation=err.violation,
+                                  message=err.message, attempt=attempt)
+            await self._send(seat, pb.PlayResponse(action_rejected=pb.ActionRejected(
+                request_id=rid, error=err, retries_left=max(0, left))))
+            if left <= 0:
+                return await self._default(seat, state, legal, rid, rec, "illegal", took)
+            attempt += 1
+
+    async def _default(
+        self, seat: Seat, state: GameState, legal: list[Action], rid: int,
+        rec: RecordBuilder, why: str, waited: float,
+    ) -> GameState:
+        action = default_action(state, legal)
+        new_state = apply(state, action, seat=seat.index)
+        seat.stats.strikes += 1
+        origin = "ACTION_ORIGIN_DEFAULT_TIMEOUT" if why == "timeout" else "ACTION_ORIGIN_DEFAULT_ILLEGAL"
+        rec.move(seat.index, action, origin, waited)
+        mx = self.spec.policies.max_strikes
+        await self._send(seat, pb.PlayResponse(default_played=pb.DefaultPlayed(
+            request_id=rid, action=self._wire_action(action),
+            reason=pb.DEFAULT_REASON_TIMEOUT if why == "timeout" else pb.DEFAULT_REASON_ILLEGAL,
+            strikes=seat.stats.strikes, max_strikes=mx, time_taken=duration(waited))))
+        if seat.stats.strikes >= mx:
+            term = "TERMINATION_FORFEIT_TIMEOUT" if why == "timeout" else "TERMINATION_FORFEIT_ILLEGAL"
+            what = "timeouts" if why == "timeout" else "illegal actions"
+            raise Forfeit(seat.index, term, f"{mx} strikes ({what})")
+        return new_state
+
+
+def _result_to_wire(result: dict[str, Any]) -> g.GameResult:
+    from google.protobuf import json_format
+
+    return json_format.ParseDict(result, g.GameResult())
+
+
+def _record_to_wire(record: dict[str, Any]) -> r.GameRecord:
+    from google.protobuf import json_format
+
+    return json_format.ParseDict(record, r.GameRecord())
+
+
+# -- the referee ----------------------------------------------------------------------------
+
+
+GameListener = Callable[[GameOutcome], Awaitable[None]]
+
+
+class Referee:
+    def __init__(self, config: RefereeConfig | None = None) -> None:
+        self.config = config or RefereeConfig()
+        self.lobby = Lobby()
+        self.decisions = 0
+        self.games_running = 0
+        self.listeners: list[GameListener] = []
+        self.incidents: list[dict[str, Any]] = []
+        self.max_incidents = 10_000
+        self._practice_waiting: dict[bytes, list[tuple[Connection, asyncio.Future[None]]]] = {}
+
+    def incident(self, kind: str, **fields: Any) -> None:
+        """Remember something a bot author should hear about (bounded list)."""
+        if len(self.incidents) < self.max_incidents:
+            self.incidents.append({"kind": kind, **fields})
+
+    async def play(self, spec: GameSpec, seats: list[Seat] | None = None) -> GameOutcome:
+        """Play one game. Remote seats get a connection from the lobby (waiting up to the
+        reconnect grace); a bot that does not come forfeits with NO_SHOW. Connections
+        taken from the lobby go back to it after the game."""
+        from_lobby = seats is None
+        if seats is None:
+            seats = []
+            for i, name in enumerate(spec.players):
+                if name.startswith("house:"):
+                    seats.append(Seat(i, name, house=make_house_bot(name[6:], i)))
+                else:
+                    seats.append(Seat(i, name))
+            absent = []
+            for s in seats:
+                if s.remote:
+                    s.conn = await self.lobby.acquire(s.name, spec.policies.reconnect_grace)
+                    if s.conn is None:
+                        absent.append(s.index)
+            if absent:
+                for s in seats:
+                    if s.conn is not None:
+                        await self.lobby.release(s.conn)
+                return self._no_show(spec, seats, absent)
+        self.games_running += 1
+        try:
+            outcome = await GameRunner(spec, seats, self).run()
+        except Exception:  # noqa: BLE001 - a referee bug must not take other games down
+            log.exception("game_crashed", game_id=spec.game_id)
+            outcome = self._aborted(spec, seats, "the referee hit an internal error")
+        finally:
+            self.games_running -= 1
+            for s in seats:
+                if s.conn is not None and from_lobby:
+                    await self.lobby.release(s.conn)
+        for listener in self.listeners:
+            await listener(outcome)
+        return outcome
+
+    def _aborted(self, spec: GameSpec, seats: list[Seat], why: str) -> GameOutcome:
+        rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
+        record = rec.to_json(new_game(spec.rules), "TERMINATION_ABORTED", summary=why)
+        return GameOutcome(spec, record, [s.stats for s in seats], "TERMINATION_ABORTED", None, [])
+
+    def _no_show(self, spec: GameSpec, seats: list[Seat], absent: list[int]) -> GameOutcome:
+        state = new_game(spec.rules)
+        rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
+        names = ", ".join(spec.players[i] for i in absent)
+        record = rec.to_json(
+            state, "TERMINATION_FORFEIT_NO_SHOW", forfeited=absent[0],
+            summary=f"not connected in time: {names}",
+        )
+        present = [s.index for s in seats if s.index not in absent]
+        record["result"]["winners"] = present
+        log.info("game_no_show", game_id=spec.game_id, absent=names)
+        return GameOutcome(spec, record, [SeatStats() for _ in seats],
+                           "TERMINATION_FORFEIT_NO_SHOW", absent[0], present)
+
+    # practice ----------------------------------------------------------------------------
+    async def practice(self, conn: Connection, req: pb.PracticeRequest) -> None:
+        try:
+            rules = rules_from_wire(req.rules)
+            if rules.players != 2:
+                raise RuleSetError("players", "practice games are for 2 players")
+        except RuleSetError as e:
+            await conn.send(pb.PlayResponse(error=pb.Error(
+                code=pb.ERROR_CODE_BAD_REQUEST, message=str(e))))
+            return
+        games = req.games or 1
+        if not 1 <= games <= 100:
+            await conn.send(pb.PlayResponse(error=pb.Error(
+                code=pb.ERROR_CODE_BAD_REQUEST, message=f"games must be 1 to 100, got {games}")))
+            return
+        tc = self.config.time_control
+        if req.HasField("time_control"):
+            try:
+                tc = TimeControl(
+                    _seconds(req.time_control.per_move) or tc.per_move,
+                    _seconds(req.time_control.bank) if req.time_control.HasField("bank") else tc.bank,
+                )
+            except ValueError as e:
+                await conn.send(pb.PlayResponse(error=pb.Error(
+                    code=pb.ERROR_CODE_BAD_REQUEST, message=str(e))))
+                return
+        opponent = req.opponent or "greedy"
+        seed = req.seed or uuid.uuid4().hex
+        if opponent == "any":
+            await self._practice_pair(conn, req, rules, tc, seed, games)
+            return
+        if opponent not in HOUSE_BOTS:
+            await conn.send(pb.PlayResponse(error=pb.Error(
+                code=pb.ERROR_CODE_BAD_REQUEST,
+                message=f"unknown opponent '{opponent}': choose {', '.join(HOUSE_BOTS)} or any")))
+            return
+        for i in range(games):
+            me = i % 2  # alternate seats
+            players = [conn.bot, f"house:{opponent}"] if me == 0 else [f"house:{opponent}", conn.bot]
+            seats = [
+                Seat(0, players[0]) if me == 0 else Seat(0, players[0], house=make_house_bot(opponent, i)),
+                Seat(1, players[1]) if me == 1 else Seat(1, players[1], house=make_house_bot(opponent, i)),
+            ]
+            seats[me].conn = conn
+            spec = GameSpec(
+                game_id=f"practice-{conn.id}-{i + 1}", rules=rules, players=players, seed=seed,
+                deal_id=f"practice/{i // 2}", time_control=tc, policies=self.config.policies,
+                labels={"practice": "1"}, send_record=True,
+            )
+            await self.play(spec, seats)
+            if conn.closed.is_set():
+                return
+
+    async def _practice_pair(
+        self, conn: Connection, req: pb.PracticeRequest, rules: RuleSet, tc: TimeControl,
+        seed: str, games: int,
+    ) -> None:
+        key = req.rules.SerializeToString(deterministic=True) + req.time_control.SerializeToString(
+            deterministic=True)
+        waiting = self._practice_waiting.setdefault(key, [])
+        waiting[:] = [(c, f) for c, f in waiting if not c.closed.is_set()]
+        if not waiting:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            waiting.append((conn, done))
+            closed = asyncio.ensure_future(conn.closed.wait())
+            await asyncio.wait([done, closed], return_when=asyncio.FIRST_COMPLETED)
+            closed.cancel()
+            return
+        other, done = waiting.pop(0)
+        try:
+            for i in range(games):
+                pair = [other, conn] if i % 2 == 0 else [conn, other]
+                seats = [Seat(k, c.bot, conn=c) for k, c in enumerate(pair)]
+                spec = GameSpec(
+                    game_id=f"practice-{conn.id}-{i + 1}", rules=rules,
+                    players=[c.bot for c in pair], seed=seed, deal_id=f"practice/{i // 2}",
+                    time_control=tc, policies=self.config.policies, labels={"practice": "1"},
+                    send_record=True,
+                )
+                await self.play(spec, seats)
+                if conn.closed.is_set() or other.closed.is_set():
+                    break
+        finally:
+            if not done.done():
+                done.set_result(None)
+
+
+# -- the gRPC service -------------------------------------------------------------------------
+
+
+class RefereeServicer(pb_grpc.RefereeServiceServicer):
+    def __init__(self, referee: Referee, tokens: Any) -> None:
+        self.referee = referee
+        self.tokens = tokens
+
+    async def Play(self, request_iterator: AsyncIterator[pb.PlayRequest], context: Any) -> None:  # noqa: N802
+        bot = self.tokens.bot_for_metadata(context.invocation_metadata())
+        if bot is None:  # the interceptor already refused it; belt and braces
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown or missing token")
+            return
+        limits = self.referee.config.limits
+        conn = Connection(bot, context, limits, self.referee.incident)
+        reader = asyncio.ensure_future(conn.read_loop(request_iterator))
+        log.info("stream_opened", bot=bot, conn=conn.id)
+        try:
+            try:
+                hello = await asyncio.wait_for(asyncio.shield(conn.hello), limits.hello_timeout)
+            except TimeoutError:
+                await context.abort(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    f"no hello within {limits.hello_timeout:g} s: send Hello first",
+                )
+                return
+            except Disconnected:
+                if conn.abort:
+                    await context.abort(*conn.abort)
+                return
+            await conn.send(pb.PlayResponse(welcome=pb.Welcome(
+                bot_name=bot, server_version=__version__, protocol="chinchon.v1",
+                limits=pb.Limits(
+                    max_message_bytes=limits.max_message_bytes,
+                    max_unsolicited_messages=limits.max_unsolicited,
+                    max_illegal_retries=self.referee.config.policies.max_illegal_retries,
+                    max_strikes=self.referee.config.policies.max_strikes,
+                    reconnect_grace=duration(self.referee.config.policies.reconnect_grace),
+                ),
+            )))
+            if hello.WhichOneof("mode") == "practice":
+                await self.referee.practice(conn, hello.practice)
+            else:
+                await self.referee.lobby.add(conn)
+                await conn.closed.wait()
+            if conn.abort:
+                await context.abort(*conn.abort)
+        except Disconnected:
+            if conn.abort:
+                await context.abort(*conn.abort)
+        finally:
+            self.referee.lobby.remove(conn)
+            reader.cancel()
+            log.info("stream_closed", bot=bot, conn=conn.id)

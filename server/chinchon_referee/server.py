@@ -1,0 +1,98 @@
+"""Build and start the gRPC server: referee service, health, reflection, auth."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from chinchon.v1 import referee_pb2, referee_pb2_grpc, tournament_pb2
+
+from .auth import AuthInterceptor, TokenBook
+from .config import RefereeConfig
+from .logs import get_logger
+from .referee import Referee, RefereeServicer
+
+log = get_logger("server")
+
+
+@dataclass
+class RunningServer:
+    server: grpc.aio.Server
+    port: int
+    referee: Referee
+    tokens: TokenBook
+    health: health.HealthServicer
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Graceful shutdown: report NOT_SERVING, let calls finish for ``grace`` s."""
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+
+
+def server_options(config: RefereeConfig) -> list[tuple[str, Any]]:
+    lim = config.limits
+    return [
+        ("grpc.max_receive_message_length", lim.max_message_bytes),
+        ("grpc.max_send_message_length", lim.max_send_bytes),
+        ("grpc.keepalive_time_ms", int(lim.keepalive_time * 1000)),
+        ("grpc.keepalive_timeout_ms", int(lim.keepalive_timeout * 1000)),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", int(lim.min_client_ping * 1000)),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.so_reuseport", 0),
+    ]
+
+
+async def start_server(
+    address: str = "127.0.0.1:0",
+    config: RefereeConfig | None = None,
+    tokens: TokenBook | None = None,
+    tls: tuple[bytes, bytes] | None = None,
+    referee: Referee | None = None,
+    add_services: Callable[[grpc.aio.Server, Referee, TokenBook], dict[str, Any]] | None = None,
+) -> RunningServer:
+    config = config or RefereeConfig()
+    tokens = tokens or TokenBook()
+    referee = referee or Referee(config)
+    server = grpc.aio.server(
+        interceptors=[AuthInterceptor(tokens)], options=server_options(config)
+    )
+    referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee, tokens), server)
+    extras = add_services(server, referee, tokens) if add_services else {}
+    hs = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(hs, server)
+    names = [
+        referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name,
+        tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        reflection.SERVICE_NAME,
+    ]
+    reflection.enable_server_reflection(names, server)
+    if tls is not None:
+        creds = grpc.ssl_server_credentials([(tls[1], tls[0])])
+        port = server.add_secure_port(address, creds)
+    else:
+        port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    await server.start()
+    for svc in names[:3]:
+        r = hs.set(svc, health_pb2.HealthCheckResponse.SERVING)
+        if asyncio.iscoroutine(r):
+            await r
+    r = hs.set("", health_pb2.HealthCheckResponse.SERVING)
+    if asyncio.iscoroutine(r):
+        await r
+    log.info("listening", address=address, port=port, tls=tls is not None)
+    return RunningServer(server, port, referee, tokens, hs, extras)

@@ -1,0 +1,255 @@
+"""Persistence: everything is written as it happens, so a killed referee loses nothing.
+
+:class:`Store` is the interface the referee and the scheduler use; :class:`SqliteStore`
+implements it on one SQLite file (WAL journal, synchronous=FULL: a committed game
+survives ``kill -9``). A PostgreSQL backend implements the same methods.
+
+Game rows move ``scheduled -> running -> finished``; on start-up ``running`` rows of a
+tournament are games that were in flight when the referee died: they are voided
+(set back to ``scheduled``, counted in ``voided``) and replayed from the same deal.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bots (
+    name TEXT PRIMARY KEY,
+    token_digest TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournaments (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created REAL NOT NULL,
+    started REAL,
+    finished REAL
+);
+CREATE TABLE IF NOT EXISTS games (
+    id TEXT PRIMARY KEY,
+    tournament_id TEXT,
+    seq INTEGER NOT NULL,
+    players TEXT NOT NULL,
+    deal_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    voided INTEGER NOT NULL DEFAULT 0,
+    result TEXT,
+    record TEXT,
+    stats TEXT,
+    started REAL,
+    finished REAL
+);
+CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
+"""
+SCHEMA_VERSION = "1"
+
+
+@dataclass
+class GameRow:
+    id: str
+    tournament_id: str | None
+    seq: int
+    players: list[str]
+    deal_id: str
+    status: str = "scheduled"
+    voided: int = 0
+    result: dict[str, Any] | None = None
+    record: dict[str, Any] | None = None
+    stats: list[dict[str, Any]] | None = None
+
+
+@dataclass
+class TournamentRow:
+    id: str
+    name: str
+    spec: dict[str, Any]
+    status: str
+    created: float
+    started: float | None = None
+    finished: float | None = None
+
+
+class Store(ABC):
+    """What the referee and the scheduler need from storage."""
+
+    @abstractmethod
+    def upsert_bot(self, name: str, token_digest: str) -> None: ...
+
+    @abstractmethod
+    def bots(self) -> list[tuple[str, str]]: ...
+
+    @abstractmethod
+    def create_tournament(self, row: TournamentRow, games: Sequence[GameRow]) -> None: ...
+
+    @abstractmethod
+    def tournament(self, tid: str) -> TournamentRow | None: ...
+
+    @abstractmethod
+    def tournaments(self) -> list[TournamentRow]: ...
+
+    @abstractmethod
+    def set_tournament_status(self, tid: str, status: str) -> None: ...
+
+    @abstractmethod
+    def games(self, tid: str) -> list[GameRow]: ...
+
+    @abstractmethod
+    def mark_running(self, game_id: str) -> None: ...
+
+    @abstractmethod
+    def finish_game(self, row: GameRow) -> None: ...
+
+    @abstractmethod
+    def void_running(self, tid: str) -> int: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+class SqliteStore(Store):
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA busy_timeout=5000")
+        with self._lock:
+            self._db.executescript(SCHEMA)
+        with self._tx() as c:
+            c.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (SCHEMA_VERSION,),
+            )
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return list(self._db.execute(sql, args))
+
+    # bots ----------------------------------------------------------------------------
+    def upsert_bot(self, name: str, token_digest: str) -> None:
+        with self._tx() as c:
+            c.execute(
+                "INSERT INTO bots (name, token_digest, created) VALUES (?, ?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET token_digest = excluded.token_digest",
+                (name, token_digest, time.time()),
+            )
+
+    def bots(self) -> list[tuple[str, str]]:
+        return [(n, d) for n, d in self._query("SELECT name, token_digest FROM bots ORDER BY name")]
+
+    # tournaments -----------------------------------------------------------------------
+    def create_tournament(self, row: TournamentRow, games: Sequence[GameRow]) -> None:
+        with self._tx() as c:
+            c.execute(
+                "INSERT INTO tournaments (id, name, spec, status, created) VALUES (?, ?, ?, ?, ?)",
+                (row.id, row.name, json.dumps(row.spec), row.status, row.created),
+            )
+            c.executemany(
+                "INSERT INTO games (id, tournament_id, seq, players, deal_id, status) "
+                "VALUES (?, ?, ?, ?, ?, 'scheduled')",
+                [(gm.id, row.id, gm.seq, json.dumps(gm.players), gm.deal_id) for gm in games],
+            )
+
+    def _tournament(self, r: tuple[Any, ...]) -> TournamentRow:
+        return TournamentRow(r[0], r[1], json.loads(r[2]), r[3], r[4], r[5], r[6])
+
+    def tournament(self, tid: str) -> TournamentRow | None:
+        rows = self._query(
+            "SELECT id, name, spec, status, created, started, finished FROM tournaments "
+            "WHERE id = ?", (tid,),
+        )
+        return self._tournament(rows[0]) if rows else None
+
+    def tournaments(self) -> list[TournamentRow]:
+        rows = self._query(
+            "SELECT id, name, spec, status, created, started, finished FROM tournaments "
+            "ORDER BY created DESC"
+        )
+        return [self._tournament(r) for r in rows]
+
+    def set_tournament_status(self, tid: str, status: str) -> None:
+        now = time.time()
+        with self._tx() as c:
+            c.execute("UPDATE tournaments SET status = ? WHERE id = ?", (status, tid))
+            if status == "running":
+                c.execute(
+                    "UPDATE tournaments SET started = COALESCE(started, ?) WHERE id = ?", (now, tid)
+                )
+            if status in ("finished", "cancelled"):
+                c.execute("UPDATE tournaments SET finished = ? WHERE id = ?", (now, tid))
+
+    # games ---------------------------------------------------------------------------
+    def games(self, tid: str) -> list[GameRow]:
+        rows = self._query(
+            "SELECT id, tournament_id, seq, players, deal_id, status, voided, result, record, "
+            "stats FROM games WHERE tournament_id = ? ORDER BY seq", (tid,),
+        )
+        return [
+            GameRow(
+                r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6],
+                json.loads(r[7]) if r[7] else None,
+                json.loads(r[8]) if r[8] else None,
+                json.loads(r[9]) if r[9] else None,
+            )
+            for r in rows
+        ]
+
+    def mark_running(self, game_id: str) -> None:
+        with self._tx() as c:
+            c.execute(
+                "UPDATE games SET status = 'running', started = ? WHERE id = ?",
+                (time.time(), game_id),
+            )
+
+    def finish_game(self, row: GameRow) -> None:
+        with self._tx() as c:
+            cur = c.execute(
+                "UPDATE games SET status = 'finished', result = ?, record = ?, stats = ?, "
+                "finished = ? WHERE id = ? AND status != 'finished'",
+                (json.dumps(row.result), json.dumps(row.record), json.dumps(row.stats),
+                 time.time(), row.id),
+            )
+            if cur.rowcount == 0 and row.tournament_id is None:
+                c.execute(
+                    "INSERT OR IGNORE INTO games (id, tournament_id, seq, players, deal_id, status,"
+                    " result, record, stats, finished) VALUES (?, NULL, 0, ?, ?, 'finished', ?, ?,"
+                    " ?, ?)",
+                    (row.id, json.dumps(row.players), row.deal_id, json.dumps(row.result),
+                     json.dumps(row.record), json.dumps(row.stats), time.time()),
+                )
+
+    def void_running(self, tid: str) -> int:
+        with self._tx() as c:
+            cur = c.execute(
+                "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL "
+                "WHERE tournament_id = ? AND status = 'running'", (tid,),
+            )
+            return cur.rowcount
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
