@@ -91,6 +91,8 @@ def rules_from_wire(msg: g.RuleSet, base: RuleSet | None = None) -> RuleSet:
     Raises RuleSetError on an invalid combination.
     """
     values = (base or RuleSet()).to_dict()
+    if msg.HasField("deck") and not msg.HasField("figure_points"):
+        values["figure_points"] = ""  # the new deck's default figure points
     for f in g.RuleSet.DESCRIPTOR.fields:
         if msg.HasField(f.name):
             values[f.name] = getattr(msg, f.name)

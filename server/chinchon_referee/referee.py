@@ -129,8 +129,15 @@ class Connection:
                     break
         except asyncio.CancelledError:
             pass
-        except Exception as e:  # noqa: BLE001 - a broken stream is a disconnect
+        except Exception as e:  # noqa: BLE001 - e.g. bytes that are not a PlayRequest
             log.info("stream_broken", bot=self.bot, conn=self.id, error=repr(e))
+            self.abort = (
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "a message could not be read as a chinchon.v1.PlayRequest",
+            )
+            if self.on_incident is not None:
+                self.on_incident("protocol", bot=self.bot, code="INVALID_ARGUMENT",
+                                 message=self.abort[1])
         finally:
             self._close()
 
@@ -153,7 +160,7 @@ class Connection:
             if pending is None and rid > self._last_request:
                 self._reject(pb.Error(
                     code=pb.ERROR_CODE_UNSOLICITED, request_id=rid,
-                    message=f"request {rid} was never sent: nothing is asked of you now",
+                    message=f"not your turn: nothing is asked of you now (request {rid} was never sent)",
                 ))
             else:
                 want = f" (request {pending[0]} is outstanding)" if pending else ""
@@ -511,8 +518,9 @@ class GameRunner:
                 request_id=rid, game_id=spec.game_id, observation=obs, legal_actions=legal_w,
                 move_time=duration(move_left), bank_time=duration(seat.bank), attempt=attempt,
             )
+            budget = move_left + seat.bank
             try:
-                action_msg, took = await conn.ask(req, move_left + seat.bank)
+                action_msg, took = await conn.ask(req, budget)
             except Disconnected:
                 log.info("seat_disconnected", game_id=spec.game_id, bot=seat.name)
                 seat.conn = None
@@ -524,7 +532,7 @@ class GameRunner:
                 log.info("timeout", game_id=spec.game_id, bot=seat.name, waited=round(t.waited, 4))
                 self.referee.incident("timeout", game_id=spec.game_id, bot=seat.name,
                                       request_id=rid, waited=round(t.waited, 4),
-                                      allowed=round(move_left + seat.bank, 4))
+                                      allowed=round(budget, 4))
                 return await self._default(seat, state, legal, rid, rec, "timeout", t.waited)
             seat.stats.think_time += took
             if took > move_left:

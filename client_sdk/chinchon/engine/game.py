@@ -738,7 +738,14 @@ def _layoff_best(state: GameState) -> GameState:
     p = state.to_act
     rules = state.rules
 
+    # The outcome depends only on the hand left and the table, not on the order the
+    # cards went down in: remember it, or every order of the same lay-offs is searched.
+    memo: dict[tuple[int, tuple[Meld, ...]], tuple[int, list[LayOff]]] = {}
+
     def search(st: GameState) -> tuple[int, list[LayOff]]:
+        key = (st.hands[p], tuple(t.meld for t in st.table))
+        if key in memo:
+            return memo[key]
         best: tuple[int, list[LayOff]] = (0, [])
         tried: set[tuple[int, int]] = set()
         for a in _layoffs(st, p):
@@ -751,6 +758,7 @@ def _layoff_best(state: GameState) -> GameState:
             v += rules.card_points(a.card)
             if v > best[0]:
                 best = (v, [a, *seq])
+        memo[key] = best
         return best
 
     _, seq = search(state)

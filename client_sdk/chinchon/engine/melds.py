@@ -159,7 +159,7 @@ def extend_meld(meld: Meld, card: Card, at: End | None, rules: RuleSet) -> Meld:
         if len(meld.cards) >= 4:
             raise InvalidMeld(f"{card} does not fit set '{meld}': a set has at most 4 cards")
         if card >= 48:
-            return Meld(MeldKind.SET, tuple(sorted(meld.cards)))
+            return Meld(MeldKind.SET, tuple(sorted(meld.cards + (card,))))
         rank = next(c.rank for c in meld.cards if c < 48)
         if card.rank != rank:
             raise InvalidMeld(f"{card} does not fit set '{meld}': the set is of {rank}s")

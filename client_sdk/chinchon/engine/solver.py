@@ -170,10 +170,23 @@ class Solver:
         d = mask >> 36 & 4095
         j = mask >> 48
         if not j:
-            if not ((a & b & (c | d)) | (c & d & (a | b))):
-                t = self.t0
-                return t[a] + t[b] + t[c] + t[d]
-            return self._sets_rest(a, b, c, d, 0, self.jp, 4095)
+            cand = (a & b & (c | d)) | (c & d & (a | b))  # ranks held in 3 or 4 suits
+            if cand:
+                # Such a rank whose cards fit in no run of their suit (cover[0] of the
+                # whole hand) is best melded as one set of all its cards: without jokers
+                # those cards are otherwise unmatched. Only the other ranks need a search.
+                cov = self.cover[0]
+                sure = cand & ~(cov[a] | cov[b] | cov[c] | cov[d])
+                if sure:
+                    a &= ~sure
+                    b &= ~sure
+                    c &= ~sure
+                    d &= ~sure
+                    cand ^= sure
+                if cand:
+                    return self._sets_rest(a, b, c, d, 0, self.jp, cand)
+            t = self.t0
+            return t[a] + t[b] + t[c] + t[d]
         return self._sets_rest(a, b, c, d, (j & 1) + (j >> 1), self.jp, 4095)
 
     def is_full(self, mask: int) -> bool:

@@ -1,0 +1,456 @@
+#!/usr/bin/env node
+'use strict';
+// Sample Chinchón bot for the referee's gRPC protocol (chinchon.v1).
+//
+// It needs only the .proto files of this repository (protos/, loaded at run time:
+// no generated code), @grpc/grpc-js and @grpc/proto-loader.
+//
+//   node bot.js --target HOST:PORT --token TOKEN                 # queue: tournament games
+//   node bot.js --target HOST:PORT --token TOKEN --practice greedy --games 5
+//
+// See README.md beside this file for the protocol walk-through.
+
+const path = require('path');
+const fs = require('fs');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+const solver = require('./solver');
+
+const VERSION = '0.1.0';
+const PROTO_DIR = path.resolve(__dirname, '..', '..', 'protos');
+const RECONNECT_BUDGET_MS = 10000;
+
+const USAGE = `usage: node bot.js --target HOST:PORT --token TOKEN
+                   [--practice OPPONENT [--games N] [--seed SEED] [--rules FILE.json]]
+                   [--strategy greedy|random] [--tls] [--verbose]
+
+  --target HOST:PORT   referee address (or env CHINCHON_TARGET)
+  --token TOKEN        the bot's secret token (or env CHINCHON_TOKEN)
+  --practice OPPONENT  play practice games against a house bot ("random", "greedy",
+                       "strong") or "any"; without it the bot waits in the queue for
+                       tournament games until the referee ends the stream
+  --games N            practice games to play (default 1, at most 100)
+  --seed SEED          practice deal seed, to repeat a session exactly
+  --rules FILE.json    practice rule set: a JSON object of RuleSet fields
+                       (e.g. {"deck": 48, "jokers": 2}); unset fields take defaults
+  --strategy NAME      greedy (default) or random
+  --tls                connect with TLS (system roots) instead of plaintext
+  --verbose            log every decision to stderr`;
+
+// Exit codes.
+const EXIT_OK = 0;
+const EXIT_FAILURE = 1;
+const EXIT_USAGE = 2;
+const EXIT_UNAUTHENTICATED = 3;
+const EXIT_UNAVAILABLE = 4;
+
+function log(msg) {
+  process.stderr.write(`[node-bot] ${msg}\n`);
+}
+
+function die(code, msg) {
+  log(msg);
+  process.exit(code);
+}
+
+// ---------------------------------------------------------------- command line
+
+function parseArgs(argv) {
+  const opts = {
+    target: process.env.CHINCHON_TARGET || '',
+    token: process.env.CHINCHON_TOKEN || '',
+    practice: '',
+    games: 1,
+    seed: '',
+    rules: null,
+    strategy: 'greedy',
+    tls: false,
+    verbose: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    let arg = argv[i];
+    let value;
+    const eq = arg.indexOf('=');
+    if (arg.startsWith('--') && eq > 0) {
+      value = arg.slice(eq + 1);
+      arg = arg.slice(0, eq);
+    }
+    const next = () => {
+      if (value !== undefined) return value;
+      if (i + 1 >= argv.length) die(EXIT_USAGE, `${arg} needs a value\n${USAGE}`);
+      return argv[++i];
+    };
+    switch (arg) {
+      case '--target': opts.target = next(); break;
+      case '--token': opts.token = next(); break;
+      case '--practice': opts.practice = next(); break;
+      case '--games': opts.games = Number(next()); break;
+      case '--seed': opts.seed = next(); break;
+      case '--rules': opts.rules = next(); break;
+      case '--strategy': opts.strategy = next(); break;
+      case '--tls': opts.tls = true; break;
+      case '--verbose': case '-v': opts.verbose = true; break;
+      case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(EXIT_OK); break;
+      default: die(EXIT_USAGE, `unknown argument ${JSON.stringify(argv[i])}\n${USAGE}`);
+    }
+  }
+  if (!opts.target) die(EXIT_USAGE, `no referee address: pass --target HOST:PORT or set CHINCHON_TARGET\n${USAGE}`);
+  if (!opts.token) die(EXIT_USAGE, `no token: pass --token TOKEN or set CHINCHON_TOKEN\n${USAGE}`);
+  if (!['greedy', 'random'].includes(opts.strategy)) die(EXIT_USAGE, `unknown strategy ${JSON.stringify(opts.strategy)}: greedy or random`);
+  if (!Number.isInteger(opts.games) || opts.games < 1 || opts.games > 100) die(EXIT_USAGE, '--games must be a whole number from 1 to 100');
+  if (opts.rules !== null) {
+    try {
+      opts.rules = JSON.parse(fs.readFileSync(opts.rules, 'utf8'));
+    } catch (e) {
+      die(EXIT_USAGE, `cannot read --rules ${opts.rules}: ${e.message}`);
+    }
+  }
+  return opts;
+}
+
+// ---------------------------------------------------------------- protocol
+
+/** Loads chinchon.v1 from the .proto files; returns the RefereeService client constructor. */
+function loadRefereeService() {
+  const definition = protoLoader.loadSync('chinchon/v1/referee.proto', {
+    keepCase: true, // field names exactly as in the .proto files: request_id, legal_actions...
+    longs: String, // uint64 request_id arrives as a decimal string and is sent back as is
+    enums: String, // "PHASE_DRAW", "ERROR_CODE_ILLEGAL_ACTION"...
+    defaults: true,
+    oneofs: true, // a oneof's name holds the field that is set: msg.kind === 'action_request'
+    includeDirs: [PROTO_DIR], // google/protobuf/*.proto come with protobufjs
+  });
+  return grpc.loadPackageDefinition(definition).chinchon.v1.RefereeService;
+}
+
+/** Which field of an Action is set ("draw_stock", "discard", "close", ...). */
+function kindOf(action) {
+  if (action.kind) return action.kind;
+  return ['draw_stock', 'draw_discard', 'discard', 'close', 'lay_off', 'lay_off_best', 'lay_down', 'pass']
+    .find((k) => action[k] !== undefined && action[k] !== null);
+}
+
+/** Short text form of an action for logs, like the rules' table ("discard 7O"). */
+function describe(action) {
+  const k = kindOf(action);
+  const a = action[k] || {};
+  const melds = (m) => (m && m.melds ? m.melds.map((g) => g.cards.join(' ')).join(' / ') : '');
+  switch (k) {
+    case 'draw_stock': return 'draw stock';
+    case 'draw_discard': return 'draw discard';
+    case 'discard': return `discard ${a.card}`;
+    case 'close': return `close ${a.card} ${a.best ? 'best' : melds(a.melds)}`;
+    case 'lay_off': return `layoff ${a.card} on ${a.meld}${a.end && a.end !== 'RUN_END_UNSPECIFIED' ? ` ${a.end}` : ''}`;
+    case 'lay_off_best': return 'layoff best';
+    case 'lay_down': return `laydown ${a.best ? 'best' : melds(a.melds) || 'nothing'}`;
+    case 'pass': return 'pass';
+    default: return JSON.stringify(action);
+  }
+}
+
+function seconds(duration) {
+  if (!duration) return null;
+  return Number(duration.seconds || 0) + Number(duration.nanos || 0) / 1e9;
+}
+
+// ---------------------------------------------------------------- strategies
+
+function randomChoice(items) {
+  return items[Math.floor(Math.random() * items.length)];
+}
+
+function isJoker(card) {
+  return card.toUpperCase().startsWith('JK');
+}
+
+/** Removes one copy of `card` from `cards`. */
+function without(cards, card) {
+  const i = cards.indexOf(card);
+  return i < 0 ? cards.slice() : [...cards.slice(0, i), ...cards.slice(i + 1)];
+}
+
+/** Discard choice: the card whose loss leaves the fewest unmatched points; keeps jokers. */
+function bestDiscard(hand, discards, rules) {
+  const pool = discards.filter((c) => !isJoker(c)).length ? discards.filter((c) => !isJoker(c)) : discards;
+  let best = null;
+  for (const card of pool) {
+    const left = solver.unmatchedPoints(without(hand, card), rules);
+    const pts = solver.cardPoints(card, rules);
+    // Fewest points left; on a tie throw the higher card away.
+    if (!best || left < best.left || (left === best.left && pts > best.pts)) best = { card, left, pts };
+  }
+  return best;
+}
+
+/**
+ * The greedy strategy. Works out everything from the observation; always returns one
+ * of `legal` (verbatim), or a `best` action of the phase.
+ */
+function greedy(request, legal) {
+  const obs = request.observation;
+  const rules = solver.normalizeRules(obs.rules);
+  const hand = obs.hand.slice();
+  const byKind = (k) => legal.filter((a) => kindOf(a) === k);
+
+  if (obs.phase === 'PHASE_DRAW') {
+    const stock = byKind('draw_stock')[0];
+    const fromPile = byKind('draw_discard')[0];
+    const top = obs.discard_pile[obs.discard_pile.length - 1];
+    if (fromPile && top) {
+      if (isJoker(top)) return { action: fromPile, why: `a joker (${top}) is on the pile` };
+      const now = solver.unmatchedPoints(hand, rules);
+      // With the top card in hand, which discard would follow, and what would be left?
+      const eight = [...hand, top];
+      const allowed = rules.retakeDiscard ? eight : hand; // the taken card may not go back
+      const after = bestDiscard(eight, allowed, rules);
+      if (after && after.left < now) {
+        return { action: fromPile, why: `${top} lowers unmatched points ${now} -> ${after.left}` };
+      }
+    }
+    return { action: stock || legal[0], why: 'the pile does not help' };
+  }
+
+  if (obs.phase === 'PHASE_DISCARD') {
+    // Close whenever a close is legal, picking the closing discard that scores best
+    // (chinchón, -50, -25, -10, then fewest unmatched points).
+    const closes = byKind('close').filter((a) => a.close.best);
+    if (closes.length) {
+      let best = null;
+      for (const a of closes) {
+        const value = solver.closeValue(without(hand, a.close.card), rules);
+        if (!best || value < best.value) best = { a, value };
+      }
+      return { action: best.a, why: `closing scores ${best.value}` };
+    }
+    const discards = byKind('discard');
+    if (discards.length) {
+      const choice = bestDiscard(hand, discards.map((a) => a.discard.card), rules);
+      const action = discards.find((a) => a.discard.card === choice.card);
+      return { action, why: `leaves ${choice.left} unmatched points` };
+    }
+  }
+
+  if (obs.phase === 'PHASE_LAY_OFF') {
+    const action = byKind('lay_off_best')[0] || byKind('pass')[0];
+    if (action) return { action, why: 'lay-off turn' };
+  }
+
+  if (obs.phase === 'PHASE_LAY_DOWN') {
+    const action = byKind('lay_down').find((a) => a.lay_down.best) || { lay_down: { best: true } };
+    return { action, why: 'lay-down turn' };
+  }
+
+  return { action: legal[0], why: `phase ${obs.phase}: first legal action` };
+}
+
+function chooseAction(request, strategy) {
+  const legal = request.legal_actions || [];
+  // After a refused action the referee asks again (attempt > 0): play safe with a
+  // random legal action rather than repeat the same mistake.
+  if (legal.length && (strategy === 'random' || request.attempt > 0)) {
+    return { action: randomChoice(legal), why: request.attempt > 0 ? `retry ${request.attempt}` : 'random' };
+  }
+  try {
+    const choice = greedy(request, legal);
+    if (choice.action) return choice;
+  } catch (e) {
+    log(`strategy failed (${e.message}); playing a legal action instead`);
+  }
+  return { action: legal[0], why: 'fallback' };
+}
+
+// ---------------------------------------------------------------- the stream
+
+class Bot {
+  constructor(opts) {
+    this.opts = opts;
+    this.Service = loadRefereeService();
+    this.gamesDone = 0;
+    this.record = { wins: 0, draws: 0, losses: 0 };
+    this.failingSince = null; // time of the first failure in a row of reconnects
+    this.attempt = 0;
+  }
+
+  practiceMode() {
+    return Boolean(this.opts.practice);
+  }
+
+  hello() {
+    const client = `chinchon-sample-bot-node/${VERSION} (${this.opts.strategy})`;
+    if (!this.practiceMode()) return { hello: { client, queue: {} } };
+    const practice = {
+      opponent: this.opts.practice,
+      games: this.opts.games - this.gamesDone, // after a reconnect: the games still owed
+      seed: this.opts.seed,
+    };
+    if (this.opts.rules) practice.rules = this.opts.rules;
+    return { hello: { client, practice } };
+  }
+
+  connect() {
+    const creds = this.opts.tls ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
+    this.client = new this.Service(this.opts.target, creds, {
+      // Practice GameEnded messages carry the whole game record.
+      'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    });
+    const metadata = new grpc.Metadata();
+    metadata.add('authorization', `Bearer ${this.opts.token}`);
+    this.finished = false;
+    this.call = this.client.Play(metadata);
+    this.call.on('data', (msg) => this.onMessage(msg));
+    this.call.on('error', (err) => this.onClosed(err.code, err.details || err.message));
+    this.call.on('status', (status) => this.onClosed(status.code, status.details));
+    this.call.write(this.hello());
+  }
+
+  send(message) {
+    if (!this.finished && !this.stopping) this.call.write(message);
+  }
+
+  onMessage(msg) {
+    switch (msg.kind) {
+      case 'welcome': {
+        const w = msg.welcome;
+        this.failingSince = null; // connected: the reconnect budget starts afresh
+        this.attempt = 0;
+        log(`connected as ${w.bot_name} to referee ${w.server_version} (protocol ${w.protocol})` +
+          (this.practiceMode() ? `: practice ${this.opts.games - this.gamesDone} game(s) vs ${this.opts.practice}` : ': waiting in the queue'));
+        if (w.protocol && w.protocol !== 'chinchon.v1') log(`warning: this bot speaks chinchon.v1, the referee ${w.protocol}`);
+        break;
+      }
+      case 'game_started': {
+        const g = msg.game_started;
+        const clock = g.time_control ? ` clock ${seconds(g.time_control.per_move)}s/move + ${seconds(g.time_control.bank)}s bank` : '';
+        log(`game ${g.game_id} ${g.resumed ? 'resumed' : 'started'}: seat ${g.seat} of [${g.players.join(', ')}]${clock}`);
+        break;
+      }
+      case 'action_request':
+        this.onRequest(msg.action_request);
+        break;
+      case 'action_accepted':
+        if (this.opts.verbose) log(`accepted ${msg.action_accepted.request_id}: ${describe(msg.action_accepted.action)}`);
+        break;
+      case 'action_rejected': {
+        const r = msg.action_rejected;
+        const e = r.error || {};
+        log(`action rejected (request ${r.request_id}): ${e.code}${e.violation ? ` ${e.violation}` : ''}: ${e.message} (retries left ${r.retries_left})`);
+        break;
+      }
+      case 'default_played': {
+        const d = msg.default_played;
+        log(`referee played ${describe(d.action)} for us (${d.reason}, request ${d.request_id}): strike ${d.strikes} of ${d.max_strikes}`);
+        break;
+      }
+      case 'hand_ended':
+        if (this.opts.verbose) {
+          const h = msg.hand_ended.result;
+          log(`hand ${h.hand_number} ended (${h.end}): points [${h.points.join(', ')}] totals [${h.totals.join(', ')}]`);
+        }
+        break;
+      case 'game_ended':
+        this.onGameEnded(msg.game_ended);
+        break;
+      case 'error': {
+        const e = msg.error;
+        log(`error from referee: ${e.code}${e.violation ? ` ${e.violation}` : ''}: ${e.message}` +
+          (e.request_id && e.request_id !== '0' ? ` (request ${e.request_id})` : ''));
+        if (e.code === 'ERROR_CODE_BAD_REQUEST') this.stop(EXIT_FAILURE, 'the referee cannot serve this request; giving up');
+        break;
+      }
+      default:
+        log(`ignoring unknown message ${JSON.stringify(msg.kind)}`);
+    }
+  }
+
+  onRequest(request) {
+    const started = process.hrtime.bigint();
+    const { action, why } = chooseAction(request, this.opts.strategy);
+    // The reply must carry the request's id; request_id stays a decimal string end to end.
+    this.send({ action: { request_id: request.request_id, action } });
+    if (this.opts.verbose) {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      log(`request ${request.request_id} ${request.observation.phase} hand [${request.observation.hand.join(' ')}]` +
+        ` -> ${describe(action)} (${why}; ${ms.toFixed(1)} ms of ${seconds(request.move_time)}s + bank ${seconds(request.bank_time)}s)`);
+    }
+  }
+
+  onGameEnded(ended) {
+    const r = ended.result || {};
+    const winners = r.winners || [];
+    let outcome = 'LOST';
+    if (winners.includes(ended.seat)) outcome = winners.length > 1 ? 'DRAW' : 'WON';
+    if (outcome === 'WON') this.record.wins++;
+    else if (outcome === 'DRAW') this.record.draws++;
+    else this.record.losses++;
+    this.gamesDone++;
+    const how = r.end && r.end !== 'GAME_END_KIND_UNSPECIFIED' ? `${r.termination}/${r.end}` : r.termination;
+    log(`game ${ended.game_id} ended: seat ${ended.seat} ${outcome}, winners [${winners.join(', ')}], totals [${(r.totals || []).join(', ')}], ` +
+      `${r.hands_played} hands, ${how}${r.summary ? ` - ${r.summary}` : ''}`);
+    if (this.practiceMode() && this.gamesDone >= this.opts.games) {
+      this.stop(EXIT_OK, `practice done: ${this.summary()}`);
+    }
+  }
+
+  summary() {
+    const { wins, draws, losses } = this.record;
+    return `${this.gamesDone} game(s): ${wins} won, ${draws} drawn, ${losses} lost`;
+  }
+
+  /** Ends the stream from our side and exits once the referee has closed it (or after 3 s). */
+  stop(code, msg) {
+    if (this.stopping) return;
+    this.stopping = { code, msg };
+    this.call.end();
+    setTimeout(() => this.exit(code, msg), 3000);
+  }
+
+  exit(code, msg) {
+    if (msg) log(msg);
+    if (this.call) this.call.cancel();
+    if (this.client) this.client.close();
+    process.exit(code);
+  }
+
+  onClosed(code, details) {
+    if (this.finished) return; // 'error' and 'status' both report the same end
+    this.finished = true;
+    if (this.stopping) return this.exit(this.stopping.code, this.stopping.msg);
+    const S = grpc.status;
+    if (code === S.OK) {
+      if (this.practiceMode()) {
+        return this.exit(EXIT_FAILURE, `the referee ended the stream after ${this.summary()} of ${this.opts.games} requested`);
+      }
+      return this.exit(EXIT_OK, `the referee ended the stream: ${this.summary()}`);
+    }
+    if (code === S.UNAUTHENTICATED) {
+      return this.exit(EXIT_UNAUTHENTICATED, `the referee refused the token (UNAUTHENTICATED: ${details}); check --token or CHINCHON_TOKEN`);
+    }
+    if (code === S.UNAVAILABLE) {
+      const now = Date.now();
+      if (this.failingSince === null) this.failingSince = now;
+      const delay = Math.min(250 * 2 ** this.attempt, 4000);
+      if (now - this.failingSince + delay <= RECONNECT_BUDGET_MS) {
+        this.attempt++;
+        log(`referee unavailable (${details}); reconnecting in ${delay} ms`);
+        this.client.close();
+        setTimeout(() => this.connect(), delay);
+        return undefined;
+      }
+      return this.exit(EXIT_UNAVAILABLE, `cannot reach the referee at ${this.opts.target} (UNAVAILABLE: ${details}); gave up after ${RECONNECT_BUDGET_MS / 1000} s`);
+    }
+    const name = Object.keys(S).find((k) => S[k] === code) || String(code);
+    return this.exit(EXIT_FAILURE, `the referee closed the stream: ${name}: ${details} (${this.summary()})`);
+  }
+}
+
+function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const bot = new Bot(opts);
+  process.on('SIGINT', () => bot.exit(130, `interrupted: ${bot.summary()}`));
+  process.on('SIGTERM', () => bot.exit(143, `terminated: ${bot.summary()}`));
+  bot.connect();
+}
+
+if (require.main === module) main();
+
+module.exports = { chooseAction, greedy, describe, kindOf, loadRefereeService, parseArgs, PROTO_DIR };
