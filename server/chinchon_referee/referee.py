@@ -296,6 +296,22 @@ class Lobby:
         async with self._changed:
             self._changed.notify_all()
 
+    def take(self, bot: str) -> Connection | None:
+        """An idle open connection of ``bot`` right now, or None."""
+        lst = self.idle.get(bot, [])
+        while lst:
+            conn = lst.pop(0)
+            if not conn.closed.is_set():
+                conn.busy = True
+                return conn
+        return None
+
+    def give_back(self, conn: Connection) -> None:
+        """Undo :meth:`take` (no waiter is woken: nothing changed for them)."""
+        conn.busy = False
+        if not conn.closed.is_set():
+            self.idle.setdefault(conn.bot, []).insert(0, conn)
+
     def remove(self, conn: Connection) -> None:
         lst = self.idle.get(conn.bot)
         if lst and conn in lst:
@@ -624,11 +640,14 @@ class Referee:
         if len(self.incidents) < self.max_incidents:
             self.incidents.append({"kind": kind, **fields})
 
-    async def play(self, spec: GameSpec, seats: list[Seat] | None = None) -> GameOutcome:
+    async def play(
+        self, spec: GameSpec, seats: list[Seat] | None = None, release: bool | None = None
+    ) -> GameOutcome:
         """Play one game. Remote seats get a connection from the lobby (waiting up to the
         reconnect grace); a bot that does not come forfeits with NO_SHOW. Connections
         taken from the lobby go back to it after the game."""
-        from_lobby = seats is None
+        if release is None:
+            release = seats is None
         if seats is None:
             seats = []
             for i, name in enumerate(spec.players):
@@ -656,7 +675,7 @@ class Referee:
         finally:
             self.games_running -= 1
             for s in seats:
-                if s.conn is not None and from_lobby:
+                if s.conn is not None and release:
                     await self.lobby.release(s.conn)
         for listener in self.listeners:
             await listener(outcome)
@@ -666,6 +685,28 @@ class Referee:
         rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
         record = rec.to_json(new_game(spec.rules), "TERMINATION_ABORTED", summary=why)
         return GameOutcome(spec, record, [s.stats for s in seats], "TERMINATION_ABORTED", None, [])
+
+    def seats_for(self, spec: GameSpec) -> list[Seat] | None:
+        """Seats with a free connection for every remote player, taken now; or None (and
+        nothing taken) when some player has no free connection."""
+        seats: list[Seat] = []
+        for i, name in enumerate(spec.players):
+            if name.startswith("house:"):
+                seats.append(Seat(i, name, house=make_house_bot(name[6:], i)))
+                continue
+            conn = self.lobby.take(name)
+            if conn is None:
+                for s in seats:
+                    if s.conn is not None:
+                        self.lobby.give_back(s.conn)
+                return None
+            seats.append(Seat(i, name, conn=conn))
+        return seats
+
+    def no_show(self, spec: GameSpec, absent: list[int]) -> GameOutcome:
+        """The outcome of a game that cannot start: ``absent`` seats forfeit."""
+        seats = [Seat(i, n) for i, n in enumerate(spec.players)]
+        return self._no_show(spec, seats, absent)
 
     def _no_show(self, spec: GameSpec, seats: list[Seat], absent: list[int]) -> GameOutcome:
         state = new_game(spec.rules)

@@ -1,0 +1,189 @@
+"""The organizer's gRPC service (``chinchon.v1.TournamentService``); admin token required."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from chinchon.v1 import tournament_pb2 as tpb
+from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
+from chinchon.wire import rules_from_wire
+from chinchon_referee.referee import _result_to_wire
+
+from .auth import TokenBook
+from .director import Director, TournamentEvent
+from .referee import Referee
+from .report import markdown
+from .storage import Store
+from .tournament import SpecError, TournamentSpec
+
+_STATUS = {
+    "scheduled": tpb.TOURNAMENT_STATUS_SCHEDULED,
+    "running": tpb.TOURNAMENT_STATUS_RUNNING,
+    "finished": tpb.TOURNAMENT_STATUS_FINISHED,
+    "cancelled": tpb.TOURNAMENT_STATUS_CANCELLED,
+}
+
+
+def spec_from_proto(msg: tpb.TournamentSpec) -> TournamentSpec:
+    from chinchon.engine import RuleSetError
+
+    d: dict[str, Any] = {
+        "name": msg.name,
+        "participants": [
+            {"name": p.name, "token": p.token, "command": list(p.command)} for p in msg.participants
+        ],
+        "table_size": msg.table_size or 2,
+        "games_per_pairing": msg.games_per_pairing or 2,
+        "concurrency": msg.concurrency or 4,
+    }
+    try:
+        rules = rules_from_wire(msg.rules).to_dict() if msg.HasField("rules") else {}
+    except RuleSetError as e:
+        raise SpecError(f"rules.{e.field}: {e.message}") from None
+    rules["players"] = d["table_size"]
+    d["rules"] = rules
+    if msg.HasField("time_control"):
+        tc = msg.time_control
+        d["time_control"] = {}
+        if tc.HasField("per_move"):
+            d["time_control"]["per_move"] = tc.per_move.ToNanoseconds() / 1e9
+        if tc.HasField("bank"):
+            d["time_control"]["bank"] = tc.bank.ToNanoseconds() / 1e9
+    if msg.HasField("policies"):
+        pol = msg.policies
+        d["policies"] = {
+            k: v for k, v in (
+                ("max_illegal_retries", pol.max_illegal_retries or None),
+                ("max_strikes", pol.max_strikes or None),
+                ("reconnect_grace", pol.reconnect_grace.ToNanoseconds() / 1e9
+                 if pol.HasField("reconnect_grace") else None),
+            ) if v is not None
+        }
+    if msg.HasField("duplicate_deals"):
+        d["duplicate_deals"] = msg.duplicate_deals
+    if msg.HasField("start_time"):
+        d["start"] = msg.start_time.ToDatetime(tzinfo=dt.UTC).isoformat()
+    else:
+        d["start"] = "when_connected" if msg.start_when_connected else "manual"
+    if msg.seed:
+        d["seed"] = msg.seed
+    return TournamentSpec.from_dict(d)
+
+
+class TournamentServicer(tpb_grpc.TournamentServiceServicer):
+    def __init__(self, director: Director) -> None:
+        self.director = director
+
+    def _info(self, tid: str) -> tpb.TournamentInfo:
+        row = self.director.store.tournament(tid)
+        assert row is not None
+        total, done = self.director.counts(tid)
+        return tpb.TournamentInfo(id=tid, name=row.name, status=_STATUS[row.status],
+                                  games_total=total, games_done=done)
+
+    async def _known(self, tid: str, context: Any) -> None:
+        if not tid or self.director.store.tournament(tid) is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no tournament '{tid}'")
+
+    async def CreateTournament(self, request: tpb.CreateTournamentRequest, context: Any) -> tpb.CreateTournamentResponse:  # noqa: N802
+        try:
+            spec = spec_from_proto(request.spec)
+        except (SpecError, ValueError) as e:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        tid, parts = self.director.create(spec)
+        if spec.start != "manual":
+            self.director.start(tid)
+        return tpb.CreateTournamentResponse(
+            tournament=self._info(tid),
+            participants=[tpb.Participant(name=p.name, token=p.token, command=list(p.command))
+                          for p in parts],
+        )
+
+    async def ListTournaments(self, request: tpb.ListTournamentsRequest, context: Any) -> tpb.ListTournamentsResponse:  # noqa: N802
+        return tpb.ListTournamentsResponse(
+            tournaments=[self._info(t.id) for t in self.director.store.tournaments()]
+        )
+
+    async def StartTournament(self, request: tpb.StartTournamentRequest, context: Any) -> tpb.StartTournamentResponse:  # noqa: N802
+        await self._known(request.tournament_id, context)
+        try:
+            await self.director.start_now(request.tournament_id)
+        except ValueError as e:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(e))
+        return tpb.StartTournamentResponse(tournament=self._info(request.tournament_id))
+
+    async def CancelTournament(self, request: tpb.CancelTournamentRequest, context: Any) -> tpb.CancelTournamentResponse:  # noqa: N802
+        await self._known(request.tournament_id, context)
+        await self.director.cancel(request.tournament_id)
+        return tpb.CancelTournamentResponse(tournament=self._info(request.tournament_id))
+
+    async def GetStandings(self, request: tpb.GetStandingsRequest, context: Any) -> tpb.GetStandingsResponse:  # noqa: N802
+        tid = request.tournament_id
+        await self._known(tid, context)
+        st = self.director.standings(tid)
+        rows = [
+            tpb.StandingRow(
+                rank=r.rank, bot=r.bot, match_points=r.match_points, games=r.games, wins=r.wins,
+                draws=r.draws, losses=r.losses, hands_won=r.hands_won, chinchones=r.chinchones,
+                avg_points_per_hand=r.avg_points_per_hand, forfeits=r.forfeits,
+                timeouts=r.timeouts, illegal_actions=r.illegal_actions, rating=r.rating,
+                rating_low=r.rating_low, rating_high=r.rating_high,
+                p_better_than_next=r.p_better_than_next or 0.0,
+            )
+            for r in st.rows
+        ]
+        h2h = [tpb.HeadToHead(bot=a, opponent=b, score=s, games=n)
+               for (a, b), (s, n) in sorted(st.head_to_head.items())]
+        return tpb.GetStandingsResponse(
+            tournament=self._info(tid), rows=rows, head_to_head=h2h,
+            duplicate_variance_reduction=st.duplicate_variance_reduction or 0.0,
+        )
+
+    async def WatchTournament(self, request: tpb.WatchTournamentRequest, context: Any) -> AsyncIterator[tpb.WatchTournamentResponse]:  # noqa: N802
+        tid = request.tournament_id
+        await self._known(tid, context)
+        async for ev in self.director.watch(tid):
+            yield _event(ev)
+
+    async def ExportResults(self, request: tpb.ExportResultsRequest, context: Any) -> tpb.ExportResultsResponse:  # noqa: N802
+        tid = request.tournament_id
+        await self._known(tid, context)
+        st = self.director.standings(tid)
+        row = self.director.store.tournament(tid)
+        assert row is not None
+        games = [g for g in self.director.store.games(tid) if g.status == "finished"]
+        return tpb.ExportResultsResponse(
+            standings_json=json.dumps(st.to_json()),
+            standings_csv=st.to_csv(),
+            records_json=[json.dumps(g.record) for g in games if g.record],
+            report_markdown=markdown(row.name, st, {"tournament": tid, "status": row.status,
+                                                    "games": len(games)}),
+        )
+
+
+def _event(ev: TournamentEvent) -> tpb.WatchTournamentResponse:
+    ts = Timestamp()
+    ts.FromNanoseconds(int(ev.time * 1e9))
+    msg = tpb.WatchTournamentResponse(
+        time=ts,
+        tournament=tpb.TournamentInfo(id=ev.tournament_id, status=_STATUS.get(ev.status, 0),
+                                      games_total=ev.games_total, games_done=ev.games_done),
+        game_id=ev.game_id, message=ev.message,
+    )
+    if ev.result is not None:
+        msg.result.CopyFrom(_result_to_wire(ev.result))
+    return msg
+
+
+def add_admin_service(server: grpc.aio.Server, referee: Referee, tokens: TokenBook,
+                      store: Store) -> dict[str, Any]:
+    director = Director(referee, store, tokens)
+    tpb_grpc.add_TournamentServiceServicer_to_server(TournamentServicer(director), server)
+    director.resume_all()
+    return {"director": director}

@@ -1,0 +1,325 @@
+"""The tournament director: runs scheduled round-robins on a referee, durably.
+
+Every step is written to the store as it happens: a game is marked ``running`` before
+it starts and ``finished`` (with its record) when it ends. After a crash the director
+voids the games that were running and replays them from the same deal; finished games
+are never played again.
+
+Games are started in schedule order as soon as their bots have a free stream, up to
+the tournament's concurrency. A bot that is not connected when its game is due gets
+the reconnect grace to appear; after that it forfeits (NO_SHOW) and its later games
+forfeit at once until it connects again, so the tournament never waits for one bot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .auth import TokenBook, digest, new_token
+from .logs import get_logger
+from .referee import GameOutcome, GameSpec, Referee, Seat
+from .standings import GameSummary, Standings, compute, summarize_game
+from .storage import GameRow, Store, TournamentRow
+from .tournament import Participant, RoundRobin, TournamentSpec, start_time
+
+log = get_logger("director")
+
+
+@dataclass
+class TournamentEvent:
+    time: float
+    tournament_id: str
+    status: str
+    games_total: int
+    games_done: int
+    message: str
+    game_id: str = ""
+    result: dict[str, Any] | None = None
+
+
+class Director:
+    def __init__(self, referee: Referee, store: Store, tokens: TokenBook) -> None:
+        self.referee = referee
+        self.store = store
+        self.tokens = tokens
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._watchers: dict[str, list[asyncio.Queue[TournamentEvent | None]]] = {}
+        self._absent: dict[str, set[str]] = {}
+
+    # -- declaring ------------------------------------------------------------------------
+    def create(self, spec: TournamentSpec, tid: str | None = None) -> tuple[str, list[Participant]]:
+        """Store a tournament and its whole schedule; register the bots' tokens.
+
+        Returns the id and the participants with their tokens (generated ones included:
+        they are shown only here)."""
+        spec = spec.with_seed()
+        tid = tid or f"t-{uuid.uuid4().hex[:10]}"
+        parts = [
+            Participant(p.name, p.token or new_token(), p.command, p.instances)
+            for p in spec.participants
+        ]
+        rr = self.schedule(spec, tid)
+        games = [
+            GameRow(f"{tid}-g{p.seq:05d}", tid, p.seq, list(p.players), p.deal_id)
+            for p in rr
+        ]
+        stored = spec.to_dict(with_secrets=True)
+        for p in stored["participants"]:
+            p.pop("token", None)  # only digests are kept
+        self.store.create_tournament(
+            TournamentRow(tid, spec.name, stored, "scheduled", time.time()), games
+        )
+        for p in parts:
+            self.store.upsert_bot(p.name, digest(p.token))
+            self.tokens.add(p.name, p.token)
+        log.info("tournament_created", tournament=tid, name=spec.name, games=len(games))
+        return tid, parts
+
+    @staticmethod
+    def schedule(spec: TournamentSpec, tid: str) -> RoundRobin:
+        return RoundRobin(spec.bots, spec.table_size, spec.games_per_pairing, spec.seed,
+                          duplicate=spec.duplicate_deals, tag=tid)
+
+    def spec_of(self, tid: str) -> TournamentSpec:
+        row = self.store.tournament(tid)
+        if row is None:
+            raise KeyError(tid)
+        # Keys starting with "_" are bookkeeping of the tools that created the row.
+        return TournamentSpec.from_dict({k: v for k, v in row.spec.items() if not k.startswith("_")})
+
+    # -- running --------------------------------------------------------------------------
+    def start(self, tid: str) -> None:
+        """Run (or resume) a tournament in the background."""
+        row = self.store.tournament(tid)
+        if row is None:
+            raise KeyError(tid)
+        if row.status in ("finished", "cancelled"):
+            raise ValueError(f"tournament {tid} is {row.status}")
+        task = self._tasks.get(tid)
+        if task is None or task.done():
+            self._tasks[tid] = asyncio.ensure_future(self.run(tid))
+
+    def resume_all(self) -> list[str]:
+        """At start-up: pick up every tournament that was running, or scheduled to start
+        by itself (a "manual" one waits for StartTournament)."""
+        ids = [
+            t.id for t in self.store.tournaments()
+            if t.status == "running"
+            or (t.status == "scheduled" and t.spec.get("start") != "manual")
+        ]
+        for tid in ids:
+            self.start(tid)
+        return ids
+
+    async def start_now(self, tid: str) -> None:
+        """Start at once, whatever the declared start (admin StartTournament)."""
+        task = self._tasks.get(tid)
+        if task is not None and not task.done():
+            row = self.store.tournament(tid)
+            if row is not None and row.status == "running":
+                return
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+        row = self.store.tournament(tid)
+        if row is None:
+            raise KeyError(tid)
+        if row.status in ("finished", "cancelled"):
+            raise ValueError(f"tournament {tid} is {row.status}")
+        self.store.set_tournament_status(tid, "running")
+        self._tasks[tid] = asyncio.ensure_future(self.run(tid))
+
+    async def wait(self, tid: str) -> None:
+        task = self._tasks.get(tid)
+        if task is not None:
+            await task
+
+    async def cancel(self, tid: str) -> None:
+        task = self._tasks.get(tid)
+        if task is not None and not task.done():
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+        if self.store.tournament(tid) is None:
+            raise KeyError(tid)
+        self.store.void_running(tid)
+        self.store.set_tournament_status(tid, "cancelled")
+        self._emit(tid, "tournament cancelled")
+        self._close_watchers(tid)
+
+    async def run(self, tid: str, force_start: bool = False) -> None:
+        spec = self.spec_of(tid)
+        row = self.store.tournament(tid)
+        assert row is not None
+        if row.status == "scheduled" and not force_start:
+            await self._wait_for_start(tid, spec)
+        voided = self.store.void_running(tid)
+        if voided:
+            log.info("games_voided", tournament=tid, count=voided)
+            self._emit(tid, f"{voided} game(s) in flight when the referee stopped were voided "
+                            "and will be replayed from the same deal")
+        self.store.set_tournament_status(tid, "running")
+        self._emit(tid, "tournament started")
+        pending = [g for g in self.store.games(tid) if g.status != "finished"]
+        running: set[asyncio.Task[None]] = set()
+        absent = self._absent.setdefault(tid, set())
+        changed = asyncio.Event()
+
+        def launch(game: GameRow, mode: str, seats: list[Seat] | None = None) -> None:
+            pending.remove(game)
+
+            async def one() -> None:
+                try:
+                    await self._play(tid, spec, game, mode, seats)
+                finally:
+                    changed.set()
+
+            t = asyncio.ensure_future(one())
+            running.add(t)
+            t.add_done_callback(running.discard)
+
+        while pending or running:
+            for b in list(absent):
+                if self.referee.lobby.connected(b):
+                    absent.discard(b)
+            started = False
+            if len(running) < spec.concurrency:
+                for game in pending:
+                    if any(b in absent for b in game.players):
+                        launch(game, "forfeit")  # known absent: forfeits at once
+                        started = True
+                        break
+                    seats = self.referee.seats_for(self._game_spec(tid, spec, game))
+                    if seats is not None:
+                        launch(game, "seated", seats)
+                        started = True
+                        break
+                else:
+                    if not running and pending:
+                        # Nobody is playing and the next game's bots are not all here:
+                        # give them the grace period, then they forfeit.
+                        launch(pending[0], "wait")
+                        started = True
+            if started:
+                continue
+            changed.clear()
+            waiter = asyncio.ensure_future(changed.wait())
+            await asyncio.wait({waiter}, timeout=0.05)
+            waiter.cancel()
+        self.store.set_tournament_status(tid, "finished")
+        self._emit(tid, "tournament finished")
+        self._close_watchers(tid)
+        log.info("tournament_finished", tournament=tid)
+
+    async def _wait_for_start(self, tid: str, spec: TournamentSpec) -> None:
+        when = start_time(spec.start)
+        if when is not None:
+            delay = (when - dt.datetime.now(dt.UTC)).total_seconds()
+            if delay > 0:
+                self._emit(tid, f"waiting until {when.isoformat()}")
+                await asyncio.sleep(delay)
+        elif spec.start == "when_connected":
+            self._emit(tid, "waiting for every bot to connect")
+            # Wait for everyone, but never forever: after the grace, start anyway and
+            # let the absent forfeit.
+            while not await self.referee.lobby.wait_all(spec.bots, max(1.0, spec.policies.reconnect_grace)):
+                missing = [b for b in spec.bots if not self.referee.lobby.connected(b)]
+                connected = len(spec.bots) - len(missing)
+                if connected >= 2 or not missing:
+                    log.info("starting_without", tournament=tid, missing=missing)
+                    break
+
+    def _game_spec(self, tid: str, spec: TournamentSpec, game: GameRow) -> GameSpec:
+        return GameSpec(
+            game_id=game.id, rules=spec.rules, players=game.players, seed=spec.seed,
+            deal_id=game.deal_id, time_control=spec.time_control, policies=spec.policies,
+            tournament_id=tid, labels={"tournament": tid, "seq": str(game.seq)},
+        )
+
+    async def _play(
+        self, tid: str, spec: TournamentSpec, game: GameRow, mode: str, seats: list[Seat] | None
+    ) -> None:
+        gs = self._game_spec(tid, spec, game)
+        absent = self._absent.setdefault(tid, set())
+        self.store.mark_running(game.id)
+        self._emit(tid, f"game {game.id} started: {' vs '.join(game.players)}", game.id)
+        if mode == "forfeit":
+            missing = [i for i, b in enumerate(game.players) if b in absent]
+            outcome = self.referee.no_show(gs, missing)
+        elif mode == "seated":
+            outcome = await self.referee.play(gs, seats, release=True)
+        else:
+            outcome = await self.referee.play(gs)
+        if outcome.termination == "TERMINATION_FORFEIT_NO_SHOW":
+            absent.update(b for i, b in enumerate(game.players) if i not in outcome.winners)
+        self._finish(tid, game, outcome)
+
+    def _finish(self, tid: str, game: GameRow, outcome: GameOutcome) -> None:
+        game.result = outcome.record["result"]
+        game.record = outcome.record
+        game.stats = [asdict(s) for s in outcome.stats]
+        self.store.finish_game(game)
+        res = outcome.record["result"]
+        self._emit(tid, f"game {game.id} ended: {res['summary']}", game.id, res)
+
+    # -- results --------------------------------------------------------------------------
+    def counts(self, tid: str) -> tuple[int, int]:
+        games = self.store.games(tid)
+        return len(games), sum(1 for g in games if g.status == "finished")
+
+    def standings(self, tid: str) -> Standings:
+        spec = self.spec_of(tid)
+        games = [
+            summarize_game(g.players, g.record or {}, g.stats, g.deal_id)
+            for g in self.store.games(tid) if g.status == "finished"
+        ]
+        return compute(spec.bots, games, spec.table_size)
+
+    def summaries(self, tid: str) -> list[GameSummary]:
+        return [
+            summarize_game(g.players, g.record or {}, g.stats, g.deal_id)
+            for g in self.store.games(tid) if g.status == "finished"
+        ]
+
+    # -- events ---------------------------------------------------------------------------
+    def _emit(self, tid: str, message: str, game_id: str = "",
+              result: dict[str, Any] | None = None) -> None:
+        row = self.store.tournament(tid)
+        total, done = self.counts(tid)
+        ev = TournamentEvent(time.time(), tid, row.status if row else "?", total, done, message,
+                             game_id, result)
+        for q in self._watchers.get(tid, []):
+            q.put_nowait(ev)
+
+    def _close_watchers(self, tid: str) -> None:
+        for q in self._watchers.pop(tid, []):
+            q.put_nowait(None)
+
+    async def watch(self, tid: str) -> AsyncIterator[TournamentEvent]:
+        """Live events until the tournament ends (ends at once if it already has)."""
+        row = self.store.tournament(tid)
+        if row is None:
+            raise KeyError(tid)
+        total, done = self.counts(tid)
+        yield TournamentEvent(time.time(), tid, row.status, total, done, f"tournament is {row.status}")
+        if row.status in ("finished", "cancelled"):
+            return
+        q: asyncio.Queue[TournamentEvent | None] = asyncio.Queue()
+        self._watchers.setdefault(tid, []).append(q)
+        try:
+            while (ev := await q.get()) is not None:
+                yield ev
+        finally:
+            lst = self._watchers.get(tid)
+            if lst and q in lst:
+                lst.remove(q)

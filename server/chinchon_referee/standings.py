@@ -1,0 +1,365 @@
+"""Standings and ratings from finished games.
+
+* Match points: a win 1, a shared win (draw) 1 / number of winners, a loss 0.
+* Ratings, 2-player tables: a Bradley-Terry model fitted by maximum likelihood (with a
+  weak Gaussian prior so a bot that always wins keeps a finite rating), on the Elo
+  scale (400 points = 10:1 odds, mean 1500), with 95% intervals from the inverse
+  Hessian, and the likelihood that each bot is stronger than the next one down.
+* Ratings, larger tables: openskill's Plackett-Luce model over each game's finishing
+  order (winners first, then by total), scaled to the same Elo-like range.
+* Duplicate deals: how much of the variance of game scores the seat rotation removed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ELO = 400.0 / math.log(10.0)
+PRIOR_SD = 2.0  # on the log-strength scale: about 350 Elo; only matters for tiny samples
+
+
+@dataclass
+class Row:
+    bot: str
+    rank: int = 0
+    match_points: float = 0.0
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    hands_won: int = 0
+    chinchones: int = 0
+    hands: int = 0
+    points: int = 0
+    forfeits: int = 0
+    timeouts: int = 0
+    illegal_actions: int = 0
+    rating: float = 1500.0
+    rating_low: float = 1500.0
+    rating_high: float = 1500.0
+    p_better_than_next: float | None = None
+
+    @property
+    def avg_points_per_hand(self) -> float:
+        return self.points / self.hands if self.hands else 0.0
+
+
+@dataclass
+class Standings:
+    rows: list[Row]
+    head_to_head: dict[tuple[str, str], tuple[float, int]]
+    games: int
+    duplicate_variance_reduction: float | None
+    rating_model: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "games": self.games,
+            "rating_model": self.rating_model,
+            "duplicate_variance_reduction": self.duplicate_variance_reduction,
+            "rows": [
+                {**asdict(r), "avg_points_per_hand": round(r.avg_points_per_hand, 3)}
+                for r in self.rows
+            ],
+            "head_to_head": [
+                {"bot": a, "opponent": b, "score": s, "games": n}
+                for (a, b), (s, n) in sorted(self.head_to_head.items())
+            ],
+        }
+
+    def to_csv(self) -> str:
+        out = io.StringIO()
+        cols = ["rank", "bot", "match_points", "games", "wins", "draws", "losses", "hands_won",
+                "chinchones", "avg_points_per_hand", "forfeits", "timeouts", "illegal_actions",
+                "rating", "rating_low", "rating_high", "p_better_than_next"]
+        w = csv.writer(out)
+        w.writerow(cols)
+        for r in self.rows:
+            d = {**asdict(r), "avg_points_per_hand": round(r.avg_points_per_hand, 3)}
+            w.writerow([_fmt(d[c]) for c in cols])
+        return out.getvalue()
+
+
+def _fmt(v: Any) -> Any:
+    if isinstance(v, float):
+        return f"{v:.4f}".rstrip("0").rstrip(".")
+    return "" if v is None else v
+
+
+@dataclass
+class GameSummary:
+    """What standings need from one finished game."""
+
+    players: list[str]
+    winners: list[int]
+    termination: str
+    forfeited: int | None
+    hands: list[dict[str, Any]]
+    totals: list[int]
+    stats: list[dict[str, Any]]
+    deal_id: str = ""
+
+
+def summarize_game(players: Sequence[str], record: dict[str, Any],
+                   stats: Sequence[dict[str, Any]] | None, deal_id: str = "") -> GameSummary:
+    res = record.get("result", {})
+    return GameSummary(
+        players=list(players),
+        winners=list(res.get("winners", [])),
+        termination=res.get("termination", ""),
+        forfeited=res.get("forfeitedSeat"),
+        hands=list(record.get("hands", [])),
+        totals=list(res.get("totals", [])),
+        stats=list(stats or [{} for _ in players]),
+        deal_id=deal_id,
+    )
+
+
+def compute(bots: Sequence[str], games: Sequence[GameSummary], table_size: int = 2) -> Standings:
+    rows = {b: Row(b) for b in bots}
+    h2h: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0])
+    pairwise: list[tuple[int, int, float]] = []  # (i, j, score of i against j)
+    orders: list[list[list[str]]] = []
+    index = {b: i for i, b in enumerate(bots)}
+    for gm in games:
+        if gm.termination == "TERMINATION_ABORTED":
+            continue
+        names = gm.players
+        w = set(gm.winners)
+        for s, name in enumerate(names):
+            row = rows[name]
+            row.games += 1
+            if s in w:
+                share = 1.0 / len(w)
+                row.match_points += share
+                if len(w) == 1:
+                    row.wins += 1
+                else:
+                    row.draws += 1
+            else:
+                row.losses += 1
+            if gm.forfeited == s and gm.termination.startswith("TERMINATION_FORFEIT"):
+                row.forfeits += 1
+            st = gm.stats[s] if s < len(gm.stats) else {}
+            row.timeouts += int(st.get("timeouts", 0))
+            row.illegal_actions += int(st.get("illegal", 0))
+        for hand in gm.hands:
+            points = hand.get("points", [])
+            alive = [s for s, h in enumerate(hand.get("hands", [])) if h.get("cards")]
+            for s in alive:
+                rows[names[s]].hands += 1
+                rows[names[s]].points += points[s] if s < len(points) else 0
+            closer = hand.get("closer", -1)
+            if closer is not None and closer >= 0:
+                rows[names[closer]].hands_won += 1
+                if hand.get("bonus") == "BONUS_CHINCHON":
+                    rows[names[closer]].chinchones += 1
+            elif alive:
+                low = min(points[s] for s in alive)
+                best = [s for s in alive if points[s] == low]
+                if len(best) == 1:
+                    rows[names[best[0]]].hands_won += 1
+        for a, b in _pairs(len(names)):
+            sa = 1.0 if (a in w and b not in w) else 0.0 if (b in w and a not in w) else 0.5
+            na, nb = names[a], names[b]
+            h2h[(na, nb)][0] += sa
+            h2h[(na, nb)][1] += 1
+            h2h[(nb, na)][0] += 1.0 - sa
+            h2h[(nb, na)][1] += 1
+            pairwise.append((index[na], index[nb], sa))
+        orders.append(_finishing_order(gm))
+    if table_size == 2:
+        model = "bradley-terry"
+        cov = _bradley_terry(bots, pairwise, rows)
+    else:
+        model = "openskill-plackett-luce"
+        cov = _openskill(bots, orders, rows)
+    ordered = sorted(
+        rows.values(),
+        key=lambda r: (-r.match_points, -r.rating, r.avg_points_per_hand, r.bot),
+    )
+    for i, r in enumerate(ordered):
+        r.rank = i + 1
+    _p_next(ordered, model, cov)
+    return Standings(
+        rows=ordered,
+        head_to_head={k: (v[0], int(v[1])) for k, v in h2h.items()},
+        games=sum(1 for g in games if g.termination != "TERMINATION_ABORTED"),
+        duplicate_variance_reduction=duplicate_variance_reduction(games),
+        rating_model=model,
+    )
+
+
+def _pairs(n: int) -> list[tuple[int, int]]:
+    return [(a, b) for a in range(n) for b in range(a + 1, n)]
+
+
+def _finishing_order(gm: GameSummary) -> list[list[str]]:
+    """Teams (one bot each) from first to last, for Plackett-Luce."""
+    w = set(gm.winners)
+    seats = sorted(range(len(gm.players)),
+                   key=lambda s: (s not in w, gm.totals[s] if s < len(gm.totals) else 0))
+    return [[gm.players[s]] for s in seats]
+
+
+# -- Bradley-Terry --------------------------------------------------------------------------
+
+
+Cov = dict[tuple[str, str], float]
+
+
+def _bradley_terry(bots: Sequence[str], pairwise: Sequence[tuple[int, int, float]],
+                   rows: dict[str, Row]) -> Cov:
+    """Penalized maximum likelihood by Newton's method; Elo scale, 95% intervals."""
+    n = len(bots)
+    theta = [0.0] * n
+    prior = 1.0 / (PRIOR_SD**2)
+    hess: list[list[float]] = [[0.0] * n for _ in range(n)]
+    for _ in range(100):
+        grad = [-prior * t for t in theta]
+        hess = [[(prior if i == j else 0.0) for j in range(n)] for i in range(n)]
+        for i, j, s in pairwise:
+            p = 1.0 / (1.0 + math.exp(theta[j] - theta[i]))
+            grad[i] += s - p
+            grad[j] -= s - p
+            w = p * (1.0 - p)
+            hess[i][i] += w
+            hess[j][j] += w
+            hess[i][j] -= w
+            hess[j][i] -= w
+        step = _solve(hess, grad)
+        theta = [t + d for t, d in zip(theta, step, strict=True)]
+        if max(abs(d) for d in step) < 1e-9:
+            break
+    raw = _inverse(hess)
+    # Ratings are shown centred on their mean: use the covariance of theta - mean(theta)
+    # (the overall level is unidentified and only the prior pins it down).
+    row_mean = [sum(raw[i]) / n for i in range(n)]
+    all_mean = sum(row_mean) / n
+    cov = [[raw[i][j] - row_mean[i] - row_mean[j] + all_mean for j in range(n)]
+           for i in range(n)]
+    mean = sum(theta) / n
+    for i, b in enumerate(bots):
+        r = rows[b]
+        r.rating = 1500.0 + ELO * (theta[i] - mean)
+        half = 1.96 * ELO * math.sqrt(max(cov[i][i], 0.0))
+        r.rating_low, r.rating_high = r.rating - half, r.rating + half
+    return {(bots[i], bots[j]): cov[i][j] for i in range(n) for j in range(n)}
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float]:
+    """Gaussian elimination with partial pivoting (a is small and well conditioned)."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(m[r][c]))
+        m[c], m[p] = m[p], m[c]
+        for r in range(c + 1, n):
+            f = m[r][c] / m[c][c]
+            for k in range(c, n + 1):
+                m[r][k] -= f * m[c][k]
+    x = [0.0] * n
+    for r in range(n - 1, -1, -1):
+        x[r] = (m[r][n] - sum(m[r][k] * x[k] for k in range(r + 1, n))) / m[r][r]
+    return x
+
+
+def _inverse(a: list[list[float]]) -> list[list[float]]:
+    n = len(a)
+    cols = [_solve(a, [1.0 if i == j else 0.0 for i in range(n)]) for j in range(n)]
+    return [[cols[j][i] for j in range(n)] for i in range(n)]
+
+
+# -- openskill (tables of 3+) -------------------------------------------------------------------
+
+
+def _openskill(bots: Sequence[str], orders: Sequence[list[list[str]]], rows: dict[str, Row]) -> Cov:
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = {b: model.rating(name=b) for b in bots}
+    for order in orders:
+        teams = [[ratings[t[0]]] for t in order]
+        new = model.rate(teams, ranks=list(range(len(teams))))
+        for team, t in zip(new, order, strict=True):
+            ratings[t[0]] = team[0]
+    scale = ELO / 4.0  # openskill's default beta is 25/6: map mu differences to Elo-like points
+    mean = sum(r.mu for r in ratings.values()) / len(ratings)
+    cov: Cov = {}
+    for b in bots:
+        r = ratings[b]
+        row = rows[b]
+        row.rating = 1500.0 + scale * (r.mu - mean)
+        row.rating_low = row.rating - 1.96 * scale * r.sigma
+        row.rating_high = row.rating + 1.96 * scale * r.sigma
+        cov[(b, b)] = r.sigma**2
+    return cov
+
+
+def _p_next(ordered: list[Row], model: str, cov: Cov) -> None:
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        if model == "bradley-terry":
+            var = cov[(a.bot, a.bot)] + cov[(b.bot, b.bot)] - 2 * cov[(a.bot, b.bot)]
+            diff = (a.rating - b.rating) / ELO
+        else:
+            var = cov[(a.bot, a.bot)] + cov[(b.bot, b.bot)]
+            diff = (a.rating - b.rating) / (ELO / 4.0)
+        a.p_better_than_next = _phi(diff / math.sqrt(var)) if var > 0 else 0.5
+
+
+def _phi(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+# -- duplicate deals ----------------------------------------------------------------------------
+
+
+def duplicate_variance_reduction(games: Sequence[GameSummary]) -> float | None:
+    """1 - Var(mean score over a duplicate group) / (Var(one game's score) / group size).
+
+    Scores are the first-listed bot's match points, per bot pair, centred on the pair's
+    mean so differences in strength do not count as luck. Positive: the rotation
+    cancelled that share of the luck of the deal. None when there is nothing to measure.
+    """
+    groups: dict[tuple[str, frozenset[str]], list[tuple[str, float]]] = defaultdict(list)
+    for gm in games:
+        if len(gm.players) != 2 or not gm.deal_id or gm.termination not in (
+            "TERMINATION_NORMAL", "TERMINATION_CHINCHON"
+        ):
+            continue
+        w = set(gm.winners)
+        for s, name in enumerate(gm.players):
+            score = (1.0 / len(w)) if s in w else 0.0
+            groups[(gm.deal_id, frozenset(gm.players))].append((name, score))
+    per_pair_game: dict[tuple[frozenset[str], str], list[float]] = defaultdict(list)
+    per_pair_group: dict[tuple[frozenset[str], str], list[float]] = defaultdict(list)
+    for (_, pair), entries in groups.items():
+        ref = min(pair)
+        mine = [s for n, s in entries if n == ref]
+        if len(mine) < 2:
+            continue
+        per_pair_game[(pair, ref)].extend(mine)
+        per_pair_group[(pair, ref)].append(sum(mine) / len(mine))
+    single: list[float] = []
+    grouped: list[float] = []
+    size = 2
+    for key, xs in per_pair_game.items():
+        m = sum(xs) / len(xs)
+        single += [(x - m) ** 2 for x in xs]
+        gs = per_pair_group[key]
+        gm_ = sum(gs) / len(gs)
+        grouped += [(x - gm_) ** 2 for x in gs]
+    if len(single) < 4 or not grouped:
+        return None
+    var_single = sum(single) / len(single)
+    var_group = sum(grouped) / len(grouped)
+    if var_single == 0:
+        return None
+    return 1.0 - var_group / (var_single / size)

@@ -1,0 +1,354 @@
+"""Tournament declarations and the round-robin scheduler.
+
+A tournament is declared in TOML (or through the admin service)::
+
+    name = "Friday league"
+    table_size = 2              # players per table (2 by default; 3+ supported)
+    games_per_pairing = 100     # rounded up to whole seat rotations
+    duplicate_deals = true      # each deal replayed with the seats rotated
+    concurrency = 4             # games at once
+    start = "when_connected"    # or "now", or an ISO 8601 time
+    seed = "secret"             # optional: generated (and kept) when absent
+
+    [rules]                     # any option of the rule set
+    jokers = 1
+
+    [time_control]
+    per_move = 1.0
+    bank = 30.0
+
+    [policies]
+    max_illegal_retries = 2
+    max_strikes = 3
+    reconnect_grace = 10.0
+
+    [[participants]]
+    name = "greedy-py"
+    command = ["{python}", "-m", "chinchon.sdk", "--bot", "greedy"]
+
+The scheduler (:class:`RoundRobin`) is a deterministic, resumable iterator of games:
+every table (each pair, or each k-subset, or a balanced set of k-subsets when there
+are too many) plays the same number of games; within a table the seats rotate so each
+bot sits in each position equally often; with duplicate deals the games of one
+rotation share one deal id, so every bot gets every hand of that deal once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import itertools
+import math
+import random
+import secrets
+import tomllib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chinchon.engine import RuleSet, RuleSetError
+
+from .config import Policies, TimeControl
+
+#: Above this many k-subsets the scheduler picks a balanced subset of tables.
+MAX_TABLES = 200
+
+_TOP_KEYS = {
+    "name", "participants", "rules", "time_control", "policies", "table_size",
+    "games_per_pairing", "duplicate_deals", "start", "concurrency", "seed",
+}
+
+
+class SpecError(ValueError):
+    """A tournament declaration that cannot be used; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Participant:
+    name: str
+    token: str = ""
+    command: tuple[str, ...] = ()
+    #: Copies of the command to launch (streams the bot offers); 0 = automatic.
+    instances: int = 0
+
+
+@dataclass(frozen=True)
+class TournamentSpec:
+    name: str
+    participants: tuple[Participant, ...]
+    rules: RuleSet = field(default_factory=RuleSet)
+    time_control: TimeControl = field(default_factory=TimeControl)
+    policies: Policies = field(default_factory=Policies)
+    table_size: int = 2
+    games_per_pairing: int = 2
+    duplicate_deals: bool = True
+    #: "now", "when_connected", "manual" (admin StartTournament), or an ISO 8601 time
+    #: (UTC if no zone is given).
+    start: str = "when_connected"
+    concurrency: int = 4
+    seed: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name.strip():
+            raise SpecError("name: a tournament needs a name")
+        names = [p.name for p in self.participants]
+        if len(names) < 2:
+            raise SpecError(f"participants: at least 2 bots, got {len(names)}")
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise SpecError(f"participants: duplicate name(s) {', '.join(dup)}")
+        for n in names:
+            if not n or n.startswith("house:") or not all(ch.isalnum() or ch in "-_." for ch in n):
+                raise SpecError(
+                    f"participants: bot name '{n}' must be letters, digits, '-', '_' or '.'"
+                )
+        if not 2 <= self.table_size <= len(names):
+            raise SpecError(
+                f"table_size: must be 2 to the number of participants ({len(names)}), "
+                f"got {self.table_size}"
+            )
+        if self.rules.players != self.table_size:
+            raise SpecError(
+                f"rules.players ({self.rules.players}) contradicts table_size ({self.table_size})"
+            )
+        if self.games_per_pairing < 1:
+            raise SpecError(f"games_per_pairing: at least 1, got {self.games_per_pairing}")
+        if self.concurrency < 1:
+            raise SpecError(f"concurrency: at least 1, got {self.concurrency}")
+        start_time(self.start)  # validates
+
+    # -- construction ---------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], base_dir: Path | None = None) -> TournamentSpec:
+        unknown = sorted(set(data) - _TOP_KEYS)
+        if unknown:
+            raise SpecError(f"{unknown[0]}: unknown field; the fields are {', '.join(sorted(_TOP_KEYS))}")
+        table = _int(data, "table_size", 2)
+        rules_d = dict(data.get("rules") or {})
+        if not isinstance(rules_d, dict):
+            raise SpecError("rules: must be a table of rule-set options")
+        rules_d.setdefault("players", table)
+        try:
+            rules = RuleSet.from_dict(rules_d)
+        except RuleSetError as e:
+            raise SpecError(f"rules.{e.field}: {e.message}") from None
+        tc_d = data.get("time_control") or {}
+        pol_d = data.get("policies") or {}
+        try:
+            tc = TimeControl(**{k: float(v) for k, v in tc_d.items()})
+            pol = Policies(**{
+                k: (float(v) if k == "reconnect_grace" else int(v)) for k, v in pol_d.items()
+            })
+        except TypeError as e:
+            raise SpecError(f"time_control/policies: {e}") from None
+        except ValueError as e:
+            raise SpecError(str(e)) from None
+        parts = []
+        raw_parts = data.get("participants") or []
+        if not isinstance(raw_parts, list):
+            raise SpecError("participants: must be a list of [[participants]] tables")
+        for i, p in enumerate(raw_parts):
+            if isinstance(p, str):
+                p = {"name": p}
+            if not isinstance(p, dict) or "name" not in p:
+                raise SpecError(f"participants[{i}]: needs a name")
+            extra = sorted(set(p) - {"name", "token", "command", "instances"})
+            if extra:
+                raise SpecError(f"participants[{i}].{extra[0]}: unknown field")
+            cmd = p.get("command", [])
+            if isinstance(cmd, str):
+                cmd = cmd.split()
+            parts.append(Participant(str(p["name"]), str(p.get("token", "")), tuple(cmd),
+                                     int(p.get("instances", 0))))
+        return cls(
+            name=str(data.get("name", "")),
+            participants=tuple(parts),
+            rules=rules,
+            time_control=tc,
+            policies=pol,
+            table_size=table,
+            games_per_pairing=_int(data, "games_per_pairing", 2),
+            duplicate_deals=bool(data.get("duplicate_deals", True)),
+            start=str(data.get("start", "when_connected")),
+            concurrency=_int(data, "concurrency", 4),
+            seed=str(data.get("seed", "")),
+        )
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> TournamentSpec:
+        p = Path(path)
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except OSError as e:
+            raise SpecError(f"cannot read {p}: {e.strerror}") from None
+        except tomllib.TOMLDecodeError as e:
+            raise SpecError(f"{p}: not valid TOML: {e}") from None
+        return cls.from_dict(data, p.parent)
+
+    def to_dict(self, with_secrets: bool = True) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "participants": [
+                {"name": p.name, **({"token": p.token} if with_secrets and p.token else {}),
+                 "command": list(p.command), "instances": p.instances}
+                for p in self.participants
+            ],
+            "rules": self.rules.to_dict(),
+            "time_control": {"per_move": self.time_control.per_move,
+                             "bank": self.time_control.bank},
+            "policies": {
+                "max_illegal_retries": self.policies.max_illegal_retries,
+                "max_strikes": self.policies.max_strikes,
+                "reconnect_grace": self.policies.reconnect_grace,
+            },
+            "table_size": self.table_size,
+            "games_per_pairing": self.games_per_pairing,
+            "duplicate_deals": self.duplicate_deals,
+            "start": self.start,
+            "concurrency": self.concurrency,
+            **({"seed": self.seed} if with_secrets else {}),
+        }
+
+    def with_seed(self) -> TournamentSpec:
+        if self.seed:
+            return self
+        return _replace(self, seed=secrets.token_hex(16))
+
+    @property
+    def bots(self) -> list[str]:
+        return [p.name for p in self.participants]
+
+    def fingerprint(self) -> str:
+        """Identifies a declaration (without tokens): the same file resumes the same run."""
+        import json
+
+        d = self.to_dict(with_secrets=False)
+        d["seed"] = self.seed
+        for p in d["participants"]:
+            p.pop("command", None)
+            p.pop("instances", None)
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _replace(spec: TournamentSpec, **changes: Any) -> TournamentSpec:
+    from dataclasses import replace
+
+    return replace(spec, **changes)
+
+
+def _int(data: dict[str, Any], key: str, default: int) -> int:
+    v = data.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise SpecError(f"{key}: must be a whole number, got {v!r}")
+    return v
+
+
+def start_time(start: str) -> dt.datetime | None:
+    """The start moment, or None for "now" / "when_connected" / "manual"."""
+    if start in ("now", "when_connected", "manual"):
+        return None
+    try:
+        t = dt.datetime.fromisoformat(start)
+    except ValueError:
+        raise SpecError(
+            f"start: '{start}' is not 'now', 'when_connected', 'manual' or an ISO 8601 time"
+        ) from None
+    return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
+
+
+# -- scheduling ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """One game of the schedule."""
+
+    seq: int
+    table: int
+    players: tuple[str, ...]  # by seat
+    deal_id: str
+    rotation: int
+
+
+class RoundRobin:
+    """The schedule of a tournament: a deterministic, resumable iterator of games.
+
+    ``iter(rr)`` gives every game in order; ``rr.resume(done)`` the ones not yet done.
+    Games are interleaved by deal block, so standings part-way through are balanced.
+    """
+
+    def __init__(
+        self,
+        bots: Sequence[str],
+        table_size: int,
+        games_per_table: int,
+        seed: str,
+        duplicate: bool = True,
+        tag: str = "t",
+        max_tables: int = MAX_TABLES,
+    ) -> None:
+        if len(set(bots)) != len(bots) or len(bots) < table_size or table_size < 2:
+            raise ValueError("need distinct bots, at least table_size of them")
+        self.bots = list(bots)
+        self.k = table_size
+        self.seed = seed
+        self.duplicate = duplicate
+        self.tag = tag
+        rng = random.Random(hashlib.sha256(f"{seed}/schedule".encode()).digest())
+        self.tables = self._tables(rng, max_tables)
+        # Whole rotations: each bot sits in each seat of its table equally often.
+        self.blocks = math.ceil(games_per_table / self.k)
+        self.games_per_table = self.blocks * self.k
+        # Each table's base seat order is shuffled once, from the seed.
+        self.base = [tuple(rng.sample(list(t), len(t))) for t in self.tables]
+
+    def _tables(self, rng: random.Random, max_tables: int) -> list[tuple[str, ...]]:
+        n, k = len(self.bots), self.k
+        if math.comb(n, k) <= max_tables:
+            return [tuple(c) for c in itertools.combinations(self.bots, k)]
+        # Too many k-subsets: pick tables greedily so that every pair meets, pairs meet
+        # as evenly as possible and every bot plays as often as the others.
+        pair_count = {frozenset(p): 0 for p in itertools.combinations(self.bots, 2)}
+        plays = dict.fromkeys(self.bots, 0)
+        chosen: list[tuple[str, ...]] = []
+        target = max(math.ceil(len(pair_count) / math.comb(k, 2)), math.ceil(n / k))
+        while len(chosen) < target or min(pair_count.values()) == 0:
+            start = min(self.bots, key=lambda b: (plays[b], rng.random()))
+            table = [start]
+            while len(table) < k:
+                best = min(
+                    (b for b in self.bots if b not in table),
+                    key=lambda b: (
+                        sum(pair_count[frozenset((b, t))] for t in table),
+                        plays[b],
+                        rng.random(),
+                    ),
+                )
+                table.append(best)
+            for a, b in itertools.combinations(table, 2):
+                pair_count[frozenset((a, b))] += 1
+            for b in table:
+                plays[b] += 1
+            chosen.append(tuple(sorted(table, key=self.bots.index)))
+        return chosen
+
+    def __len__(self) -> int:
+        return len(self.tables) * self.games_per_table
+
+    def __iter__(self) -> Iterator[Pairing]:
+        seq = 0
+        for block in range(self.blocks):
+            for t, base in enumerate(self.base):
+                for r in range(self.k):
+                    players = tuple(base[(i - r) % self.k] for i in range(self.k))
+                    if self.duplicate:
+                        deal = f"{self.tag}/table{t}/deal{block}"
+                    else:
+                        deal = f"{self.tag}/table{t}/deal{block}/rot{r}"
+                    yield Pairing(seq, t, players, deal, r)
+                    seq += 1
+
+    def resume(self, done: set[int]) -> Iterator[Pairing]:
+        """The games whose ``seq`` is not in ``done``, in schedule order."""
+        return (p for p in self if p.seq not in done)

@@ -1,0 +1,304 @@
+"""``chinchon tournament run FILE``: a whole round-robin from one command.
+
+Starts a referee in this process, launches every bot from its command line (like a
+chess tournament manager launching engines), runs the schedule with a live progress
+bar, prints the standings and writes results, records and a report to a folder.
+Running the same file again with the same database resumes an interrupted run.
+
+    chinchon tournament run sample_bots/demo_tournament.toml
+    chinchon tournament check FILE       validate a declaration and show its schedule
+    chinchon tournament standings DB     print the standings stored in a database
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import re
+import signal
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .auth import TokenBook
+from .config import RefereeConfig
+from .director import Director
+from .logs import configure, get_logger
+from .referee import Referee
+from .report import write_results
+from .server import start_server
+from .standings import Standings
+from .storage import SqliteStore
+from .tournament import Participant, SpecError, TournamentSpec
+
+console = Console(highlight=False)
+log = get_logger("tournament")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("tournament", help="run or inspect round-robin tournaments")
+    tsub = p.add_subparsers(dest="tcommand", required=True, metavar="ACTION")
+    r = tsub.add_parser("run", help="run a tournament declared in a TOML file, end to end")
+    r.add_argument("file", help="tournament declaration (TOML)")
+    r.add_argument("--results", help="results folder (default: results/<name>)")
+    r.add_argument("--db", help="SQLite database (default: <results>/tournament.sqlite3)")
+    r.add_argument("--fresh", action="store_true",
+                   help="start over even if the database holds this tournament")
+    r.add_argument("--concurrency", type=int, help="override the file's concurrency")
+    r.add_argument("--games-per-pairing", type=int, help="override the file's games_per_pairing")
+    r.add_argument("--log-level", default="warning")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_run)
+    c = tsub.add_parser("check", help="validate a declaration and print its schedule summary")
+    c.add_argument("file")
+    c.set_defaults(func=cmd_check)
+    s = tsub.add_parser("standings", help="print standings stored in a database")
+    s.add_argument("db")
+    s.add_argument("--id", help="tournament id (default: the newest)")
+    s.set_defaults(func=cmd_standings)
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-").lower() or "tournament"
+
+
+def _command(p: Participant, base: Path) -> list[str]:
+    out = []
+    for part in p.command:
+        out.append(part.replace("{python}", sys.executable))
+    return out
+
+
+def standings_table(st: Standings, title: str) -> Table:
+    """The standings as a terminal table (fits 80 columns)."""
+    t = Table(title=title)
+    for col, just in (("#", "right"), ("bot", "left"), ("pts", "right"), ("W-D-L", "right"),
+                      ("hands", "right"), ("chin", "right"), ("pts/hand", "right"),
+                      ("ff/to/il", "right"), ("rating ±95%", "right"), ("P>next", "right")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for r in st.rows:
+        t.add_row(
+            str(r.rank), r.bot, f"{r.match_points:g}", f"{r.wins}-{r.draws}-{r.losses}",
+            str(r.hands_won), str(r.chinchones), f"{r.avg_points_per_hand:.1f}",
+            f"{r.forfeits}/{r.timeouts}/{r.illegal_actions}",
+            f"{r.rating:.0f} ±{(r.rating_high - r.rating_low) / 2:.0f}",
+            "" if r.p_better_than_next is None else f"{r.p_better_than_next:.2f}",
+        )
+    t.caption = ("pts: match points (win 1, draw ½); hands: hands won; chin: chinchones; "
+                 "ff/to/il: forfeits, timeouts, illegal actions; P>next: likelihood of "
+                 "being stronger than the next bot")
+    return t
+
+
+class BotLauncher:
+    """Starts and stops the bots' processes; their stderr goes to log files."""
+
+    def __init__(self, spec: TournamentSpec, base: Path, logs: Path, target: str,
+                 tokens: dict[str, str]) -> None:
+        self.spec = spec
+        self.base = base
+        self.logs = logs
+        self.target = target
+        self.tokens = tokens
+        self.procs: list[tuple[str, asyncio.subprocess.Process]] = []
+
+    def instances(self, p: Participant) -> int:
+        if p.instances:
+            return p.instances
+        n, k = len(self.spec.participants), self.spec.table_size
+        return max(1, min(self.spec.concurrency, math.ceil(self.spec.concurrency * k / n)))
+
+    async def start(self) -> None:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        for p in self.spec.participants:
+            if not p.command:
+                continue
+            cmd = _command(p, self.base)
+            for i in range(self.instances(p)):
+                err = open(self.logs / f"{p.name}.{i}.log", "wb")  # noqa: SIM115 - owned by the child
+                env = dict(os.environ, CHINCHON_TARGET=self.target,
+                           CHINCHON_TOKEN=self.tokens[p.name], PYTHONUNBUFFERED="1")
+                try:
+                    proc = await asyncio.create_subprocess_exec(
+                        *cmd, "--target", self.target, "--token", self.tokens[p.name],
+                        cwd=self.base, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=err,
+                    )
+                except OSError as e:
+                    err.close()
+                    console.print(f"[yellow]warning:[/] cannot start {p.name}: {e}; "
+                                  "its games will be forfeited")
+                    break
+                err.close()
+                self.procs.append((p.name, proc))
+
+    async def stop(self) -> None:
+        for _, proc in self.procs:
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGTERM)
+        for _, proc in self.procs:
+            try:
+                await asyncio.wait_for(proc.wait(), 5)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+
+
+async def run_tournament(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    try:
+        spec = TournamentSpec.from_toml(path)
+        changes: dict[str, Any] = {}
+        if args.concurrency:
+            changes["concurrency"] = args.concurrency
+        if args.games_per_pairing:
+            changes["games_per_pairing"] = args.games_per_pairing
+        if changes:
+            d = spec.to_dict()
+            d.update(changes)
+            spec = TournamentSpec.from_dict(d)
+    except SpecError as e:
+        console.print(f"[bold red]error:[/] {path}: {e}")
+        return 2
+    configure(args.log_level, "text")
+    results = Path(args.results) if args.results else Path("results") / _slug(spec.name)
+    results.mkdir(parents=True, exist_ok=True)
+    db_path = Path(args.db) if args.db else results / "tournament.sqlite3"
+    store = SqliteStore(str(db_path))
+    tokens = TokenBook()
+    config = RefereeConfig(time_control=spec.time_control, policies=spec.policies)
+    referee = Referee(config)
+    director = Director(referee, store, tokens)
+    # The same declaration resumes its unfinished run in this database.
+    fp = spec.fingerprint()
+    tid = None
+    if not args.fresh:
+        for row in store.tournaments():
+            if row.spec.get("_fingerprint") == fp and row.status in ("scheduled", "running"):
+                tid = row.id
+                break
+    if tid is not None:
+        spec = director.spec_of(tid)
+        parts = {p.name: p for p in TournamentSpec.from_toml(path).participants}
+        from .auth import new_token
+
+        bot_tokens = {}
+        for p in spec.participants:
+            tok = parts[p.name].token or new_token()
+            bot_tokens[p.name] = tok
+            tokens.add(p.name, tok)
+        total, done = director.counts(tid)
+        console.print(f"resuming {tid}: {done} of {total} games already played")
+    else:
+        tid_new, created = director.create(spec)
+        tid = tid_new
+        row = store.tournament(tid)
+        assert row is not None
+        row.spec["_fingerprint"] = fp
+        _store_spec(store, tid, row.spec)
+        bot_tokens = {p.name: p.token for p in created}
+        spec = director.spec_of(tid)
+    server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
+    launcher = BotLauncher(spec, path.parent.resolve(), results / "logs", server.target, bot_tokens)
+    await launcher.start()
+    store.set_tournament_status(tid, "running")
+    total, done = director.counts(tid)
+    task = asyncio.ensure_future(director.run(tid, force_start=True))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    interrupted = False
+    try:
+        with Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), TextColumn("{task.fields[leader]}"),
+            console=console, disable=args.quiet, transient=False,
+        ) as progress:
+            bar = progress.add_task(spec.name, total=total, completed=done, leader="")
+            stopper = asyncio.ensure_future(stop.wait())
+            while not task.done():
+                await asyncio.wait({task, stopper}, timeout=0.25, return_when=asyncio.FIRST_COMPLETED)
+                if stop.is_set():
+                    interrupted = True
+                    task.cancel()
+                    break
+                total, done = director.counts(tid)
+                progress.update(bar, completed=done, leader="")
+            stopper.cancel()
+            total, done = director.counts(tid)
+            progress.update(bar, completed=done)
+        if interrupted:
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            console.print(f"interrupted: {done} of {total} games played; run the same command "
+                          "again to resume")
+        else:
+            await task
+    finally:
+        await launcher.stop()
+        await server.stop(grace=1.0)
+    st = director.standings(tid)
+    console.print(standings_table(st, f"{spec.name}: standings after {st.games} games"))
+    if st.duplicate_variance_reduction is not None:
+        console.print(f"duplicate deals removed {st.duplicate_variance_reduction:.0%} of the "
+                      "score variance of independent deals")
+    records = [g.record for g in store.games(tid) if g.status == "finished" and g.record]
+    info = {"tournament": tid, "games": st.games, "table size": spec.table_size,
+            "rules": json.dumps(spec.rules.to_dict()),
+            "time control": f"{spec.time_control.per_move:g} s per move + "
+                            f"{spec.time_control.bank:g} s bank",
+            "policies": json.dumps(asdict(spec.policies))}
+    write_results(results, spec.name, st, records, info)
+    console.print(f"results written to {results}/ (report.md, standings.json, standings.csv, "
+                  f"ratings.svg, records/)")
+    store.close()
+    return 130 if interrupted else 0
+
+
+def _store_spec(store: SqliteStore, tid: str, spec: dict[str, Any]) -> None:
+    with store._tx() as c:  # noqa: SLF001 - a small helper owned by this module
+        c.execute("UPDATE tournaments SET spec = ? WHERE id = ?", (json.dumps(spec), tid))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    return asyncio.run(run_tournament(args))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    try:
+        spec = TournamentSpec.from_toml(args.file).with_seed()
+    except SpecError as e:
+        console.print(f"[bold red]error:[/] {args.file}: {e}")
+        return 1
+    rr = Director.schedule(spec, "check")
+    console.print(f"{spec.name}: valid. {len(spec.participants)} bots, {len(rr.tables)} tables "
+                  f"of {spec.table_size}, {rr.games_per_table} games per table, {len(rr)} games")
+    return 0
+
+
+def cmd_standings(args: argparse.Namespace) -> int:
+    if not Path(args.db).exists():
+        console.print(f"[bold red]error:[/] no database at {args.db}")
+        return 2
+    store = SqliteStore(args.db)
+    rows = store.tournaments()
+    if not rows:
+        console.print("no tournaments in this database")
+        return 1
+    row = next((r for r in rows if r.id == args.id), None) if args.id else rows[0]
+    if row is None:
+        console.print(f"[bold red]error:[/] no tournament {args.id}")
+        return 1
+    director = Director(Referee(), store, TokenBook())
+    console.print(standings_table(director.standings(row.id), f"{row.name} ({row.status})"))
+    return 0

@@ -1,0 +1,90 @@
+"""Shared helpers for the engine tests (no tests here).
+
+Hand-written positions are built the honest way: a ``Deal`` whose deck order puts the
+chosen cards in the chosen hands (one card at a time to each player still in, from the
+starter), then the face-up card, then the stock (first card on top); the cards not
+named follow at the bottom of the stock in numbering order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from chinchon.engine import (
+    Card,
+    Deal,
+    GameState,
+    RuleSet,
+    apply,
+    deck_cards,
+    new_game,
+    parse_card,
+    parse_cards,
+)
+from chinchon.engine.game import Phase
+
+
+def C(text: str) -> Card:
+    return parse_card(text)
+
+
+def CS(text: str) -> list[Card]:
+    return parse_cards(text)
+
+
+def deal_order(
+    rules: RuleSet,
+    hands: Mapping[int, str | Sequence[Card]],
+    up: str,
+    stock: str = "",
+    starter: int = 0,
+    alive: Sequence[bool] | None = None,
+) -> Deal:
+    """A Deal giving ``hands[seat]`` (7 cards) to each seat still in, ``up`` face up and
+    ``stock`` on top of the stock."""
+    alive = list(alive) if alive is not None else [True] * rules.players
+    order = []
+    s = starter
+    for _ in range(rules.players):
+        if alive[s]:
+            order.append(s)
+        s = (s + 1) % rules.players
+    assert order[0] == starter
+    cards = {seat: CS(h) if isinstance(h, str) else list(h) for seat, h in hands.items()}
+    assert sorted(cards) == sorted(order), "give a hand for exactly the seats still in"
+    for seat, h in cards.items():
+        assert len(h) == 7, f"seat {seat}: {len(h)} cards"
+    deck: list[Card] = []
+    for i in range(7):
+        for seat in order:
+            deck.append(cards[seat][i])
+    deck.append(C(up))
+    deck += CS(stock)
+    named = set(deck)
+    assert len(named) == len(deck), "a card is named twice"
+    full = deck_cards(rules.deck, rules.jokers)
+    assert named <= set(full), "a card is not in this deck"
+    deck += [c for c in full if c not in named]
+    return Deal(tuple(deck), starter)
+
+
+def position(
+    rules: RuleSet,
+    hands: Mapping[int, str | Sequence[Card]],
+    up: str,
+    stock: str = "",
+    starter: int = 0,
+) -> GameState:
+    """A fresh game dealt with these hands; the starter is to draw."""
+    st = apply(new_game(rules), deal_order(rules, hands, up, stock, starter))
+    assert st.phase is Phase.DRAW and st.to_act == starter
+    return st
+
+
+def hand_text(state: GameState, seat: int) -> set[str]:
+    return {str(c) for c in state.hand(seat)}
+
+
+def snapshot(state: GameState) -> dict[str, object]:
+    """Every field of a state (for 'unchanged' checks)."""
+    return dict(state.__dict__)
