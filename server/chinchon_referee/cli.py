@@ -35,8 +35,8 @@ from chinchon.engine import (
 )
 from chinchon.engine.record import dumps, load
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -137,7 +137,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     except OSError as e:
         return _fail(f"cannot read {path}: {e.strerror}", 2)
     if args.check:
-        console.print(f"{args.check}: valid rule set")
+        (err_console if args.json else console).print(f"{args.check}: valid rule set")
     if args.json:
         print(json.dumps(rules.to_dict(), indent=2))
         return 0

@@ -32,7 +32,7 @@ from .logs import configure
 from .referee import GameOutcome, GameSpec, Referee
 from .server import start_server
 
-console = Console(highlight=False)
+console = Console(highlight=False, soft_wrap=True)
 
 
 def register(sub: Any) -> None:

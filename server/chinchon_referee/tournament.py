@@ -128,11 +128,14 @@ class TournamentSpec:
         rules_d = dict(data.get("rules") or {})
         if not isinstance(rules_d, dict):
             raise SpecError("rules: must be a table of rule-set options")
+        players_given = "players" in rules_d
         rules_d.setdefault("players", table)
         try:
             rules = RuleSet.from_dict(rules_d)
         except RuleSetError as e:
-            raise SpecError(f"rules.{e.field}: {e.message}") from None
+            # players comes from table_size unless the declaration set it: name that field.
+            where = "table_size" if e.field == "players" and not players_given else f"rules.{e.field}"
+            raise SpecError(f"{where}: {e.message}") from None
         tc_d = data.get("time_control") or {}
         pol_d = data.get("policies") or {}
         try:

@@ -39,7 +39,7 @@ from .standings import Standings
 from .storage import SqliteStore
 from .tournament import Participant, SpecError, TournamentSpec
 
-console = Console(highlight=False)
+console = Console(highlight=False, soft_wrap=True)
 log = get_logger("tournament")
 
 
