@@ -1,0 +1,105 @@
+"""`chinchon serve` as an operator runs it: health, reflection, TLS, storage, SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def serve(tmp_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chinchon_referee.cli", "serve", "--address", "127.0.0.1:0",
+         "--db", str(tmp_path / "ref.sqlite3"), "--admin-token", "adm",
+         "--bot", "alice=tok-a", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        event = json.loads(line)
+        assert event["event"] == "listening", line
+        yield proc, int(event["port"])
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+
+
+def sdk(target: str, token: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "chinchon.sdk", "--target", target, "--token", token,
+         "--bot", "greedy", "--practice", "random", "--games", "1", *extra],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )
+
+
+def test_serve_health_reflection_practice_storage_and_graceful_stop(tmp_path: Path) -> None:
+    with serve(tmp_path) as (proc, port):
+        target = f"127.0.0.1:{port}"
+        with grpc.insecure_channel(target) as ch:
+            health = health_pb2_grpc.HealthStub(ch)
+            for svc in ("", "chinchon.v1.RefereeService"):
+                resp = health.Check(health_pb2.HealthCheckRequest(service=svc), timeout=5)
+                assert resp.status == health_pb2.HealthCheckResponse.SERVING
+            refl = reflection_pb2_grpc.ServerReflectionStub(ch)
+            answers = list(refl.ServerReflectionInfo(
+                iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5))
+            names = {s.name for s in answers[0].list_services_response.service}
+            assert {"chinchon.v1.RefereeService", "chinchon.v1.TournamentService",
+                    "grpc.health.v1.Health"} <= names
+        res = sdk(target, "tok-a")
+        assert res.returncode == 0, res.stderr
+        assert "1 games" in res.stderr
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+    rows = sqlite3.connect(tmp_path / "ref.sqlite3").execute(
+        "SELECT status, json_extract(result, '$.termination') FROM games").fetchall()
+    assert rows and rows[0][0] == "finished"
+    assert rows[0][1] in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+
+
+def test_serve_with_tls(tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )
+    with serve(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key)) as (_, port):
+        ok = sdk(f"localhost:{port}", "tok-a", "--root-cert", str(cert))
+        assert ok.returncode == 0, ok.stderr
+        # A plaintext client cannot talk to a TLS server.
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+            health = health_pb2_grpc.HealthStub(ch)
+            t0 = time.monotonic()
+            try:
+                health.Check(health_pb2.HealthCheckRequest(), timeout=3)
+                raise AssertionError("plaintext call to a TLS server succeeded")
+            except grpc.RpcError as e:
+                assert e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+            assert time.monotonic() - t0 < 30
+
+
+def test_serve_refuses_bad_arguments(tmp_path: Path) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "chinchon_referee.cli", "serve", "--db",
+         str(tmp_path / "x.sqlite3"), "--bot", "no-token-here", "--admin-token", "a"],
+        capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )
+    assert res.returncode == 2
+    assert "NAME=TOKEN" in res.stderr
