@@ -36,9 +36,17 @@ class DrawDiscard:
         return "draw discard"
 
 
+def _check_card(card: object) -> None:
+    if isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < 50:
+        raise MalformedInput(f"{card!r} is not a card (use parse_card('7O') or a Card)")
+
+
 @dataclass(frozen=True, slots=True)
 class Discard:
     card: Card
+
+    def __post_init__(self) -> None:
+        _check_card(self.card)
 
     def __str__(self) -> str:
         return f"discard {self.card}"
@@ -51,6 +59,12 @@ class Close:
     card: Card
     melds: Melds | None = None
 
+    def __post_init__(self) -> None:
+        _check_card(self.card)
+        for meld in self.melds or ():
+            for c in meld:
+                _check_card(c)
+
     def __str__(self) -> str:
         return f"close {self.card} " + _melds_text(self.melds)
 
@@ -62,6 +76,11 @@ class LayOff:
     card: Card
     meld: int
     at: End | None = None
+
+    def __post_init__(self) -> None:
+        _check_card(self.card)
+        if isinstance(self.meld, bool) or not isinstance(self.meld, int):
+            raise MalformedInput(f"a meld is named by its number, got {self.meld!r}")
 
     def __str__(self) -> str:
         return f"layoff {self.card} on {self.meld}" + (f" {self.at.value}" if self.at else "")
@@ -80,6 +99,11 @@ class LayDown:
     """Lay down own melds after someone closed; ``None`` = the engine's best split."""
 
     melds: Melds | None = None
+
+    def __post_init__(self) -> None:
+        for meld in self.melds or ():
+            for c in meld:
+                _check_card(c)
 
     def __str__(self) -> str:
         return "laydown " + _melds_text(self.melds)

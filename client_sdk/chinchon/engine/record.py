@@ -415,7 +415,7 @@ def _replay_step(state: GameState, step: Any) -> GameState:
         return apply(state, Reshuffle(_cards(body.get("order"), "reshuffle.order")))
     if kind == "move":
         seat = body.get("seat", 0)
-        if not isinstance(seat, int):
+        if isinstance(seat, bool) or not isinstance(seat, int):
             raise MalformedInput("move.seat must be a number")
         return apply(state, action_from_json(body.get("action")), seat=seat)
     raise MalformedInput(f"unknown step '{kind}'")
