@@ -93,9 +93,18 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
     ) -> grpc.RpcMethodHandler:
         method = details.method
         handler = await continuation(details)
-        if handler is None:
-            return handler
         token = token_from_metadata(details.invocation_metadata)
+        if handler is None:
+            # An unknown method: still no information for callers without a token.
+            allowed = (
+                self.tokens.is_admin(token) if method.startswith(ADMIN_PREFIX)
+                else self.tokens.bot_for(token) is not None if method.startswith(REFEREE_PREFIX)
+                else True
+            )
+            if not allowed:
+                return _deny(grpc.unary_unary_rpc_method_handler(lambda r, c: None),
+                             "unknown or missing token")
+            return handler
         if method.startswith(REFEREE_PREFIX):
             if token is None:
                 return _deny(handler, "missing token: send 'authorization: Bearer <token>' metadata")

@@ -214,8 +214,17 @@ class Director:
                 continue
             changed.clear()
             waiter = asyncio.ensure_future(changed.wait())
-            await asyncio.wait({waiter}, timeout=0.05)
-            waiter.cancel()
+            try:
+                await asyncio.wait({waiter}, timeout=0.05)
+            except asyncio.CancelledError:
+                # Cancelled (CancelTournament): the games in flight stop too, so nothing is
+                # recorded after the cancel; their rows are voided by the caller.
+                for t in list(running):
+                    t.cancel()
+                await asyncio.gather(*running, return_exceptions=True)
+                raise
+            finally:
+                waiter.cancel()
         self.store.set_tournament_status(tid, "finished")
         self._emit(tid, "tournament finished")
         self._close_watchers(tid)
@@ -311,12 +320,16 @@ class Director:
         if row is None:
             raise KeyError(tid)
         total, done = self.counts(tid)
-        yield TournamentEvent(time.time(), tid, row.status, total, done, f"tournament is {row.status}")
+        first = TournamentEvent(time.time(), tid, row.status, total, done,
+                                f"tournament is {row.status}")
         if row.status in ("finished", "cancelled"):
+            yield first
             return
+        # Listen before the first yield: nothing emitted while the caller handles it is lost.
         q: asyncio.Queue[TournamentEvent | None] = asyncio.Queue()
         self._watchers.setdefault(tid, []).append(q)
         try:
+            yield first
             while (ev := await q.get()) is not None:
                 yield ev
         finally:

@@ -134,7 +134,8 @@ class TournamentSpec:
             rules = RuleSet.from_dict(rules_d)
         except RuleSetError as e:
             # players comes from table_size unless the declaration set it: name that field.
-            where = "table_size" if e.field == "players" and not players_given else f"rules.{e.field}"
+            from_table = e.field == "players" and not players_given
+            where = "table_size" if from_table else f"rules.{e.field}"
             raise SpecError(f"{where}: {e.message}") from None
         tc_d = data.get("time_control") or {}
         pol_d = data.get("policies") or {}
@@ -310,8 +311,8 @@ class RoundRobin:
         n, k = len(self.bots), self.k
         if math.comb(n, k) <= max_tables:
             return [tuple(c) for c in itertools.combinations(self.bots, k)]
-        # Too many k-subsets: pick tables greedily so that every pair meets, pairs meet
-        # as evenly as possible and every bot plays as often as the others.
+        # Too many k-subsets: pick tables greedily so that every pair meets and pairs
+        # and bots meet as evenly as the greedy choice manages (not exactly equal).
         pair_count = {frozenset(p): 0 for p in itertools.combinations(self.bots, 2)}
         plays = dict.fromkeys(self.bots, 0)
         chosen: list[tuple[str, ...]] = []

@@ -208,6 +208,16 @@ async def run_tournament(args: argparse.Namespace) -> int:
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
     launcher = BotLauncher(spec, path.parent.resolve(), results / "logs", server.target, bot_tokens)
     await launcher.start()
+    if spec.start == "when_connected":
+        # Bots that are slow to start (a busy machine, a JVM) are waited for, boundedly
+        # (bots whose processes exited are not): the reconnect grace alone would make
+        # them forfeit their first games.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(30.0, spec.policies.reconnect_grace)
+        while loop.time() < deadline:
+            alive = sorted({n for n, proc in launcher.procs if proc.returncode is None})
+            if await referee.lobby.wait_all(alive, 0.2):
+                break
     store.set_tournament_status(tid, "running")
     total, done = director.counts(tid)
     task = asyncio.ensure_future(director.run(tid, force_start=True))

@@ -85,6 +85,7 @@ class BotClient:
         self.on_message = on_message
         self.report = SessionReport()
         self._seat_in: dict[str, int] = {}
+        self._welcomed = False
 
     def _hello(self) -> pb.PlayRequest:
         hello = pb.Hello(client=self.client_name)
@@ -118,6 +119,7 @@ class BotClient:
         give_up_at: float | None = None
         delay = 0.2
         while True:
+            self._welcomed = False
             try:
                 finished = await self._session()
             except grpc.aio.AioRpcError as e:
@@ -130,6 +132,10 @@ class BotClient:
                 finished = False
             if finished:
                 return self.report
+            if self._welcomed:
+                # The last stream worked: a new outage gets the full reconnect time.
+                give_up_at = None
+                delay = 0.2
             now = time.monotonic()
             if give_up_at is None:
                 give_up_at = now + self.reconnect_for
@@ -163,6 +169,8 @@ class BotClient:
 
     def _handle(self, msg: pb.PlayResponse) -> pb.PlayRequest | None:
         kind = msg.WhichOneof("kind")
+        if kind == "welcome":
+            self._welcomed = True
         if kind == "action_request":
             req = msg.action_request
             obs: Observation = observation_from_wire(req.observation)
