@@ -8,19 +8,19 @@ import re
 
 import grpc
 import pytest
-from hypothesis import Phase as HPhase
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from chinchon.engine import GameState, Phase, RuleSet, cards_of, new_game, replay
 from chinchon.engine.record import _replay_step
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
+from hypothesis import Phase as HPhase
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.helpers import node_bot, play, raw_bot, sdk_bot, spawn, spec, start, stop
 
 
-def run(coro):  # noqa: ANN001, ANN201 - tiny test helper
+def run(coro):
     return asyncio.run(coro)
 
 
@@ -28,7 +28,7 @@ def _messages(lines: list[str]) -> list[dict]:
     return [json.loads(line) for line in lines if line.startswith("{")]
 
 
-async def _connected(server, *names: str, timeout: float = 20) -> None:  # noqa: ANN001
+async def _connected(server, *names: str, timeout: float = 20) -> None:
     ok = await server.referee.lobby.wait_all(list(names), timeout)
     assert ok, f"bots {names} did not connect"
 
@@ -139,7 +139,8 @@ def test_illegal_bot_gets_the_exact_reasons_then_defaults_then_forfeits() -> Non
         good = await spawn(sdk_bot("greedy"), server, "good")
         try:
             await _connected(server, "cheat", "good")
-            s = spec("ill", ["cheat", "good"], policies=Policies(max_illegal_retries=1, max_strikes=2))
+            s = spec("ill", ["cheat", "good"],
+                     policies=Policies(max_illegal_retries=1, max_strikes=2))
             out = await play(server.referee, s)
             assert out.termination == "TERMINATION_FORFEIT_ILLEGAL"
             assert out.forfeited == 0 and out.winners == [1]
@@ -153,7 +154,7 @@ def test_illegal_bot_gets_the_exact_reasons_then_defaults_then_forfeits() -> Non
         # Seat 0 starts or not: the first refusal is either a discard before drawing or,
         # when seat 1 started, the same; the referee then draws for it (a strike) and
         # the bot discards a card it does not hold.
-        first, second, third, fourth = rejected
+        first, second, third, _fourth = rejected
         assert first["error"]["code"] == "ERROR_CODE_ILLEGAL_ACTION"
         assert first["error"]["violation"] == "WRONG_PHASE"
         assert re.fullmatch(r"cannot 'discard \w+' now: time to draw: 'draw stock' or "

@@ -4,7 +4,10 @@
 * discard: close as soon as the rules allow; otherwise throw the highest unmatched card;
 * after someone closes: lay off and lay down the engine's best.
 
-Run: ``python -m chinchon.sdk --target HOST:PORT --token TOKEN --bot sample_bots/python/greedy_bot.py:GreedyBot``
+Run::
+
+    python -m chinchon.sdk --target HOST:PORT --token TOKEN \\
+        --bot sample_bots/python/greedy_bot.py:GreedyBot
 """
 
 from __future__ import annotations

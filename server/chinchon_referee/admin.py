@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
-from google.protobuf.timestamp_pb2 import Timestamp
-
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon.wire import rules_from_wire
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from chinchon_referee.referee import _result_to_wire
 
 from .auth import TokenBook
@@ -91,7 +91,9 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
         if not tid or self.director.store.tournament(tid) is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no tournament '{tid}'")
 
-    async def CreateTournament(self, request: tpb.CreateTournamentRequest, context: Any) -> tpb.CreateTournamentResponse:  # noqa: N802
+    async def CreateTournament(
+        self, request: tpb.CreateTournamentRequest, context: Any
+    ) -> tpb.CreateTournamentResponse:
         try:
             spec = spec_from_proto(request.spec)
         except (SpecError, ValueError) as e:
@@ -105,12 +107,16 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
                           for p in parts],
         )
 
-    async def ListTournaments(self, request: tpb.ListTournamentsRequest, context: Any) -> tpb.ListTournamentsResponse:  # noqa: N802
+    async def ListTournaments(
+        self, request: tpb.ListTournamentsRequest, context: Any
+    ) -> tpb.ListTournamentsResponse:
         return tpb.ListTournamentsResponse(
             tournaments=[self._info(t.id) for t in self.director.store.tournaments()]
         )
 
-    async def StartTournament(self, request: tpb.StartTournamentRequest, context: Any) -> tpb.StartTournamentResponse:  # noqa: N802
+    async def StartTournament(
+        self, request: tpb.StartTournamentRequest, context: Any
+    ) -> tpb.StartTournamentResponse:
         await self._known(request.tournament_id, context)
         try:
             await self.director.start_now(request.tournament_id)
@@ -118,12 +124,16 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(e))
         return tpb.StartTournamentResponse(tournament=self._info(request.tournament_id))
 
-    async def CancelTournament(self, request: tpb.CancelTournamentRequest, context: Any) -> tpb.CancelTournamentResponse:  # noqa: N802
+    async def CancelTournament(
+        self, request: tpb.CancelTournamentRequest, context: Any
+    ) -> tpb.CancelTournamentResponse:
         await self._known(request.tournament_id, context)
         await self.director.cancel(request.tournament_id)
         return tpb.CancelTournamentResponse(tournament=self._info(request.tournament_id))
 
-    async def GetStandings(self, request: tpb.GetStandingsRequest, context: Any) -> tpb.GetStandingsResponse:  # noqa: N802
+    async def GetStandings(
+        self, request: tpb.GetStandingsRequest, context: Any
+    ) -> tpb.GetStandingsResponse:
         tid = request.tournament_id
         await self._known(tid, context)
         st = self.director.standings(tid)
@@ -145,13 +155,17 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
             duplicate_variance_reduction=st.duplicate_variance_reduction or 0.0,
         )
 
-    async def WatchTournament(self, request: tpb.WatchTournamentRequest, context: Any) -> AsyncIterator[tpb.WatchTournamentResponse]:  # noqa: N802
+    async def WatchTournament(
+        self, request: tpb.WatchTournamentRequest, context: Any
+    ) -> AsyncIterator[tpb.WatchTournamentResponse]:
         tid = request.tournament_id
         await self._known(tid, context)
         async for ev in self.director.watch(tid):
             yield _event(ev)
 
-    async def ExportResults(self, request: tpb.ExportResultsRequest, context: Any) -> tpb.ExportResultsResponse:  # noqa: N802
+    async def ExportResults(
+        self, request: tpb.ExportResultsRequest, context: Any
+    ) -> tpb.ExportResultsResponse:
         tid = request.tournament_id
         await self._known(tid, context)
         st = self.director.standings(tid)

@@ -19,9 +19,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from chinchon.engine import (
     OPTIONS,
     GreedyBot,
@@ -34,6 +31,8 @@ from chinchon.engine import (
     replay,
 )
 from chinchon.engine.record import dumps, load
+from rich.console import Console
+from rich.table import Table
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)

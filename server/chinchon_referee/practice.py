@@ -20,10 +20,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from chinchon.engine import RuleSet, RuleSetError
 from rich.console import Console
 from rich.table import Table
-
-from chinchon.engine import RuleSet, RuleSetError
 
 from .auth import TokenBook, new_token
 from .config import Policies, RefereeConfig, TimeControl

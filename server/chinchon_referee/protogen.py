@@ -21,8 +21,8 @@ PACKAGE = OUT / "chinchon" / "v1"
 
 
 def generate(out_dir: Path) -> list[Path]:
-    from grpc_tools import protoc  # dev dependency: grpcio-tools
     import grpc_tools
+    from grpc_tools import protoc  # dev dependency: grpcio-tools
 
     include = Path(grpc_tools.__file__).parent / "_proto"
     files = sorted(str(p.relative_to(PROTOS)) for p in PROTOS.rglob("*.proto"))

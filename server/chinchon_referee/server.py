@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from chinchon.v1 import referee_pb2, referee_pb2_grpc, tournament_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-
-from chinchon.v1 import referee_pb2, referee_pb2_grpc, tournament_pb2
 
 from .auth import AuthInterceptor, TokenBook
 from .config import RefereeConfig

@@ -276,7 +276,7 @@ async def run_tournament(args: argparse.Namespace) -> int:
 
 
 def _store_spec(store: SqliteStore, tid: str, spec: dict[str, Any]) -> None:
-    with store._tx() as c:  # noqa: SLF001 - a small helper owned by this module
+    with store._tx() as c:
         c.execute("UPDATE tournaments SET spec = ? WHERE id = ?", (json.dumps(spec), tid))
 
 

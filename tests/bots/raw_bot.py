@@ -15,12 +15,11 @@ import asyncio
 import sys
 
 import grpc
-from google.protobuf import json_format
-
 from chinchon.engine import cards_of, deck_cards
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
+from google.protobuf import json_format
 
 
 def illegal_action(req: pb.ActionRequest) -> g.Action:
