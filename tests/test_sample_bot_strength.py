@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ if str(ROOT) not in sys.path:
 from chinchon.engine import (  # noqa: E402
     DEFAULT_RULES,
     Action,
+    Bot,
     GreedyBot,
     Observation,
     RandomBot,
@@ -32,7 +33,7 @@ from chinchon.engine import (  # noqa: E402
 from sample_bots.python.strong_bot import StrongBot  # noqa: E402
 
 #: Deals of the match against GreedyBot; each is played twice (seats swapped).
-DEALS = 30
+DEALS = 40
 SEED = "sample-bot-strength"
 
 
@@ -63,37 +64,41 @@ def wilson_lower(successes: float, n: int, z: float) -> float:
 
 
 def duplicate_match(
-    opponent: type, deals: int, seed: str, rules: RuleSet = DEFAULT_RULES
-) -> tuple[float, int, CheckedBot]:
-    """StrongBot's score (1 a win, 1/2 a shared draw), the games played, its wrapper."""
+    opponent: Callable[[int], Bot], deals: int, seed: str, rules: RuleSet = DEFAULT_RULES
+) -> tuple[float, int, int, float]:
+    """StrongBot's score (1 a win, 1/2 a shared draw), the games played, its decisions
+    and the CPU seconds they took."""
     score = 0.0
     games = 0
-    checked = CheckedBot(StrongBot(seed=0, strict=True))
+    decisions = 0
+    cpu = 0.0
     for i in range(deals):
         for strong_seat in (0, 1):
-            checked.bot = StrongBot(seed=i, strict=True)
-            other = opponent(i) if opponent is RandomBot else opponent()
-            bots = [checked, other] if strong_seat == 0 else [other, checked]
+            strong = CheckedBot(StrongBot(seed=i, strict=True))
+            other = opponent(i)
+            bots = [strong, other] if strong_seat == 0 else [other, strong]
             state, _ = play_game(rules, bots, seed, f"deal-{i}")
             assert state.result is not None
             if strong_seat in state.result.winners:
                 score += 1.0 / len(state.result.winners)
             games += 1
-    return score, games, checked
+            decisions += strong.decisions
+            cpu += strong.cpu
+    return score, games, decisions, cpu
 
 
 def test_strong_beats_greedy_by_a_real_margin() -> None:
-    score, games, checked = duplicate_match(GreedyBot, DEALS, SEED)
+    score, games, decisions, cpu = duplicate_match(lambda i: GreedyBot(), DEALS, SEED)
     rate = score / games
     lower = wilson_lower(score, games, z=1.645)  # 90% two-sided interval
     assert rate > 0.5
     assert lower > 0.5, f"win rate {rate:.1%} over {games} games, 90% lower bound {lower:.1%}"
     # Fast: well under 5 ms of CPU per decision on average.
-    assert checked.cpu / checked.decisions < 0.005
+    assert cpu / decisions < 0.005, f"{1000 * cpu / decisions:.2f} ms per decision"
 
 
 def test_strong_beats_random() -> None:
-    score, games, _ = duplicate_match(RandomBot, 5, SEED + "-random")
+    score, games, _, _ = duplicate_match(RandomBot, 5, SEED + "-random")
     assert score == games
 
 
@@ -108,8 +113,7 @@ def test_strong_beats_random() -> None:
         RuleSet(open_discard=False),
         RuleSet(retake_discard=True, figure_points="10-10-10"),
     ],
-    ids=["jokers", "deck48", "three-players", "loose-close", "full-close", "closed-pile",
-         "retake"],
+    ids=["jokers", "deck48", "three-players", "loose-close", "full-close", "closed-pile", "retake"],
 )
 def test_strong_plays_legally_under_other_rules(rules: RuleSet) -> None:
     """Strict mode raises on any internal error; CheckedBot asserts legality."""

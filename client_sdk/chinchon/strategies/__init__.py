@@ -1,13 +1,9 @@
-"""Playing strategies shared by the house bots and the sample bots."""
+"""Playing strategies shared by the house bots and the sample bots.
 
-from chinchon.engine import GreedyBot
+``StrongBot`` (in :mod:`chinchon.strategies.strong`) is the referee's "strong" house bot
+and the strong sample bot.
+"""
 
-
-class StrongBot(GreedyBot):  # placeholder until the strong strategy lands
-    name = "strong"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.seed = seed
-
+from .strong import StrongBot
 
 __all__ = ["StrongBot"]

@@ -1,0 +1,1 @@
+"""Sample bots written in Python against the engine's Bot protocol."""
