@@ -81,8 +81,26 @@ _BONUS_FROM_WIRE = {v: k for k, v in _BONUS_TO_WIRE.items()}
 # -- rule sets ---------------------------------------------------------------------------
 
 
+# RuleSet.to_dict (dataclasses.asdict) is slow and the referee sends the rules in every
+# observation: keep one wire template per rule set (RuleSet hashes by value) and copy it.
+_RULES_WIRE: dict[RuleSet, g.RuleSet] = {}
+
+
+def _rules_template(rules: RuleSet) -> g.RuleSet:
+    """The cached wire form of ``rules``: never mutate it (copy it, or pass it to a
+    message constructor, which copies)."""
+    m = _RULES_WIRE.get(rules)
+    if m is None:
+        if len(_RULES_WIRE) >= 256:
+            _RULES_WIRE.clear()
+        m = _RULES_WIRE[rules] = g.RuleSet(**rules.to_dict())
+    return m
+
+
 def rules_to_wire(rules: RuleSet) -> g.RuleSet:
-    return g.RuleSet(**rules.to_dict())
+    m = g.RuleSet()
+    m.CopyFrom(_rules_template(rules))
+    return m
 
 
 def rules_from_wire(msg: g.RuleSet, base: RuleSet | None = None) -> RuleSet:
@@ -217,7 +235,7 @@ def observation_to_wire(obs: Observation, history: Sequence[g.HandResult] = ()) 
     past = list(history) if len(history) == len(obs.past_hands) else [
         hand_result_to_wire(h) for h in obs.past_hands
     ]
-    return g.Observation(
+    msg = g.Observation(
         seat=obs.seat,
         hand_number=obs.hand_no,
         phase=_PHASE_TO_WIRE[obs.phase],
@@ -234,20 +252,36 @@ def observation_to_wire(obs: Observation, history: Sequence[g.HandResult] = ()) 
             for p in obs.players
         ],
         table=[_meld_wire(i, t) for i, t in enumerate(obs.table)],
-        events=[
-            g.PublicEvent(
-                kind=_EVENT_TO_WIRE[e.kind],
-                seat=e.seat,
-                card=str(e.card) if e.card is not None else "",
-                detail=e.detail,
-            )
-            for e in obs.events
-        ],
         taken_from_discard=str(obs.taken_from_discard) if obs.taken_from_discard is not None else "",
         closer=obs.closer,
-        rules=rules_to_wire(obs.rules),
+        rules=_rules_template(obs.rules),  # the constructor copies the template
         past_hands=past,
     )
+    if obs.events:
+        msg.MergeFromString(b"".join([_event_bytes(e) for e in obs.events]))
+    return msg
+
+
+# An observation lists every public event of the hand (about 50 on average), mostly the
+# same ones as the previous observation. Building (or copying) 50 submessages costs more
+# than the rest of the observation, so each event's encoding as a one-element
+# ``Observation.events`` is kept (Event hashes by value) and the concatenation is parsed
+# once: protobuf appends repeated fields met while parsing, in order.
+_EVENTS_WIRE: dict[Event, bytes] = {}
+
+
+def _event_bytes(e: Event) -> bytes:
+    b = _EVENTS_WIRE.get(e)
+    if b is None:
+        if len(_EVENTS_WIRE) >= 8192:
+            _EVENTS_WIRE.clear()
+        b = _EVENTS_WIRE[e] = g.Observation(events=[g.PublicEvent(
+            kind=_EVENT_TO_WIRE[e.kind],
+            seat=e.seat,
+            card=str(e.card) if e.card is not None else "",
+            detail=e.detail,
+        )]).SerializeToString()
+    return b
 
 
 def _cards(xs: Sequence[str]) -> tuple[int, ...]:

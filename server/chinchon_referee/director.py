@@ -283,8 +283,8 @@ class Director:
 
     # -- results --------------------------------------------------------------------------
     def counts(self, tid: str) -> tuple[int, int]:
-        games = self.store.games(tid)
-        return len(games), sum(1 for g in games if g.status == "finished")
+        """(games in the schedule, games finished), counted by the store (no rows read)."""
+        return self.store.game_counts(tid)
 
     def standings(self, tid: str) -> Standings:
         spec = self.spec_of(tid)

@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from google.protobuf.duration_pb2 import Duration
-
 from chinchon.engine import (
     Action,
     Bot,
@@ -43,7 +41,7 @@ from chinchon.engine import (
     new_game,
     observation,
 )
-from chinchon.engine.record import RecordBuilder, summarize
+from chinchon.engine.record import RecordBuilder
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import record_pb2 as r
 from chinchon.v1 import referee_pb2 as pb
@@ -56,6 +54,7 @@ from chinchon.wire import (
     rules_from_wire,
     rules_to_wire,
 )
+from google.protobuf.duration_pb2 import Duration
 
 from . import __version__
 from .config import Limits, Policies, RefereeConfig, TimeControl
@@ -129,7 +128,7 @@ class Connection:
                     break
         except asyncio.CancelledError:
             pass
-        except Exception as e:  # noqa: BLE001 - e.g. bytes that are not a PlayRequest
+        except Exception as e:
             log.info("stream_broken", bot=self.bot, conn=self.id, error=repr(e))
             self.abort = (
                 grpc.StatusCode.INVALID_ARGUMENT,
@@ -217,13 +216,15 @@ class Connection:
             raise Disconnected()
         async with self._wlock:
             try:
-                await asyncio.wait_for(self.context.write(msg), self.limits.write_timeout)
+                # asyncio.timeout, not wait_for: no Task per write (two writes per decision).
+                async with asyncio.timeout(self.limits.write_timeout):
+                    await self.context.write(msg)
             except TimeoutError:
                 log.warning("write_timeout", bot=self.bot, conn=self.id)
                 self.abort = (grpc.StatusCode.DEADLINE_EXCEEDED, "the bot stopped reading")
                 self._close()
                 raise Disconnected() from None
-            except Exception:  # noqa: BLE001 - any write failure means the stream is gone
+            except Exception:
                 self._close()
                 raise Disconnected() from None
         return time.monotonic()
@@ -669,7 +670,7 @@ class Referee:
         self.games_running += 1
         try:
             outcome = await GameRunner(spec, seats, self).run()
-        except Exception:  # noqa: BLE001 - a referee bug must not take other games down
+        except Exception:
             log.exception("game_crashed", game_id=spec.game_id)
             outcome = self._aborted(spec, seats, "the referee hit an internal error")
         finally:
@@ -817,7 +818,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         self.referee = referee
         self.tokens = tokens
 
-    async def Play(self, request_iterator: AsyncIterator[pb.PlayRequest], context: Any) -> None:  # noqa: N802
+    async def Play(self, request_iterator: AsyncIterator[pb.PlayRequest], context: Any) -> None:
         bot = self.tokens.bot_for_metadata(context.invocation_metadata())
         if bot is None:  # the interceptor already refused it; belt and braces
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown or missing token")

@@ -106,6 +106,10 @@ class Store(ABC):
     def games(self, tid: str) -> list[GameRow]: ...
 
     @abstractmethod
+    def game_counts(self, tid: str) -> tuple[int, int]:
+        """(games scheduled in all, games finished): cheap, called on every event."""
+
+    @abstractmethod
     def mark_running(self, game_id: str) -> None: ...
 
     @abstractmethod
@@ -217,6 +221,13 @@ class SqliteStore(Store):
             )
             for r in rows
         ]
+
+    def game_counts(self, tid: str) -> tuple[int, int]:
+        (total, done), = self._query(
+            "SELECT COUNT(*), COALESCE(SUM(status = 'finished'), 0) FROM games "
+            "WHERE tournament_id = ?", (tid,),
+        )
+        return int(total), int(done)
 
     def mark_running(self, game_id: str) -> None:
         with self._tx() as c:

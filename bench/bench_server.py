@@ -1,0 +1,790 @@
+"""Referee server benchmarks: the gRPC echo ceiling, referee throughput and latency, idle memory.
+
+Everything runs on loopback (127.0.0.1), in bounded loops that stop by themselves:
+
+1. **Echo ceiling.** A tiny ``grpc.aio`` server in its own process with one bidi method
+   that writes back every message it reads (generic handler, raw bytes, payload the
+   size of a typical ActionRequest), and one client process holding 100 streams that
+   each do request/response round trips back to back. Reported: round trips/s and the
+   round-trip latency at that load.
+2. **Referee.** The real referee (``start_server`` + ``Referee``) in its own process,
+   with 100 games in flight at all times ("lanes": each lane calls ``referee.play`` for
+   one GameSpec after another), and 200 bot streams (100 games x 2 seats) from one
+   client process of minimal raw bots that answer every ActionRequest with its first
+   legal action (no SDK, no observation decoding). Reported: decisions/s (counted by
+   ``referee.decisions``), its ratio to the echo ceiling, the CPU use of both processes,
+   and the latency:
+
+   * *referee time per decision* (server side): from the moment the referee reads a
+     bot's answer off the stream (``Connection`` stamps it) to the moment the next
+     ActionRequest of the same game has been written (``Connection.send`` returns).
+     It covers applying the action, the record, the ActionAccepted write, chance nodes
+     and hand ends, the next observation and legal actions, and the time spent waiting
+     for the event loop behind the other games. It is measured by wrapping
+     ``Connection.ask``/``Connection.send`` inside the harness process only (the library
+     is unchanged), in a window separate from the throughput window.
+   * *bot-side draw -> discard*: a bot that answered a draw request measures the time
+     until the discard request of the same seat arrives (the only case where the same
+     bot acts twice in a row); minus the echo p50 at the same load, that is the
+     referee's added latency as a bot sees it.
+
+   Both are also measured with a single game in flight (the referee's own cost with no
+   queueing behind other games).
+3. **Memory.** A fresh referee process; its VmRSS (``/proc/<pid>/status``) before and
+   after 1,000 bot streams (Hello, queue mode) are connected and idle in the lobby,
+   opened from 2 client processes over 10 channels each.
+
+    python bench/bench_server.py            # full: ~2 minutes
+    python bench/bench_server.py --quick    # shorter windows: ~1 minute
+    python bench/bench_server.py --json out.json
+
+``python bench/bench_server.py bot --target HOST:PORT --token T --streams N`` runs the
+fast raw bot on its own (bench/bench_tournament.py uses it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import multiprocessing as mp
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+PLAY_METHOD = "/chinchon.v1.RefereeService/Play"
+ECHO_METHOD = "/bench.Echo/Echo"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# -- small helpers ------------------------------------------------------------------------
+
+
+def raise_nofile(want: int = 65536) -> int:
+    """Raise the soft RLIMIT_NOFILE towards ``want`` (up to the hard limit)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    return soft
+
+
+def pct(xs: Sequence[float], p: float) -> float:
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    k = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
+    return s[k]
+
+
+def proc_status(pid: int) -> dict[str, int]:
+    """VmRSS / VmHWM in KiB from /proc/<pid>/status."""
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(rest.split()[0])
+    return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def machine() -> str:
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import grpc
+    from google.protobuf.internal import api_implementation
+
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (f"{os.cpu_count()} cores ({model or platform.processor()}), {mem:.0f} GiB, "
+            f"{platform.system()} {platform.release()}, Python {platform.python_version()}, "
+            f"grpcio {grpc.__version__}, protobuf {api_implementation.Type()}")
+
+
+def typical_request_size(games: int = 5) -> dict[str, float]:
+    """Sizes of the PlayResponse{action_request} the referee sends, over a few games
+    played the way the benchmark bots play (first legal action)."""
+    from chinchon.engine import RuleSet, ShuffleSource, apply, legal_actions, new_game, observation
+    from chinchon.v1 import referee_pb2 as pb
+    from chinchon.wire import action_to_wire, hand_result_to_wire, observation_to_wire
+    from google.protobuf.duration_pb2 import Duration
+
+    sizes: list[int] = []
+    per_game: list[int] = []
+    for gi in range(games):
+        st = new_game(RuleSet(players=2))
+        src = ShuffleSource("bench-seed", f"size/{gi}")
+        past: list[Any] = []
+        n = 0
+        while not st.is_over:
+            k = len(st.results)
+            if st.is_chance:
+                st = apply(st, src.chance(st))
+            else:
+                legal = legal_actions(st)
+                obs = observation_to_wire(observation(st, st.to_act, ["p0", "p1"]), past)
+                msg = pb.PlayResponse(action_request=pb.ActionRequest(
+                    request_id=1_000_000, game_id=f"L100-42-{gi}", observation=obs,
+                    legal_actions=[action_to_wire(a) for a in legal],
+                    move_time=Duration(seconds=30), bank_time=Duration(seconds=60)))
+                sizes.append(msg.ByteSize())
+                st = apply(st, legal[0], seat=st.to_act)
+                n += 1
+            if len(st.results) > k:
+                past.append(hand_result_to_wire(st.results[-1]))
+        per_game.append(n)
+    return {"mean": statistics.mean(sizes), "p50": pct(sizes, 50), "max": max(sizes),
+            "decisions_per_game": statistics.mean(per_game)}
+
+
+def _recv(pipe: Any, timeout: float, what: str) -> Any:
+    if not pipe.poll(timeout):
+        raise TimeoutError(f"no answer from {what} within {timeout:g} s")
+    return pipe.recv()
+
+
+# -- 1. the echo ceiling ------------------------------------------------------------------
+
+
+def echo_server_proc(pipe: Any) -> None:
+    raise_nofile()
+    asyncio.run(_echo_server(pipe))
+
+
+async def _echo_server(pipe: Any) -> None:
+    import grpc
+
+    async def echo(requests: Any, context: Any) -> None:
+        async for msg in requests:  # the referee reads the same way and writes with write()
+            await context.write(msg)
+
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Echo", {"Echo": grpc.stream_stream_rpc_method_handler(echo)})
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    pipe.send(("ready", port, os.getpid()))
+    await asyncio.get_running_loop().run_in_executor(None, pipe.recv)  # "stop"
+    await server.stop(0.5)
+
+
+def echo_client_proc(pipe: Any, target: str, streams: int, per_channel: int, payload: int,
+                     warmup: float, measure: float, server_pid: int) -> None:
+    raise_nofile()
+    pipe.send(asyncio.run(_echo_client(target, streams, per_channel, payload, warmup, measure,
+                                       server_pid)))
+
+
+async def _echo_client(target: str, streams: int, per_channel: int, payload: int,
+                       warmup: float, measure: float, server_pid: int) -> dict[str, Any]:
+    import grpc
+
+    channels = [grpc.aio.insecure_channel(target)
+                for _ in range(max(1, -(-streams // per_channel)))]
+    state = {"stop": False, "measuring": False, "n": 0}
+    lat: list[float] = []
+    data = os.urandom(payload)
+    clock = time.perf_counter
+
+    async def one(ch: Any) -> None:
+        call = ch.stream_stream(ECHO_METHOD)()
+        while not state["stop"]:
+            t = clock()
+            await call.write(data)
+            got = await call.read()
+            if got is grpc.aio.EOF:
+                return
+            if state["measuring"]:
+                state["n"] += 1
+                lat.append(clock() - t)
+        await call.done_writing()
+
+    tasks = [asyncio.ensure_future(one(channels[i % len(channels)])) for i in range(streams)]
+    await asyncio.sleep(warmup)
+    state["measuring"] = True
+    t0, c0, s0 = time.monotonic(), time.process_time(), cpu_seconds(server_pid)
+    await asyncio.sleep(measure)
+    state["measuring"] = False
+    t1, c1, s1 = time.monotonic(), time.process_time(), cpu_seconds(server_pid)
+    n = state["n"]
+    state["stop"] = True
+    await asyncio.wait(tasks, timeout=10)
+    for t in tasks:
+        t.cancel()
+    for ch in channels:
+        await ch.close()
+    el = t1 - t0
+    return {"round_trips": n, "seconds": el, "rate": n / el, "lat": lat,
+            "client_cpu": (c1 - c0) / el, "server_cpu": (s1 - s0) / el}
+
+
+# -- the fast raw bot ---------------------------------------------------------------------
+
+
+async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: int = 50,
+                    max_seconds: float = 600.0,
+                    stop_when: Callable[[], bool] | None = None) -> dict[str, Any]:
+    """Open ``count`` Play streams per ``(token, count)`` in ``plan`` and answer every
+    ActionRequest with its first legal action, until the referee closes the streams,
+    ``stop_when()`` turns true (checked every 0.1 s; the streams are then cancelled) or
+    ``max_seconds`` pass. Returns counters and (monotonic time, seconds) samples of the
+    draw -> discard delay of one seat."""
+    import grpc
+    from chinchon.v1 import game_pb2 as g
+    from chinchon.v1 import referee_pb2 as pb
+
+    hello = pb.PlayRequest(hello=pb.Hello(client="bench-fast-bot", queue=pb.QueueMode()))
+    hello_bytes = hello.SerializeToString()
+    parse = pb.PlayResponse.FromString
+    draw, discard = g.PHASE_DRAW, g.PHASE_DISCARD
+    mono = time.monotonic
+    samples: list[tuple[float, float]] = []
+    counts: Counter[str] = Counter()
+    total = sum(n for _, n in plan)
+    channels = [grpc.aio.insecure_channel(target)
+                for _ in range(max(1, -(-total // per_channel)))]
+
+    calls: list[Any] = []
+
+    async def one(ch: Any, token: str) -> None:
+        call = ch.stream_stream(PLAY_METHOD)(metadata=(("authorization", f"Bearer {token}"),))
+        calls.append(call)
+        drew_at = 0.0
+        try:
+            await call.write(hello_bytes)
+            while True:
+                data = await call.read()
+                if data is grpc.aio.EOF:
+                    break
+                msg = parse(data)
+                kind = msg.WhichOneof("kind")
+                if kind == "action_request":
+                    now = mono()
+                    req = msg.action_request
+                    phase = req.observation.phase
+                    if drew_at and phase == discard:
+                        samples.append((now, now - drew_at))
+                    drew_at = 0.0
+                    reply = pb.PlayRequest(action=pb.ActionReply(
+                        request_id=req.request_id, action=req.legal_actions[0]))
+                    data = reply.SerializeToString()
+                    if phase == draw:
+                        # Stamped before the write: its completion can be reported late.
+                        drew_at = mono()
+                    await call.write(data)
+                    counts["requests"] += 1
+                elif kind is not None:
+                    counts[kind] += 1
+        except grpc.aio.AioRpcError as e:
+            counts[f"closed:{e.code().name}"] += 1
+        except asyncio.CancelledError:
+            counts["cancelled"] += 1
+        else:
+            counts["closed:OK"] += 1
+
+    tasks = []
+    i = 0
+    for token, n in plan:
+        for _ in range(n):
+            tasks.append(asyncio.ensure_future(one(channels[i % len(channels)], token)))
+            i += 1
+    async def watch() -> None:
+        if stop_when is None:
+            return
+        while not stop_when():
+            await asyncio.sleep(0.1)
+        for call in calls:
+            call.cancel()
+
+    watcher = asyncio.ensure_future(watch())
+    _, pending = await asyncio.wait(tasks, timeout=max_seconds)
+    watcher.cancel()
+    for t in pending:
+        t.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=5)
+    for ch in channels:
+        await ch.close(grace=None)
+    return {"counts": dict(counts), "samples": samples, "cpu": time.process_time(),
+            "timed_out": len(pending)}
+
+
+def bot_proc(pipe: Any, target: str, plan: list[tuple[str, int]], per_channel: int,
+             max_seconds: float) -> None:
+    raise_nofile()
+    pipe.send(asyncio.run(fast_bots(target, plan, per_channel, max_seconds, pipe.poll)))
+
+
+# -- 2/3. the referee harness -------------------------------------------------------------
+
+
+def referee_proc(pipe: Any, names: list[str]) -> None:
+    raise_nofile()
+    asyncio.run(_referee_harness(pipe, names))
+
+
+def _lobby_size(referee: Any) -> int:
+    return sum(referee.lobby.connected(b) for b in list(referee.lobby.idle))
+
+
+async def _referee_harness(pipe: Any, names: list[str]) -> None:
+    from chinchon_referee.auth import TokenBook
+    from chinchon_referee.config import Policies, RefereeConfig, TimeControl
+    from chinchon_referee.logs import configure
+    from chinchon_referee.server import start_server
+
+    configure("warning", "text")
+    tokens = TokenBook()
+    for n in names:
+        tokens.add(n, f"tok-{n}")
+    # A generous clock: a benchmark on 2 cores must never see a timeout.
+    config = RefereeConfig(time_control=TimeControl(per_move=30.0, bank=60.0),
+                           policies=Policies(reconnect_grace=30.0))
+    server = await start_server("127.0.0.1:0", config, tokens)
+    referee = server.referee
+    loop = asyncio.get_running_loop()
+    pipe.send(("ready", server.port, os.getpid()))
+    while True:
+        cmd, arg = await loop.run_in_executor(None, pipe.recv)
+        if cmd == "wait_idle":
+            want, timeout = arg
+            deadline = time.monotonic() + timeout
+            while _lobby_size(referee) < want and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            pipe.send(_lobby_size(referee))
+        elif cmd == "gc":
+            gc.collect()
+            pipe.send(_lobby_size(referee))
+        elif cmd == "load":
+            pipe.send(await run_load(referee, **arg))
+        elif cmd == "stop":
+            await server.stop(0.5)
+            pipe.send("stopped")
+            return
+
+
+class _Timing:
+    """Wraps Connection.ask/send (in this process only) to time the referee between
+    reading an answer and writing the next request of the same game."""
+
+    def __init__(self) -> None:
+        from chinchon_referee import referee as R
+
+        self.R = R
+        self.orig_send = R.Connection.send
+        self.orig_ask = R.Connection.ask
+        self.last_answer: dict[str, float] = {}
+        self.samples: list[float] = []
+        self.to_discard: list[float] = []  # the subset where the next request is a discard
+
+    def install(self) -> None:
+        orig_send, orig_ask = self.orig_send, self.orig_ask
+        last, samples, to_discard = self.last_answer, self.samples, self.to_discard
+        from chinchon.v1 import game_pb2 as g
+
+        discard = g.PHASE_DISCARD
+
+        async def send(conn: Any, msg: Any) -> float:
+            gid = conn.__dict__.pop("_bench_gid", None)
+            phase = conn.__dict__.pop("_bench_phase", None)
+            t = await orig_send(conn, msg)
+            if gid is not None:  # this write is an ActionRequest
+                conn._bench_t0 = t
+                prev = last.pop(gid, None)
+                if prev is not None:
+                    samples.append(t - prev)
+                    if phase == discard:
+                        to_discard.append(t - prev)
+            return t
+
+        async def ask(conn: Any, request: Any, budget: float) -> Any:
+            conn._bench_gid = request.game_id
+            conn._bench_phase = request.observation.phase
+            action, took = await orig_ask(conn, request, budget)
+            last[request.game_id] = conn._bench_t0 + took  # the answer's read time
+            return action, took
+
+        self.R.Connection.send = send
+        self.R.Connection.ask = ask
+
+    def remove(self) -> None:
+        self.R.Connection.send = self.orig_send
+        self.R.Connection.ask = self.orig_ask
+
+
+async def run_load(referee: Any, lanes: int, warmup: float, measure: float, latency: float,
+                   players: Sequence[str] = ("p0", "p1"), bot_pids: Sequence[int] = (),
+                   profile: str = "") -> dict[str, Any]:
+    """Keep ``lanes`` games in flight; measure decisions/s over ``measure`` seconds after
+    ``warmup``, then the referee's per-decision time over ``latency`` seconds."""
+    from chinchon.engine import RuleSet
+    from chinchon_referee.config import Policies, TimeControl
+    from chinchon_referee.referee import GameSpec
+
+    rules = RuleSet(players=len(players))
+    tc = TimeControl(per_move=30.0, bank=60.0)
+    pol = Policies(reconnect_grace=30.0)
+    stop = False
+    terms: Counter[str] = Counter()
+    games = [0]
+
+    async def lane(i: int) -> None:
+        j = 0
+        while not stop:
+            seats = list(players) if (i + j) % 2 == 0 else list(reversed(players))
+            spec = GameSpec(game_id=f"L{lanes}-{i}-{j}", rules=rules, players=seats,
+                            seed="bench-seed", deal_id=f"{i}/{j}", time_control=tc, policies=pol)
+            out = await referee.play(spec)
+            terms[out.termination] += 1
+            games[0] += 1
+            j += 1
+
+    tasks = [asyncio.ensure_future(lane(i)) for i in range(lanes)]
+    await asyncio.sleep(warmup)
+    prof = None
+    if profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+    pids = [os.getpid(), *bot_pids]
+    d0, g0, t0 = referee.decisions, games[0], time.monotonic()
+    cpu0 = [cpu_seconds(p) for p in pids]
+    await asyncio.sleep(measure)
+    d1, g1, t1 = referee.decisions, games[0], time.monotonic()
+    cpu1 = [cpu_seconds(p) for p in pids]
+    if prof is not None:
+        prof.disable()
+        prof.dump_stats(profile)
+    timing = _Timing()
+    timing.install()
+    tl0 = time.monotonic()
+    await asyncio.sleep(latency)
+    tl1 = time.monotonic()
+    timing.remove()
+    stop = True
+    _, pending = await asyncio.wait(tasks, timeout=120)
+    for t in pending:
+        t.cancel()
+    el = t1 - t0
+    cpu = [(b - a) / el for a, b in zip(cpu0, cpu1, strict=True)]
+    return {
+        "lanes": lanes, "decisions": d1 - d0, "seconds": el, "rate": (d1 - d0) / el,
+        "games": g1 - g0, "window": (t0, t1), "latency_window": (tl0, tl1),
+        "server_cpu": cpu[0], "bot_cpu": cpu[1:], "referee_ms": [x * 1000 for x in timing.samples],
+        "referee_to_discard_ms": [x * 1000 for x in timing.to_discard],
+        "terminations": dict(terms), "unfinished": len(pending),
+    }
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+class Procs:
+    """Child processes (spawned, so no gRPC state is forked) with a pipe each."""
+
+    def __init__(self) -> None:
+        self.ctx = mp.get_context("spawn")
+        self.items: list[tuple[Any, Any]] = []
+
+    def start(self, target: Any, *args: Any) -> tuple[Any, Any]:
+        parent, child = self.ctx.Pipe()
+        p = self.ctx.Process(target=target, args=(child, *args), daemon=True)
+        p.start()
+        self.items.append((p, parent))
+        return p, parent
+
+    def reap(self, timeout: float = 10) -> None:
+        for p, _ in self.items:
+            p.join(timeout)
+            if p.is_alive():
+                p.terminate()
+                p.join(5)
+        self.items.clear()
+
+
+def bench_echo(args: argparse.Namespace, payload: int, procs: Procs) -> dict[str, Any]:
+    _, srv = procs.start(echo_server_proc)
+    _, port, pid = _recv(srv, 30, "the echo server")
+    per = args.streams // args.client_procs
+    clients = [procs.start(echo_client_proc, f"127.0.0.1:{port}", per, args.per_channel, payload,
+                           args.echo_warmup, args.echo_measure, pid)[1]
+               for _ in range(args.client_procs)]
+    res = [_recv(c, args.echo_warmup + args.echo_measure + 60, "an echo client") for c in clients]
+    srv.send("stop")
+    procs.reap()
+    lat = [x for r in res for x in r["lat"]]
+    return {"rate": sum(r["rate"] for r in res), "p50_ms": pct(lat, 50) * 1000,
+            "p99_ms": pct(lat, 99) * 1000, "server_cpu": res[0]["server_cpu"],
+            "client_cpu": sum(r["client_cpu"] for r in res), "payload": payload,
+            "streams": per * args.client_procs}
+
+
+def bench_referee(args: argparse.Namespace, procs: Procs) -> dict[str, Any]:
+    players = ["p0", "p1"]
+    _, ref = procs.start(referee_proc, players)
+    _, port, _pid = _recv(ref, 60, "the referee")
+    target = f"127.0.0.1:{port}"
+    lanes = args.streams
+    total = args.warmup + args.measure + args.latency + args.single + 300
+    bots = []
+    for k in range(args.client_procs):
+        share = lanes // args.client_procs + (1 if k < lanes % args.client_procs else 0)
+        plan = [(f"tok-{p}", share) for p in players]
+        bots.append(procs.start(bot_proc, target, plan, args.per_channel, total))
+    ref.send(("wait_idle", (2 * lanes, 60)))
+    got = _recv(ref, 90, "the referee")
+    if got < 2 * lanes:
+        raise RuntimeError(f"only {got} of {2 * lanes} bot streams reached the lobby")
+    pids = [p.pid for p, _ in bots]
+    ref.send(("load", {"lanes": lanes, "warmup": args.warmup, "measure": args.measure,
+                       "latency": args.latency, "players": players, "bot_pids": pids,
+                       "profile": args.profile}))
+    many = _recv(ref, total, "the referee (load)")
+    ref.send(("load", {"lanes": 1, "warmup": 1.0, "measure": args.single,
+                       "latency": args.single, "players": players, "bot_pids": pids}))
+    one = _recv(ref, total, "the referee (single game)")
+    for _, b in bots:
+        b.send("stop")
+    bot_res = [_recv(b, 60, "a bot process") for _, b in bots]
+    ref.send(("stop", None))
+    _recv(ref, 30, "the referee (stop)")
+    procs.reap()
+    samples = [s for r in bot_res for s in r["samples"]]
+    counts: Counter[str] = Counter()
+    for r in bot_res:
+        counts.update(r["counts"])
+
+    def window(w: tuple[float, float]) -> list[float]:
+        return [d * 1000 for t, d in samples if w[0] <= t <= w[1]]
+
+    for r in (many, one):
+        r["bot_draw_discard_ms"] = window(r["window"])
+    return {"many": many, "one": one, "bot_counts": dict(counts)}
+
+
+def bench_memory(args: argparse.Namespace, procs: Procs) -> dict[str, Any]:
+    names = [f"m{i}" for i in range(10)]
+    _, ref = procs.start(referee_proc, names)
+    _, port, pid = _recv(ref, 60, "the referee")
+    time.sleep(1.0)
+    ref.send(("gc", None))
+    _recv(ref, 30, "the referee")
+    before = proc_status(pid)
+    n = args.idle
+    per_proc = n // args.mem_procs
+    bots = []
+    for k in range(args.mem_procs):
+        count = per_proc + (n - per_proc * args.mem_procs if k == 0 else 0)
+        plan = [(f"tok-{names[(k * 5 + i) % len(names)]}", count // 5 + (1 if i < count % 5 else 0))
+                for i in range(5)]
+        bots.append(procs.start(bot_proc, f"127.0.0.1:{port}", plan, max(1, count // 10), 300))
+    ref.send(("wait_idle", (n, 120)))
+    connected = _recv(ref, 180, "the referee")
+    time.sleep(2.0)
+    ref.send(("gc", None))
+    _recv(ref, 30, "the referee")
+    after = proc_status(pid)
+    for _, b in bots:
+        b.send("stop")
+    for _, b in bots:
+        _recv(b, 60, "an idle bot process")
+    ref.send(("stop", None))
+    _recv(ref, 30, "the referee (stop)")
+    procs.reap()
+    delta = after["VmRSS"] - before["VmRSS"]
+    return {"connected": connected, "before_kib": before["VmRSS"], "after_kib": after["VmRSS"],
+            "hwm_kib": after["VmHWM"], "per_conn_kib": delta / max(1, connected)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bot"]:
+        return bot_main(argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="shorter measurement windows")
+    ap.add_argument("--streams", type=int, default=100,
+                    help="echo streams = concurrent games (default 100)")
+    ap.add_argument("--client-procs", type=int, default=1,
+                    help="client processes for echo streams and bots (default 1)")
+    ap.add_argument("--per-channel", type=int, default=50, help="streams per gRPC channel")
+    ap.add_argument("--idle", type=int, default=1000, help="idle bot streams for the memory test")
+    ap.add_argument("--mem-procs", type=int, default=2)
+    ap.add_argument("--only", choices=["echo", "referee", "memory"], action="append")
+    ap.add_argument("--profile", default="", help="cProfile the referee's throughput window here")
+    ap.add_argument("--json", help="also write the figures to this file")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.echo_warmup, args.echo_measure = 1.0, 4.0
+        args.warmup, args.measure, args.latency, args.single = 2.0, 6.0, 4.0, 3.0
+    else:
+        args.echo_warmup, args.echo_measure = 2.0, 15.0
+        args.warmup, args.measure, args.latency, args.single = 5.0, 20.0, 10.0, 8.0
+    nofile = raise_nofile()
+    only = set(args.only or ["echo", "referee", "memory"])
+    procs = Procs()
+    print(f"machine: {machine()}; RLIMIT_NOFILE soft {nofile}")
+    size = typical_request_size()
+    payload = round(size["mean"])
+    print(f"ActionRequest (PlayResponse) size: mean {size['mean']:.0f} B, p50 {size['p50']:.0f} B, "
+          f"max {size['max']:.0f} B; {size['decisions_per_game']:.0f} decisions per game of "
+          "first-legal-action bots")
+    out: dict[str, Any] = {"machine": machine(), "request_size": size}
+    load0 = os.getloadavg()[0]
+    try:
+        if "echo" in only:
+            print(f"echo: {args.streams} streams, {payload} B payload ...", flush=True)
+            out["echo"] = bench_echo(args, payload, procs)
+        if "referee" in only:
+            print(f"referee: {args.streams} concurrent games, {2 * args.streams} bot streams ...",
+                  flush=True)
+            out["referee"] = bench_referee(args, procs)
+        if "memory" in only:
+            print(f"memory: {args.idle} idle bot streams ...", flush=True)
+            out["memory"] = bench_memory(args, procs)
+    finally:
+        for p, _ in procs.items:
+            if p.is_alive():
+                p.terminate()
+        procs.reap(5)
+    out["load"] = f"{load0:.2f} / {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)"
+    report(out)
+    if args.json:
+        slim = json.loads(json.dumps(out, default=str))
+        for key in ("many", "one"):
+            r = slim.get("referee", {}).get(key)
+            if r:
+                for k in ("referee_ms", "referee_to_discard_ms", "bot_draw_discard_ms"):
+                    xs = r.pop(k)
+                    r[k + "_p50_p99"] = [pct(xs, 50), pct(xs, 99), len(xs)]
+        with open(args.json, "w") as f:
+            json.dump(slim, f, indent=2)
+    return 0
+
+
+def report(out: dict[str, Any]) -> None:
+    rows: list[tuple[str, str]] = []
+    echo = out.get("echo")
+    if echo:
+        rows += [
+            ("echo: round trips/s", f"{echo['rate']:,.0f}  ({echo['streams']} streams, "
+                                    f"{echo['payload']} B each way)"),
+            ("echo: round trip p50 / p99", f"{echo['p50_ms']:.2f} / {echo['p99_ms']:.2f} ms"),
+            ("echo: CPU server / client", f"{echo['server_cpu']:.0%} / {echo['client_cpu']:.0%}"),
+            ("echo: CPU per round trip server / client",
+             f"{echo['server_cpu'] * 1e6 / echo['rate']:.0f} / "
+             f"{echo['client_cpu'] * 1e6 / echo['rate']:.0f} us"),
+        ]
+    ref = out.get("referee")
+    if ref:
+        many, one = ref["many"], ref["one"]
+        rows += [
+            (f"referee: decisions/s ({many['lanes']} games)",
+             f"{many['rate']:,.0f}  ({many['decisions']:,} decisions, {many['games']} games "
+             f"in {many['seconds']:.1f} s)"),
+        ]
+        if echo:
+            rows.append(("referee / echo ratio",
+                         f"{many['rate'] / echo['rate']:.3f}  (target >= 0.5)"))
+        srv_us = many["server_cpu"] * 1e6 / many["rate"]
+        bot_us = sum(many["bot_cpu"]) * 1e6 / many["rate"]
+        rows += [
+            ("referee: CPU server / bots", f"{many['server_cpu']:.0%} / "
+                                           + " + ".join(f"{c:.0%}" for c in many["bot_cpu"])),
+            ("referee: CPU per decision server / bots", f"{srv_us:.0f} / {bot_us:.0f} us"),
+            ("referee time/decision p50 / p99 (100 games)",
+             f"{pct(many['referee_ms'], 50):.2f} / {pct(many['referee_ms'], 99):.2f} ms  "
+             f"(n={len(many['referee_ms']):,})"),
+            ("  of which draw -> discard p50 / p99 (100 games)",
+             f"{pct(many['referee_to_discard_ms'], 50):.2f} / "
+             f"{pct(many['referee_to_discard_ms'], 99):.2f} ms"),
+            ("bot draw->discard p50 / p99 (100 games)",
+             f"{pct(many['bot_draw_discard_ms'], 50):.2f} / "
+             f"{pct(many['bot_draw_discard_ms'], 99):.2f} ms"),
+        ]
+        if echo:
+            rows.append(("  minus echo p50 (added latency p50 / p99)",
+                         f"{pct(many['bot_draw_discard_ms'], 50) - echo['p50_ms']:.2f} / "
+                         f"{pct(many['bot_draw_discard_ms'], 99) - echo['p50_ms']:.2f} ms"))
+        rows += [
+        ]
+        if echo:
+            # What each side could do with a core to itself (the CPU cost per operation
+            # is much less sensitive to other load on the machine than the rates are).
+            e_ded = 1e6 / max(echo["server_cpu"] * 1e6 / echo["rate"],
+                              echo["client_cpu"] * 1e6 / echo["rate"])
+            r_ded = 1e6 / max(srv_us, bot_us)
+            rows += [
+                ("one core each: echo rt/s, referee dec/s", f"{e_ded:,.0f}, {r_ded:,.0f}"),
+                ("one core each: referee / echo ratio", f"{r_ded / e_ded:.3f}"),
+            ]
+        terms = Counter(many["terminations"]) + Counter(one["terminations"])
+        rows += [
+            ("referee: decisions/s (1 game)", f"{one['rate']:,.0f}"),
+            ("referee time/decision p50 / p99 (1 game)",
+             f"{pct(one['referee_ms'], 50):.3f} / {pct(one['referee_ms'], 99):.3f} ms"),
+            ("  of which draw -> discard p50 / p99 (1 game)",
+             f"{pct(one['referee_to_discard_ms'], 50):.3f} / "
+             f"{pct(one['referee_to_discard_ms'], 99):.3f} ms"),
+            ("bot draw->discard p50 / p99 (1 game)",
+             f"{pct(one['bot_draw_discard_ms'], 50):.3f} / "
+             f"{pct(one['bot_draw_discard_ms'], 99):.3f} ms"),
+            ("games: terminations", ", ".join(
+                f"{k.removeprefix('TERMINATION_').lower()} {v}"
+                for k, v in terms.items())),
+        ]
+    mem = out.get("memory")
+    if mem:
+        rows += [
+            ("memory: idle streams connected", f"{mem['connected']:,}"),
+            ("memory: server VmRSS before / after",
+             f"{mem['before_kib'] / 1024:.1f} / {mem['after_kib'] / 1024:.1f} MiB "
+             f"(VmHWM {mem['hwm_kib'] / 1024:.1f} MiB)"),
+            ("memory: per idle connection", f"{mem['per_conn_kib']:.1f} KiB"),
+        ]
+    rows.append(("load average (1 min) at start / end", out.get("load", "")))
+    w = max(len(k) for k, _ in rows) if rows else 0
+    print()
+    for k, v in rows:
+        print(f"{k:<{w}}  {v}")
+
+
+def bot_main(argv: Sequence[str]) -> int:
+    ap = argparse.ArgumentParser(prog="bench_server.py bot",
+                                 description="fast raw bots: first legal action, N streams")
+    ap.add_argument("--target", required=True)
+    ap.add_argument("--token", required=True)
+    ap.add_argument("--streams", type=int, default=1)
+    ap.add_argument("--per-channel", type=int, default=50)
+    ap.add_argument("--max-seconds", type=float, default=3600)
+    a = ap.parse_args(argv)
+    raise_nofile()
+    res = asyncio.run(fast_bots(a.target, [(a.token, a.streams)], a.per_channel, a.max_seconds))
+    print(json.dumps({"counts": res["counts"], "cpu": res["cpu"]}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,210 @@
+"""Tournament throughput: a 6-bot round-robin run by the Director, at several concurrencies.
+
+For each concurrency: a fresh in-process referee (``Referee`` + ``start_server`` on
+127.0.0.1, port 0) with a ``Director`` on a ``SqliteStore`` in a temporary folder, a
+round-robin of 6 bots (15 pairings x ``--games-per-pairing`` games, duplicate deals,
+the default 1 s + 30 s clock), and 6 bot processes: the fast raw bot of
+bench/bench_server.py (first legal action, no SDK), each offering as many streams as
+the concurrency so that streams never limit it. Measured: the wall time of
+``Director.run`` (bots already connected), games/s, decisions/s, the speed-up against
+concurrency 1, and the CPU use of the referee process and of the bots.
+
+    python bench/bench_tournament.py                            # 100 games per pairing, c = 1 2 4 8
+    python bench/bench_tournament.py --quick                    # 4 games per pairing
+    python bench/bench_tournament.py --games-per-pairing 20 --concurrency 1 2 4 8
+    python bench/bench_tournament.py --games-per-pairing 100 --concurrency 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+BOT = HERE / "bench_server.py"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
+                  progress: float = 60.0) -> dict[str, Any]:
+    from chinchon_referee.auth import TokenBook
+    from chinchon_referee.config import RefereeConfig
+    from chinchon_referee.director import Director
+    from chinchon_referee.logs import configure
+    from chinchon_referee.referee import Referee
+    from chinchon_referee.server import start_server
+    from chinchon_referee.storage import SqliteStore
+    from chinchon_referee.tournament import Participant, TournamentSpec
+
+    configure("warning", "text")
+    with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
+        store = SqliteStore(str(Path(tmp) / "tournament.sqlite3"))
+        tokens = TokenBook()
+        spec = TournamentSpec(
+            name=f"bench c={concurrency}",
+            participants=tuple(Participant(f"bot{i}") for i in range(bots)),
+            games_per_pairing=gpp, concurrency=concurrency, start="now", seed="bench-seed",
+        )
+        config = RefereeConfig(time_control=spec.time_control, policies=spec.policies)
+        referee = Referee(config)
+        director = Director(referee, store, tokens)
+        tid, parts = director.create(spec)
+        ends: list[float] = []
+
+        async def on_game(outcome: Any) -> None:
+            ends.append(time.perf_counter())
+
+        referee.listeners.append(on_game)
+        server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
+        procs = []
+        errs = open(Path(tmp) / "bots.log", "wb")  # noqa: SIM115 - closed below
+        try:
+            for p in parts:
+                procs.append(await asyncio.create_subprocess_exec(
+                    sys.executable, str(BOT), "bot", "--target", server.target,
+                    "--token", p.token, "--streams", str(concurrency),
+                    "--max-seconds", str(timeout + 120),
+                    stdout=asyncio.subprocess.DEVNULL, stderr=errs,
+                ))
+            deadline = time.monotonic() + 120
+            while not all(referee.lobby.connected(b) >= concurrency for b in spec.bots):
+                if time.monotonic() > deadline:
+                    errs.flush()
+                    raise RuntimeError(
+                        "the bots did not connect within 120 s: "
+                        f"{[(b, referee.lobby.connected(b)) for b in spec.bots]}, exit codes "
+                        f"{[p.returncode for p in procs]}, stderr: "
+                        f"{(Path(tmp) / 'bots.log').read_text()[-2000:]}")
+                await asyncio.sleep(0.05)
+            total = director.counts(tid)[0]
+            pids = [p.pid for p in procs]
+            b0 = sum(cpu_seconds(pid) for pid in pids)
+            c0 = time.process_time()
+            t0 = time.perf_counter()
+
+            async def report() -> None:
+                while True:
+                    await asyncio.sleep(progress)
+                    el = time.perf_counter() - t0
+                    print(f"    {len(ends)}/{total} games after {el:.0f} s "
+                          f"({len(ends) / el:.2f} games/s), load {os.getloadavg()[0]:.1f}",
+                          file=sys.stderr, flush=True)
+
+            reporter = asyncio.ensure_future(report())
+            try:
+                await asyncio.wait_for(director.run(tid, force_start=True), timeout)
+            finally:
+                reporter.cancel()
+            wall = time.perf_counter() - t0
+            cpu = time.process_time() - c0
+            bcpu = sum(cpu_seconds(pid) for pid in pids) - b0
+            tc = time.perf_counter()
+            director.counts(tid)  # what every progress event costs once all games are stored
+            counts_ms = (time.perf_counter() - tc) * 1000
+        finally:
+            await server.stop(1.0)
+            for p in procs:
+                try:
+                    await asyncio.wait_for(p.wait(), 10)
+                except TimeoutError:
+                    p.send_signal(signal.SIGKILL)
+                    await p.wait()
+            errs.close()
+        games = store.games(tid)
+        terms: Counter[str] = Counter()
+        timeouts = illegal = 0
+        for g in games:
+            terms[(g.result or {}).get("termination", g.status)] += 1
+            for s in g.stats or []:
+                timeouts += s.get("timeouts", 0)
+                illegal += s.get("illegal", 0)
+        finished = sum(1 for g in games if g.status == "finished")
+        store.close()
+    return {
+        "concurrency": concurrency, "games_per_pairing": gpp, "games": finished,
+        "scheduled": total, "wall": wall, "games_per_s": finished / wall,
+        "decisions": referee.decisions, "decisions_per_s": referee.decisions / wall,
+        "referee_cpu": cpu / wall, "bots_cpu": bcpu / wall,
+        "terminations": dict(terms), "timeouts": timeouts, "illegal": illegal,
+        "first_tenth_games_per_s": _rate(ends, t0, 0.0, 0.1),
+        "last_tenth_games_per_s": _rate(ends, t0, 0.9, 1.0), "counts_ms_at_end": counts_ms,
+    }
+
+
+def _rate(ends: list[float], t0: float, lo: float, hi: float) -> float:
+    """Games/s over the games ranked lo..hi (fractions) by finishing time."""
+    if len(ends) < 10:
+        return float("nan")
+    ends = sorted(ends)
+    a, b = int(lo * len(ends)), int(hi * len(ends)) - 1
+    start = t0 if a == 0 else ends[a - 1]
+    return (b - a + 1) / max(1e-9, ends[b] - start)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--games-per-pairing", type=int, default=100)
+    ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4, 8])
+    ap.add_argument("--bots", type=int, default=6)
+    ap.add_argument("--quick", action="store_true", help="4 games per pairing")
+    ap.add_argument("--timeout", type=float, default=3600,
+                    help="give up on one tournament after this many seconds")
+    ap.add_argument("--progress", type=float, default=60.0,
+                    help="print progress to stderr every this many seconds")
+    ap.add_argument("--json", help="also write the figures to this file")
+    args = ap.parse_args()
+    gpp = 4 if args.quick else args.games_per_pairing
+    pairs = args.bots * (args.bots - 1) // 2
+    print(f"{args.bots} bots, {pairs} pairings x {gpp} games = {pairs * gpp} games per run; "
+          f"concurrency {' '.join(map(str, args.concurrency))}; {os.cpu_count()} cores; "
+          f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    rows = []
+    for c in args.concurrency:
+        r = asyncio.run(run_one(c, gpp, args.bots, args.timeout, args.progress))
+        rows.append(r)
+        print(f"  c={c}: {r['games']} games in {r['wall']:.1f} s", flush=True)
+    base = next((r for r in rows if r["concurrency"] == 1), None)
+    print()
+    head = (f"{'conc':>4} {'games':>6} {'wall s':>8} {'games/s':>8} {'speed-up':>8} "
+            f"{'decisions/s':>11} {'referee CPU':>11} {'bots CPU':>8} {'games/ref-CPU-s':>15}  unusual")
+    print(head)
+    for r in rows:
+        sp = f"{r['games_per_s'] / base['games_per_s']:.2f}x" if base else "-"
+        odd = {k: v for k, v in r["terminations"].items()
+               if k not in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")}
+        unusual = ", ".join(f"{k} {v}" for k, v in odd.items())
+        if r["timeouts"] or r["illegal"]:
+            unusual += f" timeouts {r['timeouts']} illegal {r['illegal']}"
+        print(f"{r['concurrency']:>4} {r['games']:>6} {r['wall']:>8.1f} {r['games_per_s']:>8.2f} "
+              f"{sp:>8} {r['decisions_per_s']:>11,.0f} {r['referee_cpu']:>11.0%} "
+              f"{r['bots_cpu']:>8.0%} {r['games_per_s'] / r['referee_cpu']:>15.2f}  "
+              f"{unusual or 'none'}")
+    for r in rows:
+        print(f"c={r['concurrency']}: games/s over the first / last tenth of the games "
+              f"{r['first_tenth_games_per_s']:.2f} / {r['last_tenth_games_per_s']:.2f}; "
+              f"Director.counts() with every game stored: {r['counts_ms_at_end']:.0f} ms "
+              "(run on every progress event, 2 per game)")
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
