@@ -34,7 +34,18 @@ from .actions import (
     parse_action,
 )
 from .bots import Bot, GreedyBot, RandomBot
-from .cards import CARDS, JOKERS, Card, cards_of, deck_cards, format_cards, make_card, mask_of, parse_card, parse_cards
+from .cards import (
+    CARDS,
+    JOKERS,
+    Card,
+    cards_of,
+    deck_cards,
+    format_cards,
+    make_card,
+    mask_of,
+    parse_card,
+    parse_cards,
+)
 from .errors import (
     ChinchonError,
     IllegalAction,

@@ -16,6 +16,7 @@ ranks the hand holds in that suit (bit ``rank - 1``), which the solver's tables 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import cache
 
 from .errors import MalformedInput
 
@@ -84,7 +85,9 @@ def parse_card(text: str) -> Card:
     """Parse the text form (``7O``, ``12b``, ``JK1``); raise :class:`MalformedInput`."""
     if not isinstance(text, str):
         raise MalformedInput(f"a card must be text like '7O' or 'JK1', got {text!r}")
-    card = _BY_TEXT.get(text.strip().upper())
+    card = _BY_TEXT.get(text)  # records and the wire use the canonical form: try it first
+    if card is None:
+        card = _BY_TEXT.get(text.strip().upper())
     if card is None:
         raise MalformedInput(
             f"'{text}' is not a card: write rank 1-12 then suit O/C/E/B (e.g. '7O', '12B'), "
@@ -104,6 +107,7 @@ def format_cards(cards: Iterable[int]) -> str:
     return " ".join(_TEXT[c] for c in cards)
 
 
+@cache
 def deck_cards(deck: int, jokers: int) -> tuple[Card, ...]:
     """All cards of a deck of 40 or 48 naturals plus 0-2 jokers, in numbering order."""
     ranks = DECK_RANKS[deck]
@@ -129,15 +133,21 @@ _BYTE_CARDS: tuple[tuple[tuple[Card, ...], ...], ...] = tuple(
 )
 
 
+_B0, _B1, _B2, _B3, _B4, _B5, _B6 = _BYTE_CARDS
+
+
 def cards_of(mask: int) -> list[Card]:
     """The cards of a mask, in numbering order (oros first, jokers last)."""
-    out: list[Card] = []
-    i = 0
-    while mask:
-        out += _BYTE_CARDS[i][mask & 255]
-        mask >>= 8
-        i += 1
-    return out
+    # Unrolled over the seven bytes of a 50-bit mask: one list display beats a loop.
+    return [
+        *_B0[mask & 255],
+        *_B1[mask >> 8 & 255],
+        *_B2[mask >> 16 & 255],
+        *_B3[mask >> 24 & 255],
+        *_B4[mask >> 32 & 255],
+        *_B5[mask >> 40 & 255],
+        *_B6[mask >> 48 & 255],
+    ]
 
 
 def iter_cards(mask: int) -> Iterator[Card]:

@@ -43,11 +43,20 @@ from .actions import (
     Pass,
     Reshuffle,
 )
-from .cards import CARDS, Card, cards_of, deck_cards, format_cards, sort_key
+from .cards import CARDS, DECK_RANKS, JOKERS, Card, cards_of, deck_cards, format_cards
 from .errors import IllegalAction, InvalidMeld, MalformedInput, Violation
-from .melds import End, Meld, extend_meld, layoff_ends, make_meld
+from .melds import End, Meld, extend_meld, layoff_candidates, layoff_ends, make_meld
 from .rules import DEFAULT_RULES, RuleSet
-from .solver import BONUS_NAMES, BONUS_POINTS, Arrangement, Solver, all_arrangements, solver_for
+from .solver import (
+    BONUS_NAMES,
+    BONUS_POINTS,
+    Arrangement,
+    Solver,
+    all_arrangements,
+    arrangements_of,
+    solver_for,
+    sorted_candidates,
+)
 
 
 class Phase(IntEnum):
@@ -58,6 +67,11 @@ class Phase(IntEnum):
     LAYOFF = 4
     LAYDOWN = 5
     GAME_OVER = 6
+
+
+# The phases as plain module globals for the hot paths (legal_actions, apply): looking
+# a member up on an Enum class (``Phase.DRAW``) costs several times a global's load.
+_DEAL, _DRAW, _DISCARD, _RESHUFFLE, _LAYOFF, _LAYDOWN, _GAME_OVER = Phase
 
 
 class HandEnd(IntEnum):
@@ -161,14 +175,16 @@ class GameState:
     # -- convenient views ------------------------------------------------------------
     @property
     def is_chance(self) -> bool:
-        return self.phase is Phase.DEAL or self.phase is Phase.RESHUFFLE
+        ph = self.phase
+        return ph is _DEAL or ph is _RESHUFFLE
 
     @property
     def is_over(self) -> bool:
-        return self.phase is Phase.GAME_OVER
+        return self.phase is _GAME_OVER
 
     def hand(self, seat: int) -> list[Card]:
-        return sorted(cards_of(self.hands[seat]), key=sort_key)
+        # Card numbers already run by suit then rank, jokers last: the display order.
+        return cards_of(self.hands[seat])
 
     @property
     def stock_size(self) -> int:
@@ -274,22 +290,23 @@ def legal_actions(state: GameState) -> list[Action]:
     In ``LAYDOWN``: ``laydown best`` and every split of the hand into melds.
     """
     ph = state.phase
-    if ph is Phase.DRAW:
+    if ph is _DRAW:
         if state.rules.open_discard and state.pile is not None:
             return list(_DRAWS_OPEN)
         return list(_DRAWS_CLOSED)
-    if ph is Phase.DISCARD:
+    if ph is _DISCARD:
         hand = state.hands[state.to_act]
-        blocked = -1 if state.rules.retake_discard or state.taken is None else state.taken
-        out: list[Action] = [_DISCARDS[c] for c in cards_of(hand) if c != blocked]
+        blocked = -1 if state.taken is None or state.rules.retake_discard else state.taken
+        playable = hand if blocked < 0 else hand & ~(1 << blocked)
+        out: list[Action] = [_DISCARDS[c] for c in cards_of(playable)]
         solver = solver_for(state.rules)
         if solver.may_close_some(hand):
             out += _close_actions(state, solver, hand, blocked)
         return out
-    if ph is Phase.LAYOFF:
+    if ph is _LAYOFF:
         lay = _layoffs(state, state.to_act)
         return [PASS, LAYOFF_BEST, *lay]
-    if ph is Phase.LAYDOWN:
+    if ph is _LAYDOWN:
         seat_hand = state.hands[state.to_act]
         out = [LAYDOWN_BEST]
         for arr in all_arrangements(seat_hand, state.rules):
@@ -303,26 +320,28 @@ def _close_actions(state: GameState, solver: Solver, hand: int, blocked: int) ->
     score = state.scores[state.to_act]
     limit = min(rules.close_max_points, rules.score_limit - 1 - score)
     out: list[Action] = []
+    cands: list[Meld] | None = None
     for c in cards_of(hand):
         if c == blocked:
             continue
         rest = hand & ~(1 << c)
-        if solver.closing(rest, score) is None:
+        if not solver.can_close(rest, score):
             continue
         out.append(Close(c, None))
-        for arr in all_arrangements(rest, rules):
-            if len(arr.unmatched) <= rules.close_max_unmatched and arr.points <= limit:
-                out.append(Close(c, tuple(m.cards for m in arr.melds)))
+        if cands is None:  # the melds of all eight cards, shared by every closing discard
+            cands = sorted_candidates(hand, rules)
+        for arr in arrangements_of(rest, cands, rules, rules.close_max_unmatched, limit):
+            out.append(Close(c, tuple(m.cards for m in arr.melds)))
     return out
 
 
 def _layoffs(state: GameState, seat: int) -> list[Action]:
     out: list[Action] = []
-    hand = cards_of(state.hands[seat])
+    hand = state.hands[seat]
     for i, tm in enumerate(state.table):
         if tm.owner == seat or (tm.owner == state.closer and state.closer_locked):
             continue
-        for c in hand:
+        for c in cards_of(hand & layoff_candidates(tm.meld, state.rules)):
             for at in layoff_ends(tm.meld, c, state.rules):
                 out.append(LayOff(c, i, at))
     return out
@@ -347,12 +366,12 @@ def apply(state: GameState, action: Action, seat: int | None = None) -> GameStat
     ``state`` itself is never modified.
     """
     ph = state.phase
-    if ph is Phase.GAME_OVER:
+    if ph is _GAME_OVER:
         raise IllegalAction(Violation.GAME_OVER, "the game is over")
-    if state.is_chance:
+    if ph is _DEAL or ph is _RESHUFFLE:
         if seat is not None:
             raise IllegalAction(Violation.NOT_YOUR_TURN, "not your turn: cards are being dealt")
-        if ph is Phase.DEAL:
+        if ph is _DEAL:
             if not isinstance(action, Deal):
                 raise IllegalAction(
                     Violation.CHANCE_EXPECTED, f"a deal is expected, not '{action}'"
@@ -368,19 +387,19 @@ def apply(state: GameState, action: Action, seat: int | None = None) -> GameStat
             Violation.NOT_YOUR_TURN,
             f"not your turn: seat {state.to_act} is to act ({ph.name.lower()})",
         )
-    if ph is Phase.DRAW:
+    if ph is _DRAW:
         if isinstance(action, DrawStock):
             return _draw_stock(state)
         if isinstance(action, DrawDiscard):
             return _draw_discard(state)
         raise _wrong_phase(state, action, "draw: 'draw stock' or 'draw discard'")
-    if ph is Phase.DISCARD:
+    if ph is _DISCARD:
         if isinstance(action, Discard):
             return _discard(state, action.card)
         if isinstance(action, Close):
             return _close(state, action)
         raise _wrong_phase(state, action, "discard a card or close")
-    if ph is Phase.LAYOFF:
+    if ph is _LAYOFF:
         if isinstance(action, LayOff):
             return _layoff(state, action)
         if isinstance(action, LayOffBest):
@@ -401,6 +420,29 @@ def _wrong_phase(state: GameState, action: Action, want: str) -> IllegalAction:
 
 def _push(events: tuple[Any, ...] | None, ev: Event) -> tuple[Any, ...]:
     return (ev, events)
+
+
+def _fork(state: GameState) -> tuple[GameState, dict[str, Any]]:
+    """A copy of ``state`` and its attribute dict, for a transition to fill in.
+
+    The per-turn transitions (draws, discards) use this rather than ``_evolve(**changes)``:
+    storing into the copied dict skips building and merging a keyword dict every turn.
+    """
+    new = object.__new__(GameState)
+    d = state.__dict__.copy()
+    new.__dict__ = d
+    return new, d
+
+
+# Draw and discard events are few and immutable, so they are built once and shared:
+# indexed [seat] or [seat][card]. A deck has at most 50 cards and 7 x players + 2 must
+# fit, so no rule set seats more than 6 players.
+_MAX_SEATS = (max(DECK_RANKS) + len(JOKERS) - 2) // 7
+_DRAW_STOCK_EVENTS = tuple(Event("draw_stock", s) for s in range(_MAX_SEATS))
+_DRAW_DISCARD_EVENTS = tuple(
+    tuple(Event("draw_discard", s, c) for c in CARDS) for s in range(_MAX_SEATS)
+)
+_DISCARD_EVENTS = tuple(tuple(Event("discard", s, c) for c in CARDS) for s in range(_MAX_SEATS))
 
 
 def _deal(state: GameState, action: Deal) -> GameState:
@@ -465,6 +507,7 @@ def _reshuffle(state: GameState, action: Reshuffle) -> GameState:
             Violation.BAD_RESHUFFLE,
             "a reshuffle must order exactly the discard pile's cards below its top card",
         )
+    assert state.events is not None  # a discard emptied the stock: there are events
     return state._evolve(
         phase=Phase.DRAW,
         stock=order,
@@ -480,16 +523,16 @@ def _reshuffle(state: GameState, action: Reshuffle) -> GameState:
 
 def _draw_stock(state: GameState) -> GameState:
     p = state.to_act
-    card = state.stock[state.stock_top]
+    top = state.stock_top
     hands = list(state.hands)
-    hands[p] |= 1 << card
-    return state._evolve(
-        phase=Phase.DISCARD,
-        hands=tuple(hands),
-        stock_top=state.stock_top + 1,
-        taken=None,
-        events=(Event("draw_stock", p), state.events),
-    )
+    hands[p] |= 1 << state.stock[top]
+    st, d = _fork(state)
+    d["phase"] = _DISCARD
+    d["hands"] = tuple(hands)
+    d["stock_top"] = top + 1
+    d["taken"] = None
+    d["events"] = (_DRAW_STOCK_EVENTS[p], state.events)
+    return st
 
 
 def _draw_discard(state: GameState) -> GameState:
@@ -504,14 +547,14 @@ def _draw_discard(state: GameState) -> GameState:
     card, rest = state.pile
     hands = list(state.hands)
     hands[p] |= 1 << card
-    return state._evolve(
-        phase=Phase.DISCARD,
-        hands=tuple(hands),
-        pile=rest,
-        pile_len=state.pile_len - 1,
-        taken=card,
-        events=(Event("draw_discard", p, card), state.events),
-    )
+    st, d = _fork(state)
+    d["phase"] = _DISCARD
+    d["hands"] = tuple(hands)
+    d["pile"] = rest
+    d["pile_len"] = state.pile_len - 1
+    d["taken"] = card
+    d["events"] = (_DRAW_DISCARD_EVENTS[p][card], state.events)
+    return st
 
 
 def _check_discard(state: GameState, card: Card, verb: str) -> int:
@@ -534,22 +577,21 @@ def _discard(state: GameState, card: Card) -> GameState:
     hands = list(state.hands)
     hands[p] = hand & ~(1 << card)
     turn = state.turn + 1
-    st = state._evolve(
-        hands=tuple(hands),
-        pile=(card, state.pile),
-        pile_len=state.pile_len + 1,
-        taken=None,
-        turn=turn,
-        events=(Event("discard", p, card), state.events),
-    )
+    st, d = _fork(state)
+    d["hands"] = tuple(hands)
+    d["pile"] = (card, state.pile)
+    d["pile_len"] = state.pile_len + 1
+    d["taken"] = None
+    d["turn"] = turn
+    d["events"] = (_DISCARD_EVENTS[p][card], state.events)
     if turn >= state.rules.max_turns_per_hand:
         return _end_hand(st, HandEnd.TURN_LIMIT)
     if st.stock_top >= len(st.stock):
         if st.exhausted == 0 and st.pile_len > 1:
             return st._evolve(phase=Phase.RESHUFFLE, to_act=-1, exhausted=1)
         return _end_hand(st, HandEnd.STOCK_EXHAUSTED)
-    st.__dict__["phase"] = Phase.DRAW
-    st.__dict__["to_act"] = _next_alive(st.alive, p)
+    d["phase"] = _DRAW
+    d["to_act"] = _next_alive(st.alive, p)
     return st
 
 
@@ -608,7 +650,7 @@ def _close(state: GameState, action: Close) -> GameState:
     hands = list(state.hands)
     shown = tuple(tuple(state.hand(s)) if state.alive[s] else () for s in range(state.n))
     shown_list = list(shown)
-    shown_list[p] = tuple(sorted(cards_of(rest), key=sort_key))
+    shown_list[p] = tuple(cards_of(rest))  # (display order, as in GameState.hand)
     used = 0
     for m in arr.melds:
         used |= m.mask
@@ -684,10 +726,9 @@ def _next_step(state: GameState) -> GameState:
         if ph is Phase.LAYOFF:
             if _layoffs(state, seat):
                 return state._evolve(phase=ph, to_act=seat, schedule=schedule)
-        else:
-            arrs = all_arrangements(state.hands[seat], state.rules)
-            if len(arrs) > 1:
-                return state._evolve(phase=ph, to_act=seat, schedule=schedule)
+        elif solver_for(state.rules).has_meld(state.hands[seat]):
+            # Some meld to lay down, so more than the empty split: a choice.
+            return state._evolve(phase=ph, to_act=seat, schedule=schedule)
         schedule = schedule[1:]
     return _end_hand(state._evolve(schedule=()), HandEnd.CLOSED)
 

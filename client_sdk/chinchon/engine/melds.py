@@ -9,11 +9,11 @@ A :class:`Meld` is always held in canonical form, so that two equal melds compar
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from .cards import CARDS, Card, format_cards
+from .cards import CARDS, DECK_RANKS, JOKER_MASK, Card, format_cards
 from .errors import InvalidMeld
 from .rules import RuleSet
 
@@ -61,13 +61,17 @@ class Meld:
         return format_cards(self.cards)
 
 
+# Rank-order position of each rank of each deck; shared, so read only.
+_POSITIONS = {deck: {r: i for i, r in enumerate(ranks)} for deck, ranks in DECK_RANKS.items()}
+
+
 def _positions(rules: RuleSet) -> dict[int, int]:
-    return {r: i for i, r in enumerate(rules.ranks)}
+    return _POSITIONS[rules.deck]
 
 
 def _check_cards(cards: Sequence[Card], rules: RuleSet) -> None:
     seen: set[int] = set()
-    in_deck_ranks = set(rules.ranks)
+    in_deck_ranks = _positions(rules)
     for c in cards:
         if c in seen:
             raise InvalidMeld(f"{c} appears twice")
@@ -90,29 +94,28 @@ def make_meld(
     Raises :class:`InvalidMeld` with the reason.
     """
     cards = [CARDS[c] for c in cards]
-    text = format_cards(cards)
     if len(cards) < 3:
-        raise InvalidMeld(f"'{text}': a meld needs at least 3 cards, got {len(cards)}")
+        raise InvalidMeld(f"'{format_cards(cards)}': a meld needs at least 3 cards, got {len(cards)}")
     _check_cards(cards, rules)
     naturals = [c for c in cards if c < 48]
     jokers = sorted(c for c in cards if c >= 48)
     if len(naturals) < 2:
         raise InvalidMeld(
-            f"'{text}': a meld needs at least 2 natural cards, it has {len(naturals)}"
+            f"'{format_cards(cards)}': a meld needs at least 2 natural cards, it has {len(naturals)}"
         )
     if len({c.rank for c in naturals}) == 1:
         if len(cards) > 4:
-            raise InvalidMeld(f"'{text}': a set has at most 4 cards, got {len(cards)}")
+            raise InvalidMeld(f"'{format_cards(cards)}': a set has at most 4 cards, got {len(cards)}")
         return Meld(MeldKind.SET, tuple(sorted(naturals)) + tuple(jokers))
     suits = {c.suit for c in naturals}
     if len(suits) != 1:
         raise InvalidMeld(
-            f"'{text}' is neither a set (one rank, distinct suits) nor a run (one suit)"
+            f"'{format_cards(cards)}' is neither a set (one rank, distinct suits) nor a run (one suit)"
         )
     suit = naturals[0].suit
     if max_run is not None and len(cards) > max_run:
         raise InvalidMeld(
-            f"'{text}': a run laid down from a hand has at most {max_run} cards"
+            f"'{format_cards(cards)}': a run laid down from a hand has at most {max_run} cards"
         )
     pos = _positions(rules)
     top = len(rules.ranks) - 1
@@ -137,7 +140,7 @@ def make_meld(
                 break
     if not ok:
         raise InvalidMeld(
-            f"'{text}' is not a run: write it ascending with each joker in the place it "
+            f"'{format_cards(cards)}' is not a run: write it ascending with each joker in the place it "
             f"stands for (e.g. '3O JK1 5O'); a joker cannot stand below "
             f"{rules.ranks[0]} or above {rules.ranks[-1]}"
         )
@@ -198,26 +201,38 @@ def extend_meld(meld: Meld, card: Card, at: End | None, rules: RuleSet) -> Meld:
     )
 
 
-def layoff_ends(meld: Meld, card: Card, rules: RuleSet) -> Iterator[End | None]:
-    """Every ``at`` with which ``card`` can be laid off on ``meld`` (canonical form)."""
+def layoff_candidates(meld: Meld, rules: RuleSet) -> int:
+    """A mask of the cards that might be laid off on ``meld`` (a superset, cheap to get):
+    the jokers, every card of a set's rank, the cards just below and above a run."""
+    out = JOKER_MASK
     if meld.kind is MeldKind.SET:
-        try:
-            extend_meld(meld, card, None, rules)
-        except InvalidMeld:
-            return
-        yield None
-        return
-    if card >= 48:
-        if meld.low > 0:
-            yield End.LOW
-        if meld.high < len(rules.ranks) - 1:
-            yield End.HIGH
-        return
+        rank_bit = 1 << (meld.cards[0].rank - 1)
+        return out | rank_bit | rank_bit << 12 | rank_bit << 24 | rank_bit << 36
+    ranks = rules.ranks
+    for q in (meld.low - 1, meld.high + 1):
+        if 0 <= q < len(ranks):
+            out |= 1 << (meld.suit * 12 + ranks[q] - 1)
+    return out
+
+
+def layoff_ends(meld: Meld, card: Card, rules: RuleSet) -> tuple[End | None, ...]:
+    """Every ``at`` with which ``card`` can be laid off on ``meld`` (canonical form)."""
+    if card < 48:
+        # Quick refusals first, which are most calls: extend_meld would build an error.
+        if meld.kind is MeldKind.SET:
+            if len(meld.cards) >= 4 or CARDS[card].rank != meld.cards[0].rank:
+                return ()
+        elif CARDS[card].suit != meld.suit:
+            return ()
+    elif meld.kind is MeldKind.RUN:
+        low_end = (End.LOW,) if meld.low > 0 else ()
+        high_end = (End.HIGH,) if meld.high < len(rules.ranks) - 1 else ()
+        return low_end + high_end
     try:
         extend_meld(meld, card, None, rules)
     except InvalidMeld:
-        return
-    yield None
+        return ()
+    return (None,)
 
 
 def is_single_run(melds: Sequence[Meld]) -> bool:

@@ -31,7 +31,7 @@ from .actions import (
     Pass,
     Reshuffle,
 )
-from .cards import Card, parse_card
+from .cards import CARDS, Card, parse_card
 from .errors import ChinchonError, IllegalAction, MalformedInput, RecordError, RuleSetError
 from .game import GameEnd, GameResult, GameState, HandResult, TableMeld, apply, new_game
 from .melds import End
@@ -137,6 +137,10 @@ def action_to_json(a: Action) -> dict[str, Any]:
     raise TypeError(f"not a player action: {a!r}")
 
 
+# Discards are most of the moves of a record: one shared action per canonical card text.
+_DISCARD_BY_TEXT = {str(c): Discard(c) for c in CARDS}
+
+
 def action_from_json(d: Any) -> Action:
     """Read the JSON mapping of ``chinchon.v1.Action``; raise :class:`MalformedInput`."""
     if not isinstance(d, dict) or len(d) != 1:
@@ -149,7 +153,9 @@ def action_from_json(d: Any) -> Action:
     if kind == "drawDiscard":
         return DRAW_DISCARD
     if kind == "discard":
-        return Discard(parse_card(body.get("card", "")))
+        text = body.get("card", "")
+        known = _DISCARD_BY_TEXT.get(text) if isinstance(text, str) else None
+        return known if known is not None else Discard(parse_card(text))
     if kind == "close":
         card = parse_card(body.get("card", ""))
         if "melds" in body:
@@ -400,8 +406,8 @@ def _step_text(step: Any) -> str:
     try:
         if "move" in step:
             return f"seat {step['move'].get('seat', 0)}: {action_from_json(step['move']['action'])}"
-        return next(iter(step))
-    except Exception:  # noqa: BLE001 - only for the message
+        return str(next(iter(step)))
+    except Exception:  # only for the message
         return "unreadable"
 
 
@@ -409,15 +415,15 @@ def _replay_step(state: GameState, step: Any) -> GameState:
     if not isinstance(step, dict) or len(step) != 1:
         raise MalformedInput("each action must have exactly one of deal, reshuffle, move")
     ((kind, body),) = step.items()
-    if kind == "deal":
-        return apply(state, Deal(_cards(body.get("deck"), "deal.deck"), int(body.get("starter", 0))))
-    if kind == "reshuffle":
-        return apply(state, Reshuffle(_cards(body.get("order"), "reshuffle.order")))
     if kind == "move":
         seat = body.get("seat", 0)
         if isinstance(seat, bool) or not isinstance(seat, int):
             raise MalformedInput("move.seat must be a number")
         return apply(state, action_from_json(body.get("action")), seat=seat)
+    if kind == "deal":
+        return apply(state, Deal(_cards(body.get("deck"), "deal.deck"), int(body.get("starter", 0))))
+    if kind == "reshuffle":
+        return apply(state, Reshuffle(_cards(body.get("order"), "reshuffle.order")))
     raise MalformedInput(f"unknown step '{kind}'")
 
 

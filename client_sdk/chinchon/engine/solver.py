@@ -26,7 +26,7 @@ from functools import lru_cache
 from itertools import combinations
 
 from .cards import CARDS, JOKER_MASK, Card, cards_of, make_card, mask_of
-from .melds import MAX_RUN_FROM_HAND, Meld, make_meld
+from .melds import MAX_RUN_FROM_HAND, Meld, MeldKind, make_meld
 from .rules import RuleSet
 
 INF = 1 << 20
@@ -91,7 +91,7 @@ class _SuitTables:
             rp = to_rank[pp]
             self.points[rp] = sum(pts[i] for i in range(n) if pp >> i & 1)
             cov = [0, 0, 0]
-            for i, length, wm in windows:
+            for _first, length, wm in windows:
                 held = pp & wm
                 gaps = length - held.bit_count()
                 if length - gaps >= 2:
@@ -144,6 +144,42 @@ _SUBSETS: tuple[tuple[int, ...], ...] = tuple(
 )
 
 
+def _set_moves(jr: int, nib: int) -> tuple[tuple[int, int], ...]:
+    """The sets one rank held in the suits ``nib`` can go into, with ``jr`` jokers free:
+    (suits whose card goes into sets, jokers used)."""
+    moves = [
+        (sub, z)
+        for sub in _SUBSETS[nib]
+        for z in range(max(0, 3 - sub.bit_count()), min(jr, 4 - sub.bit_count()) + 1)
+    ]
+    if nib == 15 and jr >= 2:
+        # All four suits and both jokers: two sets of this rank (two suits and a joker
+        # each), e.g. 12O 12C JK1 and 12E 12B JK2.
+        moves.append((15, 2))
+    return tuple(moves)
+
+
+#: ``_SET_MOVES[jokers free][suits holding the rank]``.
+_SET_MOVES = tuple(tuple(_set_moves(jr, nib) for nib in range(16)) for jr in range(3))
+
+
+def _joker_allocations(jr: int) -> tuple[tuple[int, int, int, int], ...]:
+    """Ways to use up to ``jr`` jokers in the runs of the four suits (jokers per suit)."""
+    out = [(0, 0, 0, 0)]
+    if jr >= 1:
+        out += [tuple(1 if i == s else 0 for i in range(4)) for s in range(4)]  # type: ignore[misc]
+    if jr >= 2:
+        out += [tuple(2 if i == s else 0 for i in range(4)) for s in range(4)]  # type: ignore[misc]
+        out += [
+            tuple(1 if i in (s, t) else 0 for i in range(4))  # type: ignore[misc]
+            for s, t in combinations(range(4), 2)
+        ]
+    return tuple(out)
+
+
+_JOKER_ALLOCATIONS = tuple(_joker_allocations(jr) for jr in range(3))
+
+
 class Solver:
     """Exact solver for one rule set. Get one with :func:`solver_for`."""
 
@@ -157,6 +193,14 @@ class Solver:
         self.pts = t.points
         self.cover = t.cover
         self.jp = rules.joker_points
+        #: Rank bits of each run window (first position, length) of the tables.
+        self._window_bits = {
+            (lo, length): sum(1 << (r - 1) for r in rules.ranks[lo : lo + length])
+            for lo in range(len(rules.ranks))
+            for length in range(3, MAX_RUN_FROM_HAND + 1)
+        }
+        #: Points of each card number when left unmatched.
+        self.card_points = tuple(rules.card_points(c) for c in range(50))
         self.max_unmatched = rules.close_max_unmatched
         self.max_points = rules.close_max_points
         self._pos = {r: i for i, r in enumerate(rules.ranks)}
@@ -191,29 +235,18 @@ class Solver:
 
     def is_full(self, mask: int) -> bool:
         """Can every card of the hand be melded?"""
+        j = mask >> 48
+        if not j:
+            return self.deadwood(mask) == 0
         a = mask & 4095
         b = mask >> 12 & 4095
         c = mask >> 24 & 4095
         d = mask >> 36 & 4095
-        j = mask >> 48
         return self._sets_rest(a, b, c, d, (j & 1) + (j >> 1), _UNMELDABLE, 4095) == 0
 
-    def _leaf(self, a: int, b: int, c: int, d: int, jr: int, jp: int) -> int:
-        t = self.t0
-        base = t[a] + t[b] + t[c] + t[d]
-        if not jr:
-            return base
-        d1 = self.d1
-        x = (d1[a], d1[b], d1[c], d1[d])
-        if jr == 1:
-            m = min(x)
-            return base + (m if m < jp else jp)
-        d2 = self.d2
-        s = sorted(x)
-        best = min(2 * jp, jp + s[0], s[0] + s[1], d2[a], d2[b], d2[c], d2[d])
-        return base + best
-
     def _sets_rest(self, a: int, b: int, c: int, d: int, jr: int, jp: int, cand: int) -> int:
+        """Least points of suit patterns a..d with ``jr`` jokers (each left unmatched
+        costs ``jp``), trying every set choice for the ranks in ``cand``."""
         # Candidates still to decide, restricted to ranks still held in enough suits.
         if jr:
             still = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d)
@@ -221,34 +254,37 @@ class Solver:
             still = (a & b & (c | d)) | (c & d & (a | b))
         cand &= still
         if not cand:
-            return self._leaf(a, b, c, d, jr, jp)
+            # Sets decided: runs only, the jokers spread over the suits by the tables.
+            t = self.t0
+            base = t[a] + t[b] + t[c] + t[d]
+            if not jr:
+                return base
+            d1 = self.d1
+            if jr == 1:
+                m = min(d1[a], d1[b], d1[c], d1[d])
+                return base + (m if m < jp else jp)
+            d2 = self.d2
+            s = sorted((d1[a], d1[b], d1[c], d1[d]))
+            return base + min(2 * jp, jp + s[0], s[0] + s[1], d2[a], d2[b], d2[c], d2[d])
         low = cand & -cand
-        nib = (1 if a & low else 0) | (2 if b & low else 0) | (4 if c & low else 0) | (
-            8 if d & low else 0
-        )
-        best = self._sets_rest(a, b, c, d, jr, jp, cand ^ low)
-        for sub in _SUBSETS[nib]:
-            n = sub.bit_count()
-            for z in range(max(0, 3 - n), min(jr, 4 - n) + 1):
-                v = self._sets_rest(
-                    a & ~low if sub & 1 else a,
-                    b & ~low if sub & 2 else b,
-                    c & ~low if sub & 4 else c,
-                    d & ~low if sub & 8 else d,
-                    jr - z,
-                    jp,
-                    cand ^ low,
-                )
-                if v < best:
-                    best = v
-                    if not v:
-                        return 0
-        if nib == 15 and jr >= 2:
-            # All four suits and both jokers: two sets of this rank (two suits and a
-            # joker each), e.g. 12O 12C JK1 and 12E 12B JK2.
-            v = self._sets_rest(a & ~low, b & ~low, c & ~low, d & ~low, jr - 2, jp, cand ^ low)
+        cand ^= low
+        nib = (a & low and 1) | (b & low and 2) | (c & low and 4) | (d & low and 8)
+        best = self._sets_rest(a, b, c, d, jr, jp, cand)
+        for sub, z in _SET_MOVES[jr][nib]:
+            # (sub names suits that hold this rank: XOR takes their card out)
+            v = self._sets_rest(
+                a ^ low if sub & 1 else a,
+                b ^ low if sub & 2 else b,
+                c ^ low if sub & 4 else c,
+                d ^ low if sub & 8 else d,
+                jr - z,
+                jp,
+                cand,
+            )
             if v < best:
                 best = v
+                if not v:
+                    return 0
         return best
 
     # -- arrangements ----------------------------------------------------------------
@@ -259,27 +295,50 @@ class Solver:
         best = None
         jokers_held = [c for c in (48, 49) if mask >> c & 1]
         pats = (mask & 4095, mask >> 12 & 4095, mask >> 24 & 4095, mask >> 36 & 4095)
+        sure_sets: list[tuple[int, int, int]] = []
+        if not jokers_held:
+            # As in deadwood(): without jokers, a rank held in 3-4 suits whose cards fit
+            # in no run is one set of all those cards in every best split (any other
+            # choice leaves some of them unmatched), so only the other ranks are searched.
+            a, b, c, d = pats
+            cov = self.cover[0]
+            sure = (a & b & (c | d)) | (c & d & (a | b))
+            sure &= ~(cov[a] | cov[b] | cov[c] | cov[d])
+            if sure:
+                for low in (1 << r for r in range(12) if sure >> r & 1):
+                    sure_sets.append((low, sum(1 << i for i in range(4) if pats[i] & low), 0))
+                pats = (a & ~sure, b & ~sure, c & ~sure, d & ~sure)
+        run_best = self._t.best
         for sets, rest, jr in self._set_choices(pats, len(jokers_held)):
-            for alloc in self._joker_allocations(rest, jr):
-                v = sum(self._t.best[k][p] for k, p in zip(alloc, rest, strict=True))
-                left = jr - sum(alloc)
-                v += left * self.jp
-                if v >= INF:
-                    continue
+            a, b, c, d = rest
+            for alloc in _JOKER_ALLOCATIONS[jr]:
+                ka, kb, kc, kd = alloc
+                left = jr - ka - kb - kc - kd
+                v = (
+                    run_best[ka][a]
+                    + run_best[kb][b]
+                    + run_best[kc][c]
+                    + run_best[kd][d]
+                    + left * self.jp
+                )
+                if v >= INF or (best is not None and v > best[0]):
+                    continue  # (the count only breaks ties in points)
                 cnt = self._count(rest, alloc) + left
                 if best is None or (v, cnt) < (best[0], best[1]):
-                    best = (v, cnt, sets, rest, alloc)  # type: ignore[assignment]
+                    best = (v, cnt, sure_sets + sets, rest, alloc)  # type: ignore[assignment]
         assert best is not None
         _, _, sets, rest, alloc = best  # type: ignore[misc]
         return self._build(mask, sets, rest, alloc, jokers_held)
 
     def _count(self, rest: tuple[int, int, int, int], alloc: tuple[int, ...]) -> int:
+        """Unmatched natural cards when the suits' runs use ``alloc`` jokers."""
         n = 0
+        windows = self._t.windows
+        window_bits = self._window_bits
         for k, p in zip(alloc, rest, strict=True):
             covered = 0
-            for lo, length in self._t.windows[k][p]:
-                for q in range(lo, lo + length):
-                    covered |= 1 << (self.rules.ranks[q] - 1)
+            for w in windows[k][p]:
+                covered |= window_bits[w]
             n += (p & ~covered).bit_count()
         return n
 
@@ -314,19 +373,6 @@ class Solver:
 
         return rec(pats, jokers, 0, [])
 
-    @staticmethod
-    def _joker_allocations(rest: tuple[int, ...], jr: int) -> list[tuple[int, ...]]:
-        out = [(0, 0, 0, 0)]
-        if jr >= 1:
-            out += [tuple(1 if i == s else 0 for i in range(4)) for s in range(4)]
-        if jr >= 2:
-            out += [tuple(2 if i == s else 0 for i in range(4)) for s in range(4)]
-            out += [
-                tuple(1 if i in (s, t) else 0 for i in range(4))
-                for s, t in combinations(range(4), 2)
-            ]
-        return out
-
     def _build(
         self,
         mask: int,
@@ -335,6 +381,9 @@ class Solver:
         alloc: tuple[int, ...],
         jokers_held: list[int],
     ) -> Arrangement:
+        # The melds are built directly in canonical form (see melds.py), without
+        # make_meld's validation: sets list their suits in order then their jokers,
+        # runs go up from window position ``lo`` with each joker where it stands.
         free_jokers = list(jokers_held)
         melds: list[Meld] = []
         used = 0
@@ -342,7 +391,7 @@ class Solver:
             rank = low.bit_length()
             cards = [make_card(rank, s) for s in range(4) if sub >> s & 1]
             cards += [CARDS[free_jokers.pop(0)] for _ in range(z)]
-            melds.append(make_meld(cards, self.rules))
+            melds.append(Meld(MeldKind.SET, tuple(cards)))
         for suit in range(4):
             for lo, length in self._t.windows[alloc[suit]][rest[suit]]:
                 cards = []
@@ -352,7 +401,7 @@ class Solver:
                         cards.append(make_card(r, suit))
                     else:
                         cards.append(CARDS[free_jokers.pop(0)])
-                melds.append(make_meld(cards, self.rules))
+                melds.append(Meld(MeldKind.RUN, tuple(cards), suit, lo))
         for m in melds:
             used |= m.mask
         unmatched = tuple(cards_of(mask & ~used))
@@ -366,25 +415,38 @@ class Solver:
         The cards that belong to some meld of the whole hand must be at least
         ``7 - close_max_unmatched``; random hands fail this almost always.
         """
-        a = hand8 & 4095
-        b = hand8 >> 12 & 4095
-        c = hand8 >> 24 & 4095
-        d = hand8 >> 36 & 4095
-        j = hand8 >> 48
-        jc = (j & 1) + (j >> 1)
-        cov = self.cover[jc]
-        if jc:
+        return self.meldable(hand8).bit_count() >= 7 - self.max_unmatched
+
+    def has_meld(self, mask: int) -> bool:
+        """Do some of these cards form a meld?"""
+        # Exact: a natural card in ``meldable`` lies in a run window the jokers held can
+        # fill, or has a rank held in 3 suits (or in 2, with a joker held for the set).
+        return bool(self.meldable(mask) & ~JOKER_MASK)
+
+    def meldable(self, mask: int) -> int:
+        """The cards of a hand that may belong to some meld (jokers always may).
+
+        A superset, cheap to get: a natural card qualifies if it lies in a run window
+        of its suit that the jokers held could fill (``cover``), or if its rank is held
+        in enough suits for a set. A card outside it is unmatched in every arrangement.
+        """
+        a = mask & 4095
+        b = mask >> 12 & 4095
+        c = mask >> 24 & 4095
+        d = mask >> 36 & 4095
+        j = mask >> 48
+        cov = self.cover[(j & 1) + (j >> 1)]
+        if j:
             sets = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d)
         else:
             sets = (a & b & (c | d)) | (c & d & (a | b))
-        n = (
-            ((cov[a] | sets) & a).bit_count()
-            + ((cov[b] | sets) & b).bit_count()
-            + ((cov[c] | sets) & c).bit_count()
-            + ((cov[d] | sets) & d).bit_count()
-            + jc
+        return (
+            ((cov[a] | sets) & a)
+            | ((cov[b] | sets) & b) << 12
+            | ((cov[c] | sets) & c) << 24
+            | ((cov[d] | sets) & d) << 36
+            | j << 48
         )
-        return n >= 7 - self.max_unmatched
 
     def closing(self, hand7: int, score: int = 0) -> Arrangement | None:
         """The best arrangement that allows closing with these 7 cards, or ``None``.
@@ -393,24 +455,49 @@ class Solver:
         the rule set's ``close_max_unmatched`` / ``close_max_points`` and
         ``score + points < score_limit``.
         """
-        limit = min(self.max_points, self.rules.score_limit - 1 - score)
-        if limit < 0 or self.deadwood(hand7) > limit:
+        split = self._closing_split(hand7, score)
+        if split is None:
             return None
-        if self.is_full(hand7):
+        pts, left = split
+        if not left:
             return self.full_arrangement(hand7)
+        melded = self.full_arrangement(hand7 & ~mask_of(left))
+        return Arrangement(melded.melds, left, pts)
+
+    def can_close(self, hand7: int, score: int = 0) -> bool:
+        """Whether :meth:`closing` finds an arrangement (without building it)."""
+        return self._closing_split(hand7, score) is not None
+
+    def _closing_split(self, hand7: int, score: int) -> tuple[int, tuple[Card, ...]] | None:
+        """(points, unmatched cards) of the best closing arrangement, or ``None``."""
+        limit = min(self.max_points, self.rules.score_limit - 1 - score)
+        if limit < 0:
+            return None
+        least = self.deadwood(hand7)
+        if least > limit:
+            return None
+        # Without jokers, every card is melded exactly when no points are left.
+        full = self.is_full(hand7) if hand7 >> 48 else least == 0
+        if full:
+            return 0, ()
+        # Cards that fit in no meld must all be among the unmatched ones.
+        loose = hand7 & ~self.meldable(hand7)
         cards = cards_of(hand7)
         best: tuple[int, int, tuple[Card, ...]] | None = None
-        for n in range(1, self.max_unmatched + 1):
+        card_points = self.card_points
+        for n in range(max(1, loose.bit_count()), self.max_unmatched + 1):
             for left in combinations(cards, n):
-                pts = sum(self.rules.card_points(c) for c in left)
+                left_mask = mask_of(left)
+                if loose & ~left_mask:
+                    continue
+                pts = sum([card_points[c] for c in left])
                 if pts > limit or (best is not None and (pts, n) >= best[:2]):
                     continue
-                if self.is_full(hand7 & ~mask_of(left)):
+                if self.is_full(hand7 & ~left_mask):
                     best = (pts, n, left)
         if best is None:
             return None
-        melded = self.full_arrangement(hand7 & ~mask_of(best[2]))
-        return Arrangement(melded.melds, tuple(best[2]), best[0])
+        return best[0], tuple(best[2])
 
     def full_arrangement(self, mask: int) -> Arrangement:
         """An arrangement melding every card (caller checked :meth:`is_full`).
@@ -430,6 +517,9 @@ class Solver:
 
     def single_run(self, mask: int) -> Meld | None:
         """These cards as one run (3 to 7 cards), or ``None``."""
+        naturals_mask = mask & ~JOKER_MASK
+        if all(naturals_mask & ~(4095 << 12 * suit) for suit in range(4)):
+            return None  # natural cards of more than one suit (or none)
         cards = cards_of(mask)
         naturals = [c for c in cards if c < 48]
         jokers = [c for c in cards if c >= 48]
@@ -480,8 +570,24 @@ BONUS_POINTS = {
 
 
 @lru_cache(maxsize=64)
-def solver_for(rules: RuleSet) -> Solver:
+def _cached_solver(rules: RuleSet) -> Solver:
     return Solver(rules)
+
+
+_last_solver: tuple[RuleSet | None, Solver | None] = (None, None)
+
+
+def solver_for(rules: RuleSet) -> Solver:
+    """The solver of a rule set (built once per rule set)."""
+    # A game asks once a turn with the same RuleSet object: an identity check is much
+    # cheaper than hashing every field of the rule set for the cache look-up.
+    global _last_solver
+    last_rules, solver = _last_solver
+    if last_rules is rules and solver is not None:
+        return solver
+    solver = _cached_solver(rules)
+    _last_solver = (rules, solver)
+    return solver
 
 
 def best_arrangement(cards: int | Iterable[int], rules: RuleSet) -> Arrangement:
@@ -519,6 +625,8 @@ def meld_candidates(mask: int, rules: RuleSet) -> list[Meld]:
             for length in range(3, min(MAX_RUN_FROM_HAND, top - lo) + 1):
                 window = range(lo, lo + length)
                 holes = [q for q in window if q not in have]
+                if len(holes) > len(jokers):
+                    break  # not enough jokers, nor for the longer windows from lo
                 held = [q for q in window if q in have]
                 # A joker may also stand for a card that is held (that card then goes
                 # elsewhere, e.g. 2C JK1 4C with 3C in a set of threes).
@@ -548,19 +656,59 @@ def all_arrangements(mask: int, rules: RuleSet) -> list[Arrangement]:
     Used to list legal lay-downs and by the tests as the reference the fast solver
     is checked against.
     """
+    return arrangements_of(mask, sorted_candidates(mask, rules), rules)
+
+
+def sorted_candidates(mask: int, rules: RuleSet) -> list[Meld]:
+    """:func:`meld_candidates` in the order :func:`all_arrangements` explores them."""
     cands = meld_candidates(mask, rules)
     cands.sort(key=lambda m: m.cards)
+    return cands
+
+
+def arrangements_of(
+    mask: int,
+    cands: list[Meld],
+    rules: RuleSet,
+    max_unmatched: int | None = None,
+    max_points: int | None = None,
+) -> list[Arrangement]:
+    """The splits of ``mask`` over ``cands``, in :func:`all_arrangements`' order.
+
+    ``cands`` are :func:`sorted_candidates` of ``mask`` or of a superset of it (melds
+    with a card outside ``mask`` are left out). With limits, only the splits leaving at
+    most ``max_unmatched`` cards worth at most ``max_points``: the same list as
+    filtering every split, but branches that cannot meet the limits are not explored.
+    """
     masks = [m.mask for m in cands]
+    keep = [i for i, m in enumerate(masks) if not m & ~mask]
+    cands = [cands[i] for i in keep]
+    masks = [masks[i] for i in keep]
+    n = len(cands)
+    # reach[i]: the cards that candidates i, i + 1, ... could still meld.
+    reach = [0] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        reach[i] = reach[i + 1] | masks[i]
+    limited = max_unmatched is not None or max_points is not None
+    most_cards = 50 if max_unmatched is None else max_unmatched
+    most_points = INF if max_points is None else max_points
+    points = rules.card_points
     out: list[Arrangement] = []
 
     def rec(start: int, used: int, chosen: list[Meld]) -> None:
-        unmatched = tuple(cards_of(mask & ~used))
-        out.append(
-            Arrangement(
-                tuple(chosen), unmatched, sum(rules.card_points(c) for c in unmatched)
-            )
-        )
-        for i in range(start, len(cands)):
+        left = mask & ~used
+        if limited:
+            # Cards that no later candidate melds stay unmatched in this whole branch.
+            stuck = left & ~reach[start]
+            if stuck.bit_count() > most_cards or (
+                sum(points(c) for c in cards_of(stuck)) > most_points
+            ):
+                return
+        unmatched = tuple(cards_of(left))
+        pts = sum(points(c) for c in unmatched)
+        if len(unmatched) <= most_cards and pts <= most_points:
+            out.append(Arrangement(tuple(chosen), unmatched, pts))
+        for i in range(start, n):
             if masks[i] & used:
                 continue
             chosen.append(cands[i])
