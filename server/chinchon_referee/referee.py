@@ -340,12 +340,9 @@ class Lobby:
         deadline = time.monotonic() + timeout
         async with self._changed:
             while True:
-                lst = self.idle.get(bot, [])
-                while lst:
-                    conn = lst.pop(0)
-                    if not conn.closed.is_set():
-                        conn.busy = True
-                        return conn
+                conn = self.take(bot)
+                if conn is not None:
+                    return conn
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return None
