@@ -78,7 +78,11 @@ async function startReferee(onHello) {
 
 /** An Action's wire bytes, to compare actions whatever their JS shape. */
 function wire(action) {
-  return Service.service.Play.requestSerialize({ action: { request_id: '1', action } });
+  // Encode then decode: protobufjs writes explicitly set zero values (an `end` of
+  // RUN_END_UNSPECIFIED) that a peer omits, so compare the decoded forms.
+  const play = Service.service.Play;
+  const decoded = play.requestDeserialize(play.requestSerialize({ action: { request_id: '1', action } }));
+  return Buffer.from(JSON.stringify(decoded));
 }
 
 /** Plays SCRIPT (with one refused action at step 2), then ends the game. */
