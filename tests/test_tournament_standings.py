@@ -374,3 +374,11 @@ def test_csv_and_json_exports_contain_every_row() -> None:
     assert rows[-1]["p_better_than_next"] == ""
     zero = row(st, "bot-0")
     assert (zero.forfeits, zero.timeouts, zero.illegal_actions) == (1, 3, 2)
+
+
+def test_generated_tokens_never_look_like_command_line_options() -> None:
+    from chinchon_referee.auth import new_token
+
+    tokens = [new_token() for _ in range(2000)]
+    assert all(not t.startswith("-") for t in tokens)
+    assert len(set(tokens)) == len(tokens)

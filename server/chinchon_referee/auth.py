@@ -24,7 +24,9 @@ def digest(token: str) -> str:
 
 
 def new_token() -> str:
-    return secrets.token_urlsafe(24)
+    """A fresh secret. It never starts with '-', which command lines would take for an
+    option when the token is passed as ``--token VALUE``."""
+    return "tok_" + secrets.token_urlsafe(24)
 
 
 def token_from_metadata(metadata: Iterable[Any] | None) -> str | None:
