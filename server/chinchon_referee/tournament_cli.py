@@ -24,6 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -79,22 +80,24 @@ def _command(p: Participant, base: Path) -> list[str]:
 
 def standings_table(st: Standings, title: str) -> Table:
     """The standings as a terminal table (fits 80 columns)."""
-    t = Table(title=title)
-    for col, just in (("#", "right"), ("bot", "left"), ("pts", "right"), ("W-D-L", "right"),
-                      ("hands", "right"), ("chin", "right"), ("pts/hand", "right"),
-                      ("ff/to/il", "right"), ("rating ±95%", "right"), ("P>next", "right")):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    longest = max((len(r.bot) for r in st.rows), default=3)
+    t.add_column("#", justify="right")
+    t.add_column("bot", no_wrap=True, min_width=longest)
+    for col in ("pts", "W-D-L", "hands", "chin", "pts/h", "ff/to/il", "rating", "±95%", "P>nx"):
+        t.add_column(col, justify="right")
     for r in st.rows:
         t.add_row(
             str(r.rank), r.bot, f"{r.match_points:g}", f"{r.wins}-{r.draws}-{r.losses}",
             str(r.hands_won), str(r.chinchones), f"{r.avg_points_per_hand:.1f}",
             f"{r.forfeits}/{r.timeouts}/{r.illegal_actions}",
-            f"{r.rating:.0f} ±{(r.rating_high - r.rating_low) / 2:.0f}",
+            f"{r.rating:.0f}", f"{(r.rating_high - r.rating_low) / 2:.0f}",
             "" if r.p_better_than_next is None else f"{r.p_better_than_next:.2f}",
         )
     t.caption = ("pts: match points (win 1, draw ½); hands: hands won; chin: chinchones; "
-                 "ff/to/il: forfeits, timeouts, illegal actions; P>next: likelihood of "
-                 "being stronger than the next bot")
+                 "pts/h: points per hand; ff/to/il: forfeits, timeouts, illegal actions; "
+                 "±95%: half-width of the rating's 95% interval; P>nx: likelihood of being "
+                 "stronger than the next bot")
     return t
 
 
