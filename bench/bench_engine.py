@@ -1,6 +1,6 @@
 """Engine benchmarks: the solver, random self-play and record replay, beside their peers.
 
-    python bench/bench_engine.py            # ~1-2 minutes
+    python bench/bench_engine.py            # ~20-40 s
     python bench/bench_engine.py --quick    # smaller workloads, fewer repetitions
 
 What is measured (every workload is deterministic: seeded ``random.Random``, fixed
@@ -80,7 +80,7 @@ class Sizes:
 
 
 FULL = Sizes(100_000, 10_000, 30, 200, 60, 40, 8, 7)
-QUICK = Sizes(20_000, 2_000, 6, 40, 12, 10, 2, 3)
+QUICK = Sizes(50_000, 2_000, 6, 40, 12, 10, 2, 3)
 
 
 # -- measuring --------------------------------------------------------------------------
@@ -379,10 +379,11 @@ def main() -> None:
     pyspiel, rl = load_openspiel(), load_rlcard()
     print(f"Python {platform.python_version()} on {cpu_model()}, {os.cpu_count()} CPUs")
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    print(f"open-spiel {version_of('open-spiel')}, rlcard {version_of('rlcard')}")
     for name, mod in (("open-spiel", pyspiel), ("rlcard", rl)):
         if mod is None:
             print(f"{name} not installed: its figures are left out (pip install -e '.[bench]')")
+        else:
+            print(f"peer: {name} {version_of(name)}")
     print(f"median of {sizes.reps} runs after a warm-up run\n", flush=True)
 
     solver = bench_solver(sizes, pyspiel, rl)

@@ -90,10 +90,16 @@ def rules_from_json(d: dict[str, Any]) -> RuleSet:
 # -- actions ------------------------------------------------------------------------------
 
 
+_CARD_BY_TEXT = {str(c): c for c in CARDS}  # canonical text -> card
+
+
 def _cards(xs: Any, what: str) -> tuple[Card, ...]:
     if not isinstance(xs, list):
         raise MalformedInput(f"{what} must be a list of cards")
-    return tuple(parse_card(x) for x in xs)
+    try:  # records hold the canonical text of each card: one look-up each
+        return tuple([_CARD_BY_TEXT[x] for x in xs])
+    except (KeyError, TypeError):  # other spellings, or not a card: parse_card says which
+        return tuple(parse_card(x) for x in xs)
 
 
 def _melds_to_json(melds: Melds) -> dict[str, Any]:
