@@ -107,7 +107,10 @@ def test_stalling_bot_times_out_forfeits_and_the_other_game_goes_on() -> None:
             assert a.termination == "TERMINATION_FORFEIT_TIMEOUT"
             assert a.forfeited == 0 and a.winners == [1]
             assert a.stats[0].timeouts == 3 and a.stats[0].strikes == 3
-            timeouts = [i for i in server.referee.incidents if i["kind"] == "timeout"]
+            # (Only the staller's: on a loaded machine its opponent, on the same short
+            # clock, may be late once too.)
+            timeouts = [i for i in server.referee.incidents
+                        if i["kind"] == "timeout" and i["bot"] == "staller"]
             assert len(timeouts) == 3
             # The first wait has the move time plus the bank; later ones the move time only.
             assert timeouts[0]["allowed"] == pytest.approx(0.5)
