@@ -581,8 +581,7 @@ class StrongBot:
                 cv = self._close_eval(ctx, h8, -1)
                 if cv is not None:
                     v = cv[0]
-            else:
-                cand = (a & b & (c | d)) | (c & d & (a | b))
+            else:  # no joker: ``cand`` was computed above
                 rests = _set_rests(a, b, c, d, cand) if cand else ((a, b, c, d),)
                 pts = _close_points(T, rests)
                 if pts == -1:  # all seven melded: the exact bonus needs a closer look
