@@ -241,9 +241,9 @@ def check_observations(state: GameState) -> None:
     for seat in range(state.n):
         obs = observation(state, seat)
         seen: set[int] = set()
-        for f in dataclasses.fields(obs):
-            if f.name != "past_hands":
-                _cards_in(getattr(obs, f.name), seen)
+        for name in obs._fields:
+            if name != "past_hands":
+                _cards_in(getattr(obs, name), seen)
         own = set(cards_of(state.hands[seat])) if playing else set()
         leaked = seen - own - known
         assert not leaked, (
@@ -280,7 +280,7 @@ def test_observation_hides_close_discard_and_shows_it_after_the_hand() -> None:
     check_observations(st1)
     seen: set[int] = set()
     obs = observation(st1, 1)
-    _cards_in([getattr(obs, f.name) for f in dataclasses.fields(obs)], seen)
+    _cards_in([getattr(obs, name) for name in obs._fields], seen)
     assert int(C("12B")) not in seen
     end = apply(st1, LayOff(C("4O"), 0))
     assert end.phase is Phase.DEAL

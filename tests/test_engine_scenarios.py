@@ -5,8 +5,6 @@ Every position is reached honestly: a Deal with a chosen deck order, then action
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from chinchon.engine import (
     DRAW_DISCARD,
@@ -493,7 +491,7 @@ def test_reshuffle_leaving_the_stock_empty_counts_as_the_second_time() -> None:
     st = apply(st, DRAW_STOCK)  # the last stock card
     assert st.stock_size == 0 and st.exhausted == 0
     seat = st.to_act
-    crafted = st._evolve(pile=None, pile_len=0)
+    crafted = st._evolve(pile=(), pile_len=0)
     end = apply(crafted, Discard(st.hand(seat)[0]))
     assert end.phase is Phase.DEAL
     assert end.results[-1].end is HandEnd.STOCK_EXHAUSTED
@@ -671,4 +669,9 @@ def test_state_is_immutable_across_apply() -> None:
     before = snapshot(st)
     after = apply(st, DRAW_STOCK)
     assert snapshot(st) == before and after is not st
-    assert dataclasses.is_dataclass(observation(after, 0))
+    obs = observation(after, 0)
+    with pytest.raises(AttributeError):
+        obs.hand = ()  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        obs.players[0].score = -1  # type: ignore[misc]
+    assert isinstance(obs.hand, tuple) and isinstance(obs.events, tuple)

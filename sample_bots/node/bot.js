@@ -308,6 +308,10 @@ class Bot {
   }
 
   onMessage(msg) {
+    // `accepted` rides on whatever message comes next after an answer was applied.
+    if (msg.accepted && this.opts.verbose) {
+      log(`accepted ${msg.accepted.request_id}: ${describe(msg.accepted.action)}`);
+    }
     switch (msg.kind) {
       case 'welcome': {
         const w = msg.welcome;
@@ -326,9 +330,6 @@ class Bot {
       }
       case 'action_request':
         this.onRequest(msg.action_request);
-        break;
-      case 'action_accepted':
-        if (this.opts.verbose) log(`accepted ${msg.action_accepted.request_id}: ${describe(msg.action_accepted.action)}`);
         break;
       case 'action_rejected': {
         const r = msg.action_rejected;

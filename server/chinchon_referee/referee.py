@@ -19,6 +19,7 @@ Pieces, from the wire inwards:
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import time
 import uuid
@@ -50,7 +51,6 @@ from chinchon.wire import (
     action_from_wire,
     action_to_wire,
     hand_result_to_wire,
-    observation_to_wire,
     rules_from_wire,
     rules_to_wire,
 )
@@ -59,6 +59,7 @@ from google.protobuf.duration_pb2 import Duration
 from . import __version__
 from .config import Limits, Policies, RefereeConfig, TimeControl
 from .defaults import default_action
+from .encode import RequestEncoder
 from .house import HOUSE_BOTS, make_house_bot
 from .logs import get_logger
 
@@ -97,6 +98,112 @@ class Forfeit(Exception):
 # -- one stream ---------------------------------------------------------------------------
 
 
+class Deadlines:
+    """Expires the futures of outstanding requests at their deadlines, with one event-loop
+    timer for all of them.
+
+    ``loop.call_at`` per request would put a TimerHandle per decision on the loop's heap,
+    compared in Python, and leave it there, cancelled, until its deadline (a move's
+    time plus the bank: thousands of dead handles at a few thousand decisions per
+    second). Here a request costs one push of a tuple on a heap compared in C; answered
+    requests are dropped lazily (from the top, and in a compaction when the heap has
+    grown), and the single timer is armed for the earliest deadline still pending.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.heap: list[tuple[float, int, asyncio.Future[Any]]] = []
+        self.seq = itertools.count()
+        self.timer: asyncio.TimerHandle | None = None
+        self.armed = float("inf")
+        self.compact_at = 1024
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> Deadlines:
+        d: Deadlines | None = getattr(loop, "_chinchon_deadlines", None)
+        if d is None:
+            d = cls(loop)
+            loop._chinchon_deadlines = d  # type: ignore[attr-defined]
+        return d
+
+    def add(self, when: float, fut: asyncio.Future[Any]) -> None:
+        """Fail ``fut`` with TimeoutError at loop time ``when`` unless it is done by then."""
+        heap = self.heap
+        heapq.heappush(heap, (when, next(self.seq), fut))
+        if when < self.armed:
+            self._arm(when)
+        if len(heap) >= self.compact_at:
+            heap[:] = [e for e in heap if not e[2].done()]
+            heapq.heapify(heap)
+            self.compact_at = max(1024, 4 * len(heap))
+
+    def _arm(self, when: float) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.armed = when
+        self.timer = self.loop.call_at(when, self._fire)
+
+    def _fire(self) -> None:
+        self.timer = None
+        heap = self.heap
+        now = max(self.loop.time(), self.armed)
+        while heap and (heap[0][0] <= now or heap[0][2].done()):
+            fut = heapq.heappop(heap)[2]
+            if not fut.done():
+                fut.set_exception(TimeoutError())
+        self.armed = float("inf")
+        if heap:
+            self._arm(heap[0][0])
+
+
+class WriteWatch:
+    """Bounds every write to a bot in time, without a timer per write.
+
+    A write to a bot that does not read its stream waits for HTTP/2 flow control and
+    could wait forever. Each write is registered here with its deadline and its task;
+    one sweeper task per event loop (running only while writes are in flight) cancels
+    a write past its deadline, and :meth:`Connection.send` turns that into a
+    disconnect. A timer per write (``asyncio.timeout``) costs a heap push and pop on
+    the event loop for each of the thousands of writes per second; a sweep every
+    ``write_timeout / 10`` (at most 1 s) costs nothing measurable.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.writing: dict[Connection, tuple[float, asyncio.Task[Any]]] = {}
+        self.period = 1.0
+        self.sweeper: asyncio.Task[None] | None = None
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> WriteWatch:
+        watch: WriteWatch | None = getattr(loop, "_chinchon_write_watch", None)
+        if watch is None:
+            watch = cls(loop)
+            loop._chinchon_write_watch = watch  # type: ignore[attr-defined]
+        return watch
+
+    def start(self, conn: Connection, timeout: float) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.writing[conn] = (self.loop.time() + timeout, task)
+        if self.sweeper is None:
+            self.period = min(1.0, max(0.01, timeout / 10))
+            self.sweeper = self.loop.create_task(self._sweep())
+
+    async def _sweep(self) -> None:
+        try:
+            while self.writing:
+                await asyncio.sleep(self.period)
+                now = self.loop.time()
+                for conn, (deadline, task) in list(self.writing.items()):
+                    if now >= deadline:
+                        del self.writing[conn]
+                        conn.write_expired = True
+                        task.cancel()
+        finally:
+            self.sweeper = None
+
+
 class Connection:
     """One ``Play`` stream of one bot."""
 
@@ -118,6 +225,9 @@ class Connection:
         self._pending: tuple[int, asyncio.Future[tuple[g.Action, float]]] | None = None
         self._last_request = 0
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._watch = WriteWatch.of(asyncio.get_running_loop())
+        self._deadlines = Deadlines.of(asyncio.get_running_loop())
+        self.write_expired = False
 
     # reading ------------------------------------------------------------------------
     async def read_loop(self, requests: AsyncIterator[pb.PlayRequest]) -> None:
@@ -210,38 +320,59 @@ class Connection:
             pass
 
     # writing ------------------------------------------------------------------------
-    async def send(self, msg: pb.PlayResponse) -> float:
-        """Write one message; return the monotonic time when it was written."""
+    async def send(self, msg: pb.PlayResponse | bytes) -> float:
+        """Write one message (or its encoding); return the monotonic time when it was
+        written."""
         if self.closed.is_set():
             raise Disconnected()
         async with self._wlock:
+            watch = self._watch
+            watch.start(self, self.limits.write_timeout)
             try:
-                # asyncio.timeout, not wait_for: no Task per write (two writes per decision).
-                async with asyncio.timeout(self.limits.write_timeout):
-                    await self.context.write(msg)
-            except TimeoutError:
-                log.warning("write_timeout", bot=self.bot, conn=self.id)
-                self.abort = (grpc.StatusCode.DEADLINE_EXCEEDED, "the bot stopped reading")
+                await self.context.write(msg)
+            except asyncio.CancelledError:
+                if not self.write_expired:
+                    raise
+                task = asyncio.current_task()
+                if task is not None:
+                    task.uncancel()
+                log.warning("write_timeout", bot=self.bot, conn=self.id,
+                            seconds=self.limits.write_timeout)
+                self.abort = (grpc.StatusCode.DEADLINE_EXCEEDED,
+                              f"the bot stopped reading its stream for "
+                              f"{self.limits.write_timeout:g} s")
                 self._close()
                 raise Disconnected() from None
             except Exception:
                 self._close()
                 raise Disconnected() from None
+            finally:
+                watch.writing.pop(self, None)
         return time.monotonic()
 
-    async def ask(self, request: pb.ActionRequest, budget: float) -> tuple[g.Action, float]:
-        """Send an action request; return the answer and the time the bot took."""
-        fut: asyncio.Future[tuple[g.Action, float]] = asyncio.get_running_loop().create_future()
-        self._pending = (request.request_id, fut)
-        self._last_request = request.request_id
-        t0 = await self.send(pb.PlayResponse(action_request=request))
+    async def ask(self, request: bytes, request_id: int, budget: float) -> tuple[g.Action, float]:
+        """Send an action request (``PlayResponse`` bytes whose request has id
+        ``request_id``); return the answer and the time the bot took, on the referee's
+        clock from the end of the write to the moment the answer was read."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[tuple[g.Action, float]] = loop.create_future()
+        self._pending = (request_id, fut)
+        self._last_request = request_id
+        t0 = await self.send(request)
+        # The deadline fails the future itself (asyncio.wait_for would wrap it in more
+        # futures and a timer per request).
+        self._deadlines.add(loop.time() + max(0.0, budget - (time.monotonic() - t0)), fut)
         try:
-            action, t1 = await asyncio.wait_for(fut, max(0.0, budget - (time.monotonic() - t0)))
+            action, t1 = await fut
         except TimeoutError:
-            if self._pending is not None and self._pending[0] == request.request_id:
+            if self._pending is not None and self._pending[0] == request_id:
                 self._pending = None
             raise TimedOut(time.monotonic() - t0) from None
-        return action, max(0.0, t1 - t0)
+        took = t1 - t0
+        if took > budget:
+            # Read after the deadline, before the timer could fire: late all the same.
+            raise TimedOut(took)
+        return action, max(0.0, took)
 
 
 # -- seats ------------------------------------------------------------------------------
@@ -264,6 +395,9 @@ class Seat:
     conn: Connection | None = None
     bank: float = 0.0
     stats: SeatStats = field(default_factory=SeatStats)
+    #: ``PlayResponse.accepted`` for the seat's last applied answer, until it is sent
+    #: with the next message to the seat.
+    ack: bytes = b""
     reattached: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -399,14 +533,18 @@ class GameRunner:
         self.seats = seats
         self.referee = referee
         self.names = [s.name for s in seats]
-        self._past: list[g.HandResult] = []
         self._action_cache: dict[Action, g.Action] = {}
+        self.encoder = RequestEncoder(spec.game_id, spec.rules)
 
     async def _send(self, seat: Seat, msg: pb.PlayResponse) -> None:
         if seat.conn is None:
             return
         try:
-            await seat.conn.send(msg)
+            if seat.ack:
+                await seat.conn.send(msg.SerializeToString() + seat.ack)
+                seat.ack = b""
+            else:
+                await seat.conn.send(msg)
         except Disconnected:
             pass
 
@@ -465,7 +603,6 @@ class GameRunner:
                         state = await self._remote_turn(seat, state, rec)
                 if len(state.results) > n_results:
                     hr = hand_result_to_wire(state.results[-1])
-                    self._past.append(hr)
                     await self._broadcast(lambda s, hr=hr: pb.PlayResponse(  # type: ignore[misc]
                         hand_ended=pb.HandEnded(game_id=spec.game_id, result=hr)))
         except Forfeit as f:
@@ -521,25 +658,29 @@ class GameRunner:
         spec = self.spec
         pol = spec.policies
         legal = legal_actions(state)
-        obs = observation_to_wire(observation(state, seat.index, self.names), self._past)
-        legal_w = [self._wire_action(a) for a in legal]
+        enc = self.encoder
+        obs = enc.observation(observation(state, seat.index, self.names))
+        legal_b = enc.legal(legal)
         move_left = spec.time_control.per_move
         attempt = 0
         while True:
-            conn = await self._connected(seat)
+            conn = seat.conn
+            if conn is None or conn.closed.is_set():
+                conn = await self._connected(seat)
             rid = next(_request_ids)
-            req = pb.ActionRequest(
-                request_id=rid, game_id=spec.game_id, observation=obs, legal_actions=legal_w,
-                move_time=duration(move_left), bank_time=duration(seat.bank), attempt=attempt,
-            )
+            req = enc.request(rid, obs, legal_b, move_left, seat.bank, attempt)
+            if seat.ack:
+                req += seat.ack
             budget = move_left + seat.bank
             try:
-                action_msg, took = await conn.ask(req, budget)
+                action_msg, took = await conn.ask(req, rid, budget)
+                seat.ack = b""
             except Disconnected:
                 log.info("seat_disconnected", game_id=spec.game_id, bot=seat.name)
                 seat.conn = None
                 continue
             except TimedOut as t:
+                seat.ack = b""
                 seat.bank = 0.0
                 seat.stats.timeouts += 1
                 seat.stats.think_time += t.waited
@@ -567,8 +708,7 @@ class GameRunner:
                 seat.stats.decisions += 1
                 self.referee.decisions += 1
                 rec.move(seat.index, action, "ACTION_ORIGIN_PLAYER", took)
-                await self._send(seat, pb.PlayResponse(action_accepted=pb.ActionAccepted(
-                    request_id=rid, action=action_msg, time_taken=duration(took))))
+                seat.ack = self.encoder.accepted(rid, action, took)
                 return new_state
             seat.stats.illegal += 1
             left = pol.max_illegal_retries - attempt

@@ -17,7 +17,7 @@ from .auth import TokenBook, digest, new_token
 from .config import Limits, Policies, RefereeConfig, TimeControl
 from .logs import configure, get_logger
 from .referee import GameOutcome, Referee
-from .server import start_server
+from .server import start_server, tune_gc
 from .storage import GameRow, SqliteStore, Store
 
 log = get_logger("serve")
@@ -131,6 +131,7 @@ async def serve(args: argparse.Namespace) -> int:
 
     try:
         running = await start_server(args.address, config, tokens, tls, referee, add_services)
+        tune_gc()
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from chinchon.v1 import referee_pb2, referee_pb2_grpc, tournament_pb2
+from chinchon.v1 import referee_pb2, tournament_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from .auth import AuthInterceptor, TokenBook
 from .config import RefereeConfig
+from .encode import response_serializer
 from .logs import get_logger
 from .referee import Referee, RefereeServicer
 
@@ -53,6 +55,34 @@ def server_options(config: RefereeConfig) -> list[tuple[str, Any]]:
     ]
 
 
+def tune_gc() -> None:
+    """Garbage-collector settings for a process that is a referee server.
+
+    Everything allocated so far (modules, protobuf descriptors, gRPC) lives as long as
+    the process: ``gc.freeze`` takes it out of every later collection. Games allocate
+    and free many short-lived objects per decision; a larger first-generation threshold
+    runs the young collections less often (reference counting frees almost all of them
+    anyway). ``chinchon serve`` calls this once, after startup.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 20, 20)
+
+
+def add_referee_service(server: grpc.aio.Server, servicer: RefereeServicer) -> None:
+    """Register ``chinchon.v1.RefereeService`` as the generated code would, except that
+    the referee may write a PlayResponse already encoded (see ``encode.py``)."""
+    play = grpc.stream_stream_rpc_method_handler(
+        servicer.Play,
+        request_deserializer=referee_pb2.PlayRequest.FromString,
+        response_serializer=response_serializer,
+    )
+    handlers = {"Play": play}
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler("chinchon.v1.RefereeService", handlers),))
+    server.add_registered_method_handlers("chinchon.v1.RefereeService", handlers)
+
+
 async def start_server(
     address: str = "127.0.0.1:0",
     config: RefereeConfig | None = None,
@@ -67,7 +97,7 @@ async def start_server(
     server = grpc.aio.server(
         interceptors=[AuthInterceptor(tokens)], options=server_options(config)
     )
-    referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee, tokens), server)
+    add_referee_service(server, RefereeServicer(referee, tokens))
     extras = add_services(server, referee, tokens) if add_services else {}
     hs = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(hs, server)

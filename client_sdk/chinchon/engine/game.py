@@ -147,7 +147,7 @@ class GameState:
     hands: tuple[int, ...]
     stock: tuple[Card, ...]
     stock_top: int
-    pile: tuple[Any, ...] | None  # cons list (top card, rest); None when empty
+    pile: tuple[Card, ...]  # bottom first
     pile_len: int
     turn: int
     exhausted: int
@@ -161,7 +161,7 @@ class GameState:
     bonus: int
     shown: tuple[tuple[Card, ...], ...]
     schedule: tuple[tuple[Phase, int], ...]
-    events: tuple[Any, ...] | None  # cons list, newest first
+    events: tuple[Event, ...]  # this hand's public events, oldest first
     results: tuple[HandResult, ...]
     result: GameResult | None
 
@@ -192,22 +192,11 @@ class GameState:
 
     def discard_pile(self) -> list[Card]:
         """The discard pile, bottom first."""
-        out: list[Card] = []
-        node = self.pile
-        while node is not None:
-            out.append(node[0])
-            node = node[1]
-        out.reverse()
-        return out
+        return list(self.pile)
 
     def hand_events(self) -> list[Event]:
-        out: list[Event] = []
-        node = self.events
-        while node is not None:
-            out.append(node[0])
-            node = node[1]
-        out.reverse()
-        return out
+        """This hand's public events, oldest first."""
+        return list(self.events)
 
     @property
     def next_starter(self) -> int:
@@ -253,7 +242,7 @@ def new_game(rules: RuleSet = DEFAULT_RULES) -> GameState:
         hands=(0,) * n,
         stock=(),
         stock_top=0,
-        pile=None,
+        pile=(),
         pile_len=0,
         turn=0,
         exhausted=0,
@@ -267,7 +256,7 @@ def new_game(rules: RuleSet = DEFAULT_RULES) -> GameState:
         bonus=0,
         shown=(),
         schedule=(),
-        events=None,
+        events=(),
         results=(),
         result=None,
     )
@@ -291,7 +280,7 @@ def legal_actions(state: GameState) -> list[Action]:
     """
     ph = state.phase
     if ph is _DRAW:
-        if state.rules.open_discard and state.pile is not None:
+        if state.rules.open_discard and state.pile:
             return list(_DRAWS_OPEN)
         return list(_DRAWS_CLOSED)
     if ph is _DISCARD:
@@ -418,10 +407,6 @@ def _wrong_phase(state: GameState, action: Action, want: str) -> IllegalAction:
     return IllegalAction(Violation.WRONG_PHASE, f"cannot '{action}' now: time to {want}")
 
 
-def _push(events: tuple[Any, ...] | None, ev: Event) -> tuple[Any, ...]:
-    return (ev, events)
-
-
 def _fork(state: GameState) -> tuple[GameState, dict[str, Any]]:
     """A copy of ``state`` and its attribute dict, for a transition to fill in.
 
@@ -482,7 +467,7 @@ def _deal(state: GameState, action: Deal) -> GameState:
         hands=tuple(hands),
         stock=deck[7 * k + 1 :],
         stock_top=0,
-        pile=(up, None),
+        pile=(up,),
         pile_len=1,
         turn=0,
         exhausted=0,
@@ -494,7 +479,7 @@ def _deal(state: GameState, action: Deal) -> GameState:
         bonus=0,
         shown=(),
         schedule=(),
-        events=None,
+        events=(),
     )
 
 
@@ -507,17 +492,17 @@ def _reshuffle(state: GameState, action: Reshuffle) -> GameState:
             Violation.BAD_RESHUFFLE,
             "a reshuffle must order exactly the discard pile's cards below its top card",
         )
-    assert state.events is not None  # a discard emptied the stock: there are events
+    assert state.events  # a discard emptied the stock: there are events
     return state._evolve(
         phase=Phase.DRAW,
         stock=order,
         stock_top=0,
-        pile=(top, None),
+        pile=(top,),
         pile_len=1,
         # to_act is -1 while chance acts: the turn passes on from the seat whose
         # discard emptied the stock (the newest event).
-        to_act=_next_alive(state.alive, state.events[0].seat),
-        events=_push(state.events, Event("reshuffle", -1, None, str(len(order)))),
+        to_act=_next_alive(state.alive, state.events[-1].seat),
+        events=(*state.events, Event("reshuffle", -1, None, str(len(order)))),
     )
 
 
@@ -531,7 +516,7 @@ def _draw_stock(state: GameState) -> GameState:
     d["hands"] = tuple(hands)
     d["stock_top"] = top + 1
     d["taken"] = None
-    d["events"] = (_DRAW_STOCK_EVENTS[p], state.events)
+    d["events"] = (*state.events, _DRAW_STOCK_EVENTS[p])
     return st
 
 
@@ -541,19 +526,19 @@ def _draw_discard(state: GameState) -> GameState:
             Violation.DISCARD_PILE_CLOSED,
             "cannot draw from the discard pile: this game is played with open_discard off",
         )
-    if state.pile is None:
+    if not state.pile:
         raise IllegalAction(Violation.DISCARD_PILE_CLOSED, "the discard pile is empty")
     p = state.to_act
-    card, rest = state.pile
+    card = state.pile[-1]
     hands = list(state.hands)
     hands[p] |= 1 << card
     st, d = _fork(state)
     d["phase"] = _DISCARD
     d["hands"] = tuple(hands)
-    d["pile"] = rest
+    d["pile"] = state.pile[:-1]
     d["pile_len"] = state.pile_len - 1
     d["taken"] = card
-    d["events"] = (_DRAW_DISCARD_EVENTS[p][card], state.events)
+    d["events"] = (*state.events, _DRAW_DISCARD_EVENTS[p][card])
     return st
 
 
@@ -579,11 +564,11 @@ def _discard(state: GameState, card: Card) -> GameState:
     turn = state.turn + 1
     st, d = _fork(state)
     d["hands"] = tuple(hands)
-    d["pile"] = (card, state.pile)
+    d["pile"] = (*state.pile, card)
     d["pile_len"] = state.pile_len + 1
     d["taken"] = None
     d["turn"] = turn
-    d["events"] = (_DISCARD_EVENTS[p][card], state.events)
+    d["events"] = (*state.events, _DISCARD_EVENTS[p][card])
     if turn >= state.rules.max_turns_per_hand:
         return _end_hand(st, HandEnd.TURN_LIMIT)
     if st.stock_top >= len(st.stock):
@@ -678,7 +663,7 @@ def _close(state: GameState, action: Close) -> GameState:
         shown=tuple(shown_list),
         taken=None,
         schedule=tuple(schedule),
-        events=(Event("close", p, None, " | ".join(str(m) for m in arr.melds)), state.events),
+        events=(*state.events, Event("close", p, None, " | ".join(str(m) for m in arr.melds))),
     )
     if BONUS_NAMES[bonus] == "chinchon":
         return _end_hand(st, HandEnd.CHINCHON)
@@ -767,7 +752,7 @@ def _layoff(state: GameState, action: LayOff) -> GameState:
     st = state._evolve(
         hands=tuple(hands),
         table=tuple(table),
-        events=(Event("layoff", p, card, str(action.meld)), state.events),
+        events=(*state.events, Event("layoff", p, card, str(action.meld))),
     )
     if not _layoffs(st, p):
         return _next_step(st._evolve(schedule=st.schedule[1:]))
@@ -819,7 +804,7 @@ def _apply_layoff_raw(state: GameState, action: LayOff) -> GameState:
     return state._evolve(
         hands=tuple(hands),
         table=tuple(table),
-        events=(Event("layoff", state.to_act, action.card, str(action.meld)), state.events),
+        events=(*state.events, Event("layoff", state.to_act, action.card, str(action.meld))),
     )
 
 
@@ -840,10 +825,7 @@ def _laydown(state: GameState, action: LayDown) -> GameState:
         hands=tuple(hands),
         table=table,
         schedule=state.schedule[1:],
-        events=(
-            Event("laydown", p, None, " | ".join(str(m) for m in melds)),
-            state.events,
-        ),
+        events=(*state.events, Event("laydown", p, None, " | ".join(str(m) for m in melds))),
     )
     return _next_step(st)
 

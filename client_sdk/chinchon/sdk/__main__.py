@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    print(f"{report.games} games, {report.wins} won, {report.decisions} decisions, "
+    print(f"{report.games} games, {report.wins} won, {report.decisions} decisions "
+          f"({report.mean_think_ms:.1f} ms each on the referee's clock), "
           f"{len(report.rejected)} refused, {len(report.defaults)} defaults", file=sys.stderr)
     return 0
 

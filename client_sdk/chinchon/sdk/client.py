@@ -44,6 +44,14 @@ class SessionReport:
     errors: list[pb.Error] = field(default_factory=list)
     decisions: int = 0
     reconnects: int = 0
+    #: Answers the referee confirmed (``PlayResponse.accepted``) and the time it measured
+    #: for them, in seconds.
+    accepted: int = 0
+    think_time: float = 0.0
+
+    @property
+    def mean_think_ms(self) -> float:
+        return 1000 * self.think_time / self.accepted if self.accepted else 0.0
 
 
 class FatalError(Exception):
@@ -168,6 +176,10 @@ class BotClient:
         return True
 
     def _handle(self, msg: pb.PlayResponse) -> pb.PlayRequest | None:
+        if msg.HasField("accepted"):
+            self.report.accepted += 1
+            took = msg.accepted.time_taken
+            self.report.think_time += took.seconds + took.nanos / 1e9
         kind = msg.WhichOneof("kind")
         if kind == "welcome":
             self._welcomed = True

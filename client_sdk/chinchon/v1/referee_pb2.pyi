@@ -83,26 +83,26 @@ class ActionReply(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., action: _Optional[_Union[_game_pb2.Action, _Mapping]] = ...) -> None: ...
 
 class PlayResponse(_message.Message):
-    __slots__ = ("welcome", "game_started", "action_request", "action_accepted", "action_rejected", "default_played", "hand_ended", "game_ended", "error")
+    __slots__ = ("welcome", "game_started", "action_request", "action_rejected", "default_played", "hand_ended", "game_ended", "error", "accepted")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     GAME_STARTED_FIELD_NUMBER: _ClassVar[int]
     ACTION_REQUEST_FIELD_NUMBER: _ClassVar[int]
-    ACTION_ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     ACTION_REJECTED_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_PLAYED_FIELD_NUMBER: _ClassVar[int]
     HAND_ENDED_FIELD_NUMBER: _ClassVar[int]
     GAME_ENDED_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     game_started: GameStarted
     action_request: ActionRequest
-    action_accepted: ActionAccepted
     action_rejected: ActionRejected
     default_played: DefaultPlayed
     hand_ended: HandEnded
     game_ended: GameEnded
     error: Error
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., action_request: _Optional[_Union[ActionRequest, _Mapping]] = ..., action_accepted: _Optional[_Union[ActionAccepted, _Mapping]] = ..., action_rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., default_played: _Optional[_Union[DefaultPlayed, _Mapping]] = ..., hand_ended: _Optional[_Union[HandEnded, _Mapping]] = ..., game_ended: _Optional[_Union[GameEnded, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ...) -> None: ...
+    accepted: ActionAccepted
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., action_request: _Optional[_Union[ActionRequest, _Mapping]] = ..., action_rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., default_played: _Optional[_Union[DefaultPlayed, _Mapping]] = ..., hand_ended: _Optional[_Union[HandEnded, _Mapping]] = ..., game_ended: _Optional[_Union[GameEnded, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., accepted: _Optional[_Union[ActionAccepted, _Mapping]] = ...) -> None: ...
 
 class Limits(_message.Message):
     __slots__ = ("max_message_bytes", "max_unsolicited_messages", "max_illegal_retries", "max_strikes", "reconnect_grace")

@@ -93,11 +93,14 @@ function playScript(call, hello, seen, { endStream = false, strict = true } = {}
   let step = 0;
   let id = 1000000000000n; // bigger than 2^32: request ids are uint64
   let rejectedOnce = false;
+  let accepted = null; // confirms the last answer, on the next message (as the referee does)
   const ask = (attempt = 0) => {
     const [request] = SCRIPT[step];
     id += 1n;
     call.write({ action_request: { request_id: id.toString(), game_id: 'g1', attempt,
-      move_time: { seconds: 5 }, bank_time: { seconds: 30 }, ...request } });
+      move_time: { seconds: 5 }, bank_time: { seconds: 30 }, ...request },
+      ...(accepted ? { accepted } : {}) });
+    accepted = null;
   };
   call.onReply = (reply) => {
     seen.ids = seen.ids || [];
@@ -122,11 +125,11 @@ function playScript(call, hello, seen, { endStream = false, strict = true } = {}
     } else {
       check(action);
     }
-    call.write({ action_accepted: { request_id: reply.request_id, action } });
+    accepted = { request_id: reply.request_id, action, time_taken: { nanos: 1000000 } };
     step += 1;
     if (step < SCRIPT.length) return ask();
     call.write({ error: { code: 'ERROR_CODE_STALE_REQUEST', message: 'a test error', request_id: '7' } });
-    call.write({ game_ended: { game_id: 'g1', seat: 0,
+    call.write({ ...(accepted ? { accepted } : {}), game_ended: { game_id: 'g1', seat: 0,
       result: { termination: 'TERMINATION_NORMAL', end: 'GAME_END_KIND_LAST_PLAYER', winners: [0], totals: [12, 104],
         hands_played: 3, summary: 'node-sample wins' } } });
     if (endStream) call.end();

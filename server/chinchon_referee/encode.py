@@ -1,0 +1,270 @@
+"""The referee's hot path on the wire: ``PlayResponse{action_request}`` built as bytes.
+
+An ActionRequest carries the seat's whole observation (about 900 bytes: the hand, the
+discard pile, every public event of the hand, the results of past hands, the rule set)
+and every legal action. Most of it is the same as in the previous request of the game:
+the rule set never changes, the events and past hands only grow, the legal actions come
+from a small set. Building it as protobuf objects costs more than everything else the
+referee does per decision, so :class:`RequestEncoder` writes the protobuf encoding
+directly, from cached pieces:
+
+* a message's encoding is the concatenation of its fields' encodings, in any order, and
+  a repeated field is one encoded element after another; so the encoding of a list that
+  grows (the hand's events, the past hands) is kept and extended;
+* each piece that does not change (the rule set, one event, one meld, one legal action,
+  the game id) is encoded once, by protobuf itself, and reused.
+
+The result parses to exactly the message :func:`chinchon.wire.observation_to_wire`
+builds (``tests/test_encode.py`` checks this over many games and rule variants).
+:func:`response_serializer` lets the gRPC service write these bytes as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chinchon.engine import (
+    Action,
+    Event,
+    HandResult,
+    Observation,
+    Phase,
+    PlayerView,
+    RuleSet,
+    TableMeld,
+)
+from chinchon.v1 import game_pb2 as g
+from chinchon.v1 import referee_pb2 as pb
+from chinchon.wire import (
+    _event_bytes,
+    _meld_wire,
+    _rules_template,
+    action_to_wire,
+    hand_result_to_wire,
+)
+
+
+def _varint(n: int) -> bytes:
+    if n < 0:
+        n += 1 << 64
+    if n < 1 << 21:
+        if n < 1 << 14:
+            return bytes((n & 127 | 128, n >> 7)) if n >= 128 else bytes((n,))
+        return bytes((n & 127 | 128, n >> 7 & 127 | 128, n >> 14))
+    if n < 1 << 28:
+        return bytes((n & 127 | 128, n >> 7 & 127 | 128, n >> 14 & 127 | 128, n >> 21))
+    out = bytearray()
+    while n >= 128:
+        out.append((n & 127) | 128)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_TABLE = [_varint(n) for n in range(1 << 14)]  # every one- and two-byte varint
+
+
+def varint(n: int) -> bytes:
+    """Protobuf base-128 varint; a negative int32/int64 takes ten bytes (two's complement)."""
+    return _TABLE[n] if 0 <= n < 16384 else _varint(n)
+
+
+def key(field: int, wire_type: int) -> bytes:
+    return varint(field << 3 | wire_type)
+
+
+def delimited(field: int, payload: bytes) -> bytes:
+    """A length-delimited field: a string, bytes or an embedded message."""
+    n = len(payload)
+    return key(field, 2) + (_TABLE[n] if n < 16384 else _varint(n)) + payload
+
+
+def duration_bytes(seconds: float) -> bytes:
+    """The encoding of a ``google.protobuf.Duration`` (whole nanoseconds, never negative)."""
+    b = _DURATIONS.get(seconds)
+    if b is not None:
+        return b
+    ns = int(seconds * 1e9)
+    if ns <= 0:
+        return b""
+    s, n = divmod(ns, 1_000_000_000)
+    b = (b"\x08" + varint(s) if s else b"") + (b"\x10" + _varint(n) if n else b"")
+    if n == 0 or seconds.is_integer():
+        # Whole seconds come back (a fresh move time, an untouched bank): keep them.
+        if len(_DURATIONS) > 1024:
+            _DURATIONS.clear()
+        _DURATIONS[seconds] = b
+    return b
+
+
+_DURATIONS: dict[float, bytes] = {}
+
+
+_PHASE = {
+    Phase.DEAL: g.PHASE_DEAL,
+    Phase.DRAW: g.PHASE_DRAW,
+    Phase.DISCARD: g.PHASE_DISCARD,
+    Phase.RESHUFFLE: g.PHASE_RESHUFFLE,
+    Phase.LAYOFF: g.PHASE_LAY_OFF,
+    Phase.LAYDOWN: g.PHASE_LAY_DOWN,
+    Phase.GAME_OVER: g.PHASE_GAME_OVER,
+}
+_PHASE_BYTES = {p: b"\x18" + varint(v) for p, v in _PHASE.items()}
+_MINUS_ONE = {f: key(f, 0) + varint(-1) for f in (4, 5, 14)}  # int32 fields set to -1
+
+
+class _CardField(dict[int, bytes]):
+    """card -> the encoding of that card as one element of a repeated string field."""
+
+    def __init__(self, field: int) -> None:
+        super().__init__()
+        self.field = field
+
+    def __missing__(self, card: int) -> bytes:
+        b = self[card] = delimited(self.field, str(card).encode())
+        return b
+
+
+_HAND = _CardField(7)  # Observation.hand
+_PILE = _CardField(8)  # Observation.discard_pile
+_TAKEN = _CardField(13)  # Observation.taken_from_discard
+
+
+class RequestEncoder:
+    """Builds the ``PlayResponse`` bytes of every ActionRequest of one game."""
+
+    def __init__(self, game_id: str, rules: RuleSet) -> None:
+        self._game_id = delimited(2, game_id.encode())
+        self._rules = delimited(15, _rules_template(rules).SerializeToString())
+        self._events: tuple[Event, ...] = ()
+        self._events_b = b""
+        self._past: tuple[HandResult, ...] = ()
+        self._past_b = b""
+        self._players: dict[tuple[PlayerView, ...], bytes] = {}
+        self._melds: dict[tuple[TableMeld, ...], bytes] = {}
+        self._actions: dict[Action, bytes] = {}
+        self._accepted: dict[Action, bytes] = {}  # the same, as ActionAccepted.action
+
+    def observation(self, obs: Observation) -> bytes:
+        """The encoding of ``chinchon.wire.observation_to_wire(obs)``."""
+        (seat, _, hand_no, phase, to_act, starter, turn, hand, pile, stock_size, players,
+         table, events, taken, closer, past) = obs
+        # Seats, hand numbers, turns and sizes are small non-negative numbers; to_act,
+        # starter and closer are -1 when nobody is (a ten-byte varint).
+        t = _TABLE
+        parts = [
+            b"\x08" + t[seat] if seat else b"",
+            b"\x10" + t[hand_no] if hand_no else b"",
+            _PHASE_BYTES[phase],
+            (b"\x20" + t[to_act] if to_act > 0 else _MINUS_ONE[4] if to_act == -1
+             else b"\x20" + varint(to_act) if to_act else b""),
+            (b"\x28" + t[starter] if starter > 0 else _MINUS_ONE[5] if starter == -1
+             else b"\x28" + varint(starter) if starter else b""),
+            b"\x30" + varint(turn) if turn else b"",
+            b"".join(map(_HAND.__getitem__, hand)),
+            b"".join(map(_PILE.__getitem__, pile)),
+            b"\x48" + t[stock_size] if stock_size else b"",
+        ]
+        b = self._players.get(players)
+        if b is None:
+            if len(self._players) > 4096:
+                self._players.clear()
+            b = self._players[players] = b"".join(
+                delimited(10, g.PlayerInfo(seat=p.seat, name=p.name, hand_size=p.hand_size,
+                                           score=p.score, in_game=p.in_game).SerializeToString())
+                for p in players)
+        parts.append(b)
+        if table:
+            b = self._melds.get(table)
+            if b is None:
+                if len(self._melds) > 4096:
+                    self._melds.clear()
+                b = self._melds[table] = b"".join(
+                    delimited(11, _meld_wire(i, tm).SerializeToString())
+                    for i, tm in enumerate(table))
+            parts.append(b)
+        k = len(self._events)
+        if len(events) >= k and events[:k] == self._events:
+            # The hand's events only grow until the next hand: extend the last encoding
+            # (the tuple comparison checks identity first, so it is cheap).
+            if len(events) > k:
+                self._events_b += b"".join([_event_bytes(e) for e in events[k:]])
+        else:
+            self._events_b = b"".join([_event_bytes(e) for e in events])
+        self._events = events
+        parts.append(self._events_b)
+        if taken is not None:
+            parts.append(_TAKEN[taken])
+        if closer:
+            parts.append(_MINUS_ONE[14] if closer == -1 else b"\x70" + varint(closer))
+        parts.append(self._rules)
+        if past is not self._past:
+            self._past_b = self._past_for(past)
+            self._past = past
+        parts.append(self._past_b)
+        return b"".join(parts)
+
+    def _past_for(self, past: tuple[HandResult, ...]) -> bytes:
+        k = len(self._past)
+        if len(past) >= k and past[:k] == self._past:
+            return self._past_b + b"".join(
+                delimited(16, hand_result_to_wire(h).SerializeToString()) for h in past[k:])
+        return b"".join(delimited(16, hand_result_to_wire(h).SerializeToString()) for h in past)
+
+    def action(self, a: Action) -> bytes:
+        """One ``legal_actions`` element."""
+        b = self._actions.get(a)
+        if b is None:
+            if len(self._actions) > 8192:
+                self._actions.clear()
+                self._accepted.clear()
+            raw = action_to_wire(a).SerializeToString()
+            b = self._actions[a] = delimited(4, raw)
+            self._accepted[a] = delimited(2, raw)
+        return b
+
+    def legal(self, legal: Sequence[Action]) -> bytes:
+        get = self._actions.get
+        out = []
+        for a in legal:
+            b = get(a)
+            out.append(b if b is not None else self.action(a))
+        return b"".join(out)
+
+    def accepted(self, request_id: int, action: Action, time_taken: float) -> bytes:
+        """``PlayResponse.accepted`` (field 10) for ``action`` applied: to append to the
+        seat's next message."""
+        b = self._accepted.get(action)
+        if b is None:
+            self.action(action)
+            b = self._accepted[action]
+        took = duration_bytes(time_taken)
+        body = b"".join((b"\x08" + varint(request_id) if request_id else b"", b,
+                         b"\x1a", _TABLE[len(took)], took))
+        return b"\x52" + _TABLE[len(body)] + body
+
+    def request(
+        self, request_id: int, observation: bytes, legal: bytes, move_time: float,
+        bank_time: float, attempt: int = 0,
+    ) -> bytes:
+        """``PlayResponse{action_request}``; ``observation`` and ``legal`` from
+        :meth:`observation` and :meth:`legal`."""
+        n = len(observation)
+        move = duration_bytes(move_time)
+        bank = duration_bytes(bank_time)
+        body = b"".join((
+            b"\x08" + varint(request_id) if request_id else b"",
+            self._game_id,
+            b"\x1a", _TABLE[n] if n < 16384 else _varint(n), observation,
+            legal,
+            b"\x2a", _TABLE[len(move)], move,
+            b"\x32", _TABLE[len(bank)], bank,
+            b"\x38" + varint(attempt) if attempt else b"",
+        ))
+        n = len(body)
+        return b"\x1a" + (_TABLE[n] if n < 16384 else _varint(n)) + body
+
+
+def response_serializer(msg: pb.PlayResponse | bytes) -> bytes:
+    """The Play method's response serializer: bytes go out as they are."""
+    return msg if msg.__class__ is bytes else msg.SerializeToString()  # type: ignore[union-attr]
