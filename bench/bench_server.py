@@ -167,8 +167,24 @@ def _recv(pipe: Any, timeout: float, what: str) -> Any:
 # -- 1. the echo ceiling ------------------------------------------------------------------
 
 
+def server_loop() -> None:
+    """The event loop of the server processes (echo and referee alike), as
+    ``chinchon serve --loop`` chooses it."""
+    from chinchon_referee.server import use_loop
+
+    use_loop(os.environ.get("BENCH_LOOP", "auto"))
+
+
+def client_loop() -> None:
+    """The event loop of the client processes (echo clients and bots alike)."""
+    from chinchon_referee.server import use_loop
+
+    use_loop(os.environ.get("BENCH_CLIENT_LOOP", "asyncio"))
+
+
 def echo_server_proc(pipe: Any) -> None:
     raise_nofile()
+    server_loop()
     asyncio.run(_echo_server(pipe))
 
 
@@ -193,6 +209,7 @@ async def _echo_server(pipe: Any) -> None:
 def echo_client_proc(pipe: Any, target: str, streams: int, per_channel: int, payload: int,
                      warmup: float, measure: float, server_pid: int) -> None:
     raise_nofile()
+    client_loop()
     pipe.send(asyncio.run(_echo_client(target, streams, per_channel, payload, warmup, measure,
                                        server_pid)))
 
@@ -334,6 +351,7 @@ async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: i
 def bot_proc(pipe: Any, target: str, plan: list[tuple[str, int]], per_channel: int,
              max_seconds: float) -> None:
     raise_nofile()
+    client_loop()
     pipe.send(asyncio.run(fast_bots(target, plan, per_channel, max_seconds, pipe.poll)))
 
 
@@ -342,6 +360,7 @@ def bot_proc(pipe: Any, target: str, plan: list[tuple[str, int]], per_channel: i
 
 def referee_proc(pipe: Any, names: list[str]) -> None:
     raise_nofile()
+    server_loop()
     asyncio.run(_referee_harness(pipe, names))
 
 
@@ -640,6 +659,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--mem-procs", type=int, default=2)
     ap.add_argument("--only", choices=["echo", "referee", "memory"], action="append")
     ap.add_argument("--profile", default="", help="cProfile the referee's throughput window here")
+    ap.add_argument("--loop", choices=["auto", "uvloop", "asyncio"], default="auto",
+                    help="event loop of both servers, echo and referee (default: as "
+                    "`chinchon serve`, uvloop where installed)")
+    ap.add_argument("--client-loop", choices=["uvloop", "asyncio"], default="asyncio",
+                    help="event loop of the echo clients and the bots (default asyncio)")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args(argv)
     if args.quick:
@@ -648,16 +672,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         args.echo_warmup, args.echo_measure = 2.0, 15.0
         args.warmup, args.measure, args.latency, args.single = 5.0, 20.0, 10.0, 8.0
+    os.environ["BENCH_LOOP"] = args.loop
+    os.environ["BENCH_CLIENT_LOOP"] = args.client_loop
     nofile = raise_nofile()
     only = set(args.only or ["echo", "referee", "memory"])
     procs = Procs()
     print(f"machine: {machine()}; RLIMIT_NOFILE soft {nofile}")
+    print(f"event loops: servers {args.loop}, clients {args.client_loop}")
     size = typical_request_size()
     payload = round(size["mean"])
     print(f"ActionRequest (PlayResponse) size: mean {size['mean']:.0f} B, p50 {size['p50']:.0f} B, "
           f"max {size['max']:.0f} B; {size['decisions_per_game']:.0f} decisions per game of "
           "first-legal-action bots")
-    out: dict[str, Any] = {"machine": machine(), "request_size": size}
+    out: dict[str, Any] = {"machine": machine(), "request_size": size,
+                           "loops": {"servers": args.loop, "clients": args.client_loop}}
     load0 = os.getloadavg()[0]
     try:
         if "echo" in only:

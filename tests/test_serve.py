@@ -32,6 +32,8 @@ def serve(tmp_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], 
         line = proc.stdout.readline()
         event = json.loads(line)
         assert event["event"] == "listening", line
+        # uvloop is a dependency wherever it runs (not Windows): the server uses it.
+        assert event["loop"] == ("asyncio" if sys.platform == "win32" else "uvloop"), line
         yield proc, int(event["port"])
     finally:
         if proc.poll() is None:

@@ -39,6 +39,7 @@ from chinchon.wire import (
     _event_bytes,
     _meld_wire,
     _rules_template,
+    action_from_wire,
     action_to_wire,
     hand_result_to_wire,
 )
@@ -130,6 +131,12 @@ _PILE = _CardField(8)  # Observation.discard_pile
 _TAKEN = _CardField(13)  # Observation.taken_from_discard
 
 
+# Actions are values shared by every game: their encodings, as one
+# ActionRequest.legal_actions element and as ActionAccepted.action.
+_ACTIONS: dict[Action, bytes] = {}
+_ACCEPTED: dict[Action, bytes] = {}
+
+
 class RequestEncoder:
     """Builds the ``PlayResponse`` bytes of every ActionRequest of one game."""
 
@@ -142,8 +149,8 @@ class RequestEncoder:
         self._past_b = b""
         self._players: dict[tuple[PlayerView, ...], bytes] = {}
         self._melds: dict[tuple[TableMeld, ...], bytes] = {}
-        self._actions: dict[Action, bytes] = {}
-        self._accepted: dict[Action, bytes] = {}  # the same, as ActionAccepted.action
+        self._actions = _ACTIONS
+        self._accepted = _ACCEPTED
 
     def observation(self, obs: Observation) -> bytes:
         """The encoding of ``chinchon.wire.observation_to_wire(obs)``."""
@@ -215,7 +222,7 @@ class RequestEncoder:
         """One ``legal_actions`` element."""
         b = self._actions.get(a)
         if b is None:
-            if len(self._actions) > 8192:
+            if len(self._actions) > 65536:
                 self._actions.clear()
                 self._accepted.clear()
             raw = action_to_wire(a).SerializeToString()
@@ -263,6 +270,22 @@ class RequestEncoder:
         ))
         n = len(body)
         return b"\x1a" + (_TABLE[n] if n < 16384 else _varint(n)) + body
+
+
+_DECODED: dict[bytes, Action] = {}
+
+
+def decode_action(msg: g.Action) -> Action:
+    """``chinchon.wire.action_from_wire``, remembered by encoding: bots mostly send back
+    one of the listed actions, so the same few thousand encodings come back."""
+    raw = msg.SerializeToString()
+    a = _DECODED.get(raw)
+    if a is None:
+        a = action_from_wire(msg)  # raises MalformedInput: nothing is remembered then
+        if len(_DECODED) > 65536:
+            _DECODED.clear()
+        _DECODED[raw] = a
+    return a
 
 
 def response_serializer(msg: pb.PlayResponse | bytes) -> bytes:

@@ -29,7 +29,7 @@ from .config import Policies, RefereeConfig, TimeControl
 from .house import HOUSE_BOTS
 from .logs import configure
 from .referee import GameOutcome, GameSpec, Referee
-from .server import start_server
+from .server import start_server, use_loop
 
 console = Console(highlight=False, soft_wrap=True)
 
@@ -230,6 +230,7 @@ def cmd_practice(args: argparse.Namespace) -> int:
         console.print("error: practice games are for 2 players")
         return 2
     configure(args.log_level, "text")
+    use_loop("auto")
     rep = asyncio.run(run_practice(command, args.games, args.opponent, rules, tc, args.seed,
                                    args.name, args.connect_timeout))
     print_report(rep)

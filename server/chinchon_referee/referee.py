@@ -19,6 +19,7 @@ Pieces, from the wire inwards:
 from __future__ import annotations
 
 import asyncio
+import collections
 import heapq
 import itertools
 import time
@@ -48,7 +49,6 @@ from chinchon.v1 import record_pb2 as r
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon.wire import (
-    action_from_wire,
     action_to_wire,
     hand_result_to_wire,
     rules_from_wire,
@@ -59,7 +59,7 @@ from google.protobuf.duration_pb2 import Duration
 from . import __version__
 from .config import Limits, Policies, RefereeConfig, TimeControl
 from .defaults import default_action
-from .encode import RequestEncoder
+from .encode import RequestEncoder, decode_action
 from .house import HOUSE_BOTS, make_house_bot
 from .logs import get_logger
 
@@ -172,6 +172,7 @@ class WriteWatch:
         self.loop = loop
         self.writing: dict[Connection, tuple[float, asyncio.Task[Any]]] = {}
         self.period = 1.0
+        self.shortest = float("inf")  # the shortest write timeout seen sets the period
         self.sweeper: asyncio.Task[None] | None = None
 
     @classmethod
@@ -186,8 +187,10 @@ class WriteWatch:
         task = asyncio.current_task()
         assert task is not None
         self.writing[conn] = (self.loop.time() + timeout, task)
-        if self.sweeper is None:
+        if timeout < self.shortest:
+            self.shortest = timeout
             self.period = min(1.0, max(0.01, timeout / 10))
+        if self.sweeper is None:
             self.sweeper = self.loop.create_task(self._sweep())
 
     async def _sweep(self) -> None:
@@ -221,7 +224,10 @@ class Connection:
         self.hello: asyncio.Future[pb.Hello] = asyncio.get_running_loop().create_future()
         self.unsolicited = 0
         self.busy = False
-        self._wlock = asyncio.Lock()
+        # One write at a time per stream (gRPC allows no more): a flag, and the writers
+        # waiting for it in order. Almost always free, so no lock object is awaited.
+        self._writing = False
+        self._write_queue: collections.deque[asyncio.Future[None]] = collections.deque()
         self._pending: tuple[int, asyncio.Future[tuple[g.Action, float]]] | None = None
         self._last_request = 0
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -256,6 +262,7 @@ class Connection:
             self._pending[1].set_exception(Disconnected())
         if not self.hello.done():
             self.hello.set_exception(Disconnected())
+            self.hello.exception()  # maybe nobody waits for it: nothing to log then
 
     def _on_message(self, msg: pb.PlayRequest, now: float) -> None:
         kind = msg.WhichOneof("kind")
@@ -325,30 +332,55 @@ class Connection:
         written."""
         if self.closed.is_set():
             raise Disconnected()
-        async with self._wlock:
-            watch = self._watch
-            watch.start(self, self.limits.write_timeout)
+        if self._writing:
+            turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._write_queue.append(turn)
             try:
-                await self.context.write(msg)
-            except asyncio.CancelledError:
-                if not self.write_expired:
-                    raise
-                task = asyncio.current_task()
-                if task is not None:
-                    task.uncancel()
-                log.warning("write_timeout", bot=self.bot, conn=self.id,
-                            seconds=self.limits.write_timeout)
-                self.abort = (grpc.StatusCode.DEADLINE_EXCEEDED,
-                              f"the bot stopped reading its stream for "
-                              f"{self.limits.write_timeout:g} s")
-                self._close()
-                raise Disconnected() from None
-            except Exception:
-                self._close()
-                raise Disconnected() from None
-            finally:
-                watch.writing.pop(self, None)
+                await turn  # the writer before us hands the stream over
+            except BaseException:
+                if turn.done() and not turn.cancelled():
+                    self._next_writer()  # handed over, but we will not write: pass it on
+                elif turn in self._write_queue:
+                    self._write_queue.remove(turn)
+                raise
+            if self.closed.is_set():
+                self._next_writer()
+                raise Disconnected()
+        self._writing = True
+        watch = self._watch
+        watch.start(self, self.limits.write_timeout)
+        try:
+            await self.context.write(msg)
+        except asyncio.CancelledError:
+            if not self.write_expired:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            log.warning("write_timeout", bot=self.bot, conn=self.id,
+                        seconds=self.limits.write_timeout)
+            self.abort = (grpc.StatusCode.DEADLINE_EXCEEDED,
+                          f"the bot stopped reading its stream for "
+                          f"{self.limits.write_timeout:g} s")
+            self._close()
+            raise Disconnected() from None
+        except Exception:
+            self._close()
+            raise Disconnected() from None
+        finally:
+            watch.writing.pop(self, None)
+            self._next_writer()
         return time.monotonic()
+
+    def _next_writer(self) -> None:
+        """Hand the stream to the next waiting writer, or mark it free."""
+        queue = self._write_queue
+        while queue:
+            turn = queue.popleft()
+            if not turn.done():
+                turn.set_result(None)  # _writing stays True: it is theirs now
+                return
+        self._writing = False
 
     async def ask(self, request: bytes, request_id: int, budget: float) -> tuple[g.Action, float]:
         """Send an action request (``PlayResponse`` bytes whose request has id
@@ -358,7 +390,13 @@ class Connection:
         fut: asyncio.Future[tuple[g.Action, float]] = loop.create_future()
         self._pending = (request_id, fut)
         self._last_request = request_id
-        t0 = await self.send(request)
+        try:
+            t0 = await self.send(request)
+        except BaseException:
+            if self._pending is not None and self._pending[1] is fut:
+                self._pending = None
+            fut.cancel()  # nobody will wait for it
+            raise
         # The deadline fails the future itself (asyncio.wait_for would wrap it in more
         # futures and a timer per request).
         self._deadlines.add(loop.time() + max(0.0, budget - (time.monotonic() - t0)), fut)
@@ -697,7 +735,7 @@ class GameRunner:
                 move_left -= took
             err: pb.Error
             try:
-                action = action_from_wire(action_msg)
+                action = decode_action(action_msg)
                 new_state = apply(state, action, seat=seat.index)
             except MalformedInput as e:
                 err = pb.Error(code=pb.ERROR_CODE_MALFORMED, message=str(e), request_id=rid)

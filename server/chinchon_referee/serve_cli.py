@@ -17,7 +17,7 @@ from .auth import TokenBook, digest, new_token
 from .config import Limits, Policies, RefereeConfig, TimeControl
 from .logs import configure, get_logger
 from .referee import GameOutcome, Referee
-from .server import start_server, tune_gc
+from .server import LOOPS, start_server, tune_gc, use_loop
 from .storage import GameRow, SqliteStore, Store
 
 log = get_logger("serve")
@@ -32,6 +32,8 @@ def register(sub: Any) -> None:
     p.add_argument("--tls-key", help="PEM private key")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-format", default="json", choices=["json", "text"])
+    p.add_argument("--loop", default="auto", choices=LOOPS,
+                   help="event loop: uvloop (faster; the default where installed) or asyncio")
     p.add_argument("--admin-token", default=os.environ.get("CHINCHON_ADMIN_TOKEN"),
                    help="token for the admin (tournament) service; default: "
                    "$CHINCHON_ADMIN_TOKEN, else generated and printed once")
@@ -135,8 +137,8 @@ async def serve(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(json.dumps({"event": "listening", "port": running.port, "address": args.address}),
-          flush=True)
+    print(json.dumps({"event": "listening", "port": running.port, "address": args.address,
+                      "loop": args.loop_used}), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -149,4 +151,9 @@ async def serve(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        args.loop_used = use_loop(args.loop)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return asyncio.run(serve(args))

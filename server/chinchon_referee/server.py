@@ -55,6 +55,27 @@ def server_options(config: RefereeConfig) -> list[tuple[str, Any]]:
     ]
 
 
+LOOPS = ("auto", "uvloop", "asyncio")
+
+
+def use_loop(kind: str = "auto") -> str:
+    """Choose the event loop for the next ``asyncio.run``: ``uvloop`` (the default when
+    it is installed) or ``asyncio``'s own. Returns the name of the loop chosen."""
+    if kind not in LOOPS:
+        raise ValueError(f"unknown event loop '{kind}': choose {', '.join(LOOPS)}")
+    if kind in ("auto", "uvloop"):
+        try:
+            import uvloop
+        except ImportError:
+            if kind == "uvloop":
+                raise ValueError("--loop uvloop: uvloop is not installed") from None
+        else:
+            asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+            return "uvloop"
+    asyncio.set_event_loop_policy(None)
+    return "asyncio"
+
+
 def tune_gc() -> None:
     """Garbage-collector settings for a process that is a referee server.
 

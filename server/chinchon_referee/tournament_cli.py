@@ -35,7 +35,7 @@ from .director import Director
 from .logs import configure, get_logger
 from .referee import Referee
 from .report import write_results
-from .server import start_server
+from .server import start_server, use_loop
 from .standings import Standings
 from .storage import SqliteStore
 from .tournament import Participant, SpecError, TournamentSpec
@@ -284,6 +284,7 @@ def _store_spec(store: SqliteStore, tid: str, spec: dict[str, Any]) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    use_loop("auto")
     return asyncio.run(run_tournament(args))
 
 

@@ -1,0 +1,96 @@
+"""Connection.send: one write at a time per stream, in order, whatever the writers do.
+
+The referee writes to a stream from the game's task and, now and then, from a task
+answering a stray message in-band; gRPC allows one write in flight per call. These
+tests drive the real Connection with a stream context whose writes complete only when
+the test says so, to see the queue at work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from chinchon_referee.config import Limits
+from chinchon_referee.referee import Connection, Disconnected
+
+
+class SlowStream:
+    """A stream context whose writes each wait for the test to release them."""
+
+    def __init__(self) -> None:
+        self.active = 0
+        self.max_active = 0
+        self.written: list[bytes] = []
+        self.gates: list[asyncio.Event] = []
+
+    async def write(self, msg: bytes) -> None:
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        gate = asyncio.Event()
+        self.gates.append(gate)
+        try:
+            await gate.wait()
+            self.written.append(msg)
+        finally:
+            self.active -= 1
+
+
+async def _release_all(stream: SlowStream, until: int) -> None:
+    released = 0
+    while released < until:
+        await asyncio.sleep(0.01)
+        for gate in stream.gates[released:]:
+            gate.set()
+            released += 1
+
+
+def test_concurrent_sends_are_written_one_at_a_time_in_order() -> None:
+    async def main() -> None:
+        stream = SlowStream()
+        conn = Connection("bot", stream, Limits(write_timeout=5.0))
+        sends = [asyncio.ensure_future(conn.send(f"m{i}".encode())) for i in range(5)]
+        await asyncio.gather(_release_all(stream, 5), *sends)
+        assert stream.written == [b"m0", b"m1", b"m2", b"m3", b"m4"]
+        assert stream.max_active == 1
+        assert not conn._writing and not conn._write_queue
+
+    asyncio.run(main())
+
+
+def test_a_cancelled_waiting_writer_is_skipped_and_the_rest_go_on() -> None:
+    async def main() -> None:
+        stream = SlowStream()
+        conn = Connection("bot", stream, Limits(write_timeout=5.0))
+        first = asyncio.ensure_future(conn.send(b"first"))
+        await asyncio.sleep(0)
+        second = asyncio.ensure_future(conn.send(b"second"))
+        third = asyncio.ensure_future(conn.send(b"third"))
+        await asyncio.sleep(0.01)
+        second.cancel()
+        await _release_all(stream, 2)
+        await asyncio.gather(first, third)
+        with pytest.raises(asyncio.CancelledError):
+            await second
+        assert stream.written == [b"first", b"third"]
+        assert not conn._writing
+
+    asyncio.run(main())
+
+
+def test_writers_waiting_on_a_stream_that_stops_reading_are_disconnected() -> None:
+    async def main() -> None:
+        stream = SlowStream()  # never released: the bot stopped reading
+        conn = Connection("bot", stream, Limits(write_timeout=0.2))
+        sends = [asyncio.ensure_future(conn.send(b"x")) for _ in range(3)]
+        done, _ = await asyncio.wait(sends, timeout=3.0)
+        assert len(done) == 3
+        for s in sends:
+            assert isinstance(s.exception(), Disconnected)
+        assert conn.closed.is_set() and conn.abort is not None
+        assert "stopped reading" in conn.abort[1]
+        assert stream.max_active == 1  # the waiting writers never reached the stream
+        with pytest.raises(Disconnected):
+            await conn.send(b"later")
+
+    asyncio.run(main())
