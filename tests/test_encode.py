@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from chinchon.engine import (
     GreedyBot,
+    MalformedInput,
     RuleSet,
     ShuffleSource,
     apply,
@@ -21,9 +23,11 @@ from chinchon.engine import (
 )
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
-from chinchon.wire import action_to_wire, observation_to_wire
+from chinchon.wire import action_from_wire, action_to_wire, observation_to_wire
 from chinchon_referee.encode import (
     RequestEncoder,
+    answer_fields,
+    decode_action,
     delimited,
     duration_bytes,
     response_serializer,
@@ -122,3 +126,42 @@ def test_the_response_serializer_passes_bytes_and_serializes_messages() -> None:
     msg = pb.PlayResponse(error=pb.Error(code=pb.ERROR_CODE_PROTOCOL, message="x"))
     assert response_serializer(msg) == msg.SerializeToString()
     assert response_serializer(b"\x4a\x00") == b"\x4a\x00"
+
+
+@settings(max_examples=300, deadline=None)
+@given(rid=st.integers(0, 2**64 - 1), card=st.sampled_from(["1O", "12B", "JK1", "7C", ""]),
+       kind=st.sampled_from(["discard", "draw_stock", "close_best", "close_melds", "lay_off"]),
+       cut=st.integers(0, 200), junk=st.binary(max_size=40))
+def test_answers_are_read_without_protobuf_exactly_as_protobuf_reads_them(
+    rid: int, card: str, kind: str, cut: int, junk: bytes,
+) -> None:
+    action = {
+        "discard": g.Action(discard=g.Discard(card=card)),
+        "draw_stock": g.Action(draw_stock=g.DrawStock()),
+        "close_best": g.Action(close=g.Close(card=card, best=True)),
+        "close_melds": g.Action(close=g.Close(card=card, melds=g.MeldList(melds=[
+            g.CardGroup(cards=["1O", "2O", "3O"]), g.CardGroup(cards=["5C", "5E", "5B"] * 20)]))),
+        "lay_off": g.Action(lay_off=g.LayOff(card=card, meld=300, end=g.RUN_END_HIGH)),
+    }[kind]
+    raw = pb.PlayRequest(action=pb.ActionReply(request_id=rid, action=action)).SerializeToString()
+    got = answer_fields(raw)
+    if rid == 0:
+        assert got is None  # no request_id field at all: protobuf parses it
+    else:
+        assert got == (rid, action.SerializeToString())
+        if card or kind == "draw_stock":  # a card-less discard or close is malformed
+            assert decode_action(got[1]) == action_from_wire(action)
+    # Anything else is left to protobuf, never misread and never an exception.
+    for other in (raw[:cut], raw + junk, junk, b"", pb.PlayRequest(hello=pb.Hello()).SerializeToString()):
+        fields = answer_fields(other)
+        if fields is not None:
+            msg = pb.PlayRequest.FromString(other)
+            assert msg.WhichOneof("kind") == "action"
+            assert (msg.action.request_id, msg.action.action.SerializeToString()) == fields
+
+
+def test_unreadable_action_bytes_are_a_malformed_action() -> None:
+    with pytest.raises(MalformedInput, match="could not be read"):
+        decode_action(b"\x0a\xff")
+    with pytest.raises(MalformedInput, match="empty"):
+        decode_action(b"")

@@ -27,6 +27,7 @@ from chinchon.engine import (
     Action,
     Event,
     HandResult,
+    MalformedInput,
     Observation,
     Phase,
     PlayerView,
@@ -43,6 +44,7 @@ from chinchon.wire import (
     action_to_wire,
     hand_result_to_wire,
 )
+from google.protobuf.message import DecodeError
 
 
 def _varint(n: int) -> bytes:
@@ -150,6 +152,7 @@ class RequestEncoder:
         self._players: dict[tuple[PlayerView, ...], bytes] = {}
         self._melds: dict[tuple[TableMeld, ...], bytes] = {}
         self._actions = _ACTIONS
+        self._rid: tuple[int, bytes] = (-1, b"")
         self._accepted = _ACCEPTED
 
     def observation(self, obs: Observation) -> bytes:
@@ -245,9 +248,13 @@ class RequestEncoder:
         if b is None:
             self.action(action)
             b = self._accepted[action]
-        took = duration_bytes(time_taken)
-        body = b"".join((b"\x08" + varint(request_id) if request_id else b"", b,
-                         b"\x1a", _TABLE[len(took)], took))
+        ns = int(time_taken * 1e9)
+        if 0 < ns < 1_000_000_000:  # the usual case: under a second, nanos only
+            took = b"\x10" + (_TABLE[ns] if ns < 16384 else _varint(ns))
+        else:
+            took = duration_bytes(time_taken)
+        rid = self._rid[1] if self._rid[0] == request_id else _rid_field(request_id)
+        body = b"".join((rid, b, b"\x1a", _TABLE[len(took)], took))
         return b"\x52" + _TABLE[len(body)] + body
 
     def request(
@@ -259,8 +266,10 @@ class RequestEncoder:
         n = len(observation)
         move = duration_bytes(move_time)
         bank = duration_bytes(bank_time)
+        rid = _rid_field(request_id)
+        self._rid = (request_id, rid)  # the accepted message will repeat it
         body = b"".join((
-            b"\x08" + varint(request_id) if request_id else b"",
+            rid,
             self._game_id,
             b"\x1a", _TABLE[n] if n < 16384 else _varint(n), observation,
             legal,
@@ -272,20 +281,78 @@ class RequestEncoder:
         return b"\x1a" + (_TABLE[n] if n < 16384 else _varint(n)) + body
 
 
+def _rid_field(request_id: int) -> bytes:
+    """The request_id field (number 1, a varint) of ActionRequest / ActionAccepted."""
+    if not request_id:
+        return b""
+    return b"\x08" + (_TABLE[request_id] if request_id < 16384 else _varint(request_id))
+
+
 _DECODED: dict[bytes, Action] = {}
 
 
-def decode_action(msg: g.Action) -> Action:
-    """``chinchon.wire.action_from_wire``, remembered by encoding: bots mostly send back
-    one of the listed actions, so the same few thousand encodings come back."""
-    raw = msg.SerializeToString()
+def decode_action(raw: bytes) -> Action:
+    """The engine action of an encoded ``chinchon.v1.Action``; raises MalformedInput.
+
+    Remembered by encoding: bots mostly send back one of the listed actions, so the
+    same few thousand encodings come back again and again."""
     a = _DECODED.get(raw)
     if a is None:
+        try:
+            msg = g.Action.FromString(raw)
+        except DecodeError:
+            raise MalformedInput("the action could not be read as a chinchon.v1.Action") from None
         a = action_from_wire(msg)  # raises MalformedInput: nothing is remembered then
         if len(_DECODED) > 65536:
             _DECODED.clear()
         _DECODED[raw] = a
     return a
+
+
+def answer_fields(raw: bytes) -> tuple[int, bytes] | None:
+    """``(request_id, encoded action)`` of an encoded PlayRequest that is an answer laid
+    out as protobuf encoders write it (``action`` holding ``request_id`` then
+    ``action``), without building any message; None for anything else (the caller
+    then parses it with protobuf)."""
+    try:
+        if raw[0] != 0x12:
+            return None
+        n = len(raw)
+        ln = raw[1]
+        i = 2
+        if ln >= 128:
+            if raw[2] >= 128:
+                return None
+            ln = (ln & 127) | raw[2] << 7
+            i = 3
+        if i + ln != n or raw[i] != 0x08:
+            return None
+        i += 1
+        rid = 0
+        shift = 0
+        while True:
+            b = raw[i]
+            i += 1
+            rid |= (b & 127) << shift
+            if b < 128:
+                break
+            shift += 7
+            if shift > 63:
+                return None
+        if raw[i] != 0x12:
+            return None
+        al = raw[i + 1]
+        j = i + 2
+        if al >= 128:
+            if raw[i + 2] >= 128:
+                return None
+            al = (al & 127) | raw[i + 2] << 7
+            j = i + 3
+        if j + al != n:
+            return None
+        return rid, raw[j:]
+    except IndexError:
+        return None
 
 
 def response_serializer(msg: pb.PlayResponse | bytes) -> bytes:

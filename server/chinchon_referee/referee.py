@@ -59,7 +59,7 @@ from google.protobuf.duration_pb2 import Duration
 from . import __version__
 from .config import Limits, Policies, RefereeConfig, TimeControl
 from .defaults import default_action
-from .encode import RequestEncoder, decode_action
+from .encode import RequestEncoder, answer_fields, decode_action
 from .house import HOUSE_BOTS, make_house_bot
 from .logs import get_logger
 
@@ -228,7 +228,8 @@ class Connection:
         # waiting for it in order. Almost always free, so no lock object is awaited.
         self._writing = False
         self._write_queue: collections.deque[asyncio.Future[None]] = collections.deque()
-        self._pending: tuple[int, asyncio.Future[tuple[g.Action, float]]] | None = None
+        # The outstanding request: its id, and the future of (encoded action, read time).
+        self._pending: tuple[int, asyncio.Future[tuple[bytes, float]]] | None = None
         self._last_request = 0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._watch = WriteWatch.of(asyncio.get_running_loop())
@@ -236,10 +237,22 @@ class Connection:
         self.write_expired = False
 
     # reading ------------------------------------------------------------------------
-    async def read_loop(self, requests: AsyncIterator[pb.PlayRequest]) -> None:
+    async def read_loop(self, requests: AsyncIterator[bytes]) -> None:
+        """Read the stream's messages (as bytes: the Play method has no request
+        deserializer) and dispatch each at once."""
         try:
-            async for msg in requests:
-                self._on_message(msg, time.monotonic())
+            async for raw in requests:
+                now = time.monotonic()
+                pending = self._pending
+                if pending is not None:
+                    # The hot path: the answer to the outstanding request, read without
+                    # building a PlayRequest.
+                    got = answer_fields(raw)
+                    if got is not None and got[0] == pending[0] and not pending[1].done():
+                        self._pending = None
+                        pending[1].set_result((got[1], now))
+                        continue
+                self._on_message(pb.PlayRequest.FromString(raw), now)
                 if self.abort is not None:
                     break
         except asyncio.CancelledError:
@@ -271,7 +284,7 @@ class Connection:
             pending = self._pending
             if pending is not None and pending[0] == rid and not pending[1].done():
                 self._pending = None
-                pending[1].set_result((msg.action.action, now))
+                pending[1].set_result((msg.action.action.SerializeToString(), now))
                 return
             if pending is None and rid > self._last_request:
                 self._reject(pb.Error(
@@ -382,12 +395,13 @@ class Connection:
                 return
         self._writing = False
 
-    async def ask(self, request: bytes, request_id: int, budget: float) -> tuple[g.Action, float]:
+    async def ask(self, request: bytes, request_id: int, budget: float) -> tuple[bytes, float]:
         """Send an action request (``PlayResponse`` bytes whose request has id
-        ``request_id``); return the answer and the time the bot took, on the referee's
-        clock from the end of the write to the moment the answer was read."""
+        ``request_id``); return the answer (an encoded ``chinchon.v1.Action``) and the
+        time the bot took, on the referee's clock from the end of the write to the
+        moment the answer was read."""
         loop = asyncio.get_running_loop()
-        fut: asyncio.Future[tuple[g.Action, float]] = loop.create_future()
+        fut: asyncio.Future[tuple[bytes, float]] = loop.create_future()
         self._pending = (request_id, fut)
         self._last_request = request_id
         try:
@@ -711,7 +725,7 @@ class GameRunner:
                 req += seat.ack
             budget = move_left + seat.bank
             try:
-                action_msg, took = await conn.ask(req, rid, budget)
+                action_raw, took = await conn.ask(req, rid, budget)
                 seat.ack = b""
             except Disconnected:
                 log.info("seat_disconnected", game_id=spec.game_id, bot=seat.name)
@@ -735,7 +749,7 @@ class GameRunner:
                 move_left -= took
             err: pb.Error
             try:
-                action = decode_action(action_msg)
+                action = decode_action(action_raw)
                 new_state = apply(state, action, seat=seat.index)
             except MalformedInput as e:
                 err = pb.Error(code=pb.ERROR_CODE_MALFORMED, message=str(e), request_id=rid)
@@ -993,7 +1007,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         self.referee = referee
         self.tokens = tokens
 
-    async def Play(self, request_iterator: AsyncIterator[pb.PlayRequest], context: Any) -> None:
+    async def Play(self, request_iterator: AsyncIterator[bytes], context: Any) -> None:
         bot = self.tokens.bot_for_metadata(context.invocation_metadata())
         if bot is None:  # the interceptor already refused it; belt and braces
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown or missing token")

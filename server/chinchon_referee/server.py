@@ -92,10 +92,13 @@ def tune_gc() -> None:
 
 def add_referee_service(server: grpc.aio.Server, servicer: RefereeServicer) -> None:
     """Register ``chinchon.v1.RefereeService`` as the generated code would, except that
-    the referee may write a PlayResponse already encoded (see ``encode.py``)."""
+    the referee may write a PlayResponse already encoded (see ``encode.py``) and reads
+    PlayRequests as bytes."""
     play = grpc.stream_stream_rpc_method_handler(
         servicer.Play,
-        request_deserializer=referee_pb2.PlayRequest.FromString,
+        # Requests arrive as bytes: the referee reads the common answer without
+        # building a message (Connection.read_loop), and parses everything else.
+        request_deserializer=None,
         response_serializer=response_serializer,
     )
     handlers = {"Play": play}
