@@ -260,6 +260,50 @@ async def _echo_client(target: str, streams: int, per_channel: int, payload: int
 # -- the fast raw bot ---------------------------------------------------------------------
 
 
+def _request_view() -> Any:
+    """A message class that reads a PlayResponse only as far as a fast bot needs: the
+    ActionRequest's id, its observation left as bytes, and its legal actions as bytes
+    (unknown fields, such as the other kinds and ``accepted``, are skipped unread)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    f = descriptor_pb2.FileDescriptorProto(name="bench_view.proto", package="bench",
+                                           syntax="proto3")
+    req = f.message_type.add(name="RequestView")
+    T = descriptor_pb2.FieldDescriptorProto
+    req.field.add(name="request_id", number=1, type=T.TYPE_UINT64, label=T.LABEL_OPTIONAL)
+    req.field.add(name="observation", number=3, type=T.TYPE_BYTES, label=T.LABEL_OPTIONAL)
+    req.field.add(name="legal_actions", number=4, type=T.TYPE_BYTES, label=T.LABEL_REPEATED)
+    resp = f.message_type.add(name="ResponseView")
+    resp.field.add(name="action_request", number=3, type=T.TYPE_MESSAGE,
+                   label=T.LABEL_OPTIONAL, type_name=".bench.RequestView")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(f)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("bench.ResponseView"))
+
+
+def _phase_of(observation: bytes) -> int:
+    """Observation.phase (field 3) from the encoded observation: seat (1) and
+    hand_number (2) come first, as protobuf encoders write fields in order."""
+    i, n = 0, len(observation)
+    while i < n:
+        key = observation[i]
+        i += 1
+        value = 0
+        shift = 0
+        while True:
+            b = observation[i]
+            i += 1
+            value |= (b & 127) << shift
+            if b < 128:
+                break
+            shift += 7
+        if key == 0x18:
+            return value
+        if key not in (0x08, 0x10):
+            return 0  # phase is unset only in PHASE_UNSPECIFIED
+    return 0
+
+
 async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: int = 50,
                     max_seconds: float = 600.0,
                     stop_when: Callable[[], bool] | None = None) -> dict[str, Any]:
@@ -267,14 +311,19 @@ async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: i
     ActionRequest with its first legal action, until the referee closes the streams,
     ``stop_when()`` turns true (checked every 0.1 s; the streams are then cancelled) or
     ``max_seconds`` pass. Returns counters and (monotonic time, seconds) samples of the
-    draw -> discard delay of one seat."""
+    draw -> discard delay of one seat.
+
+    The bots do as little as a bot can, so that what is measured is the referee: each
+    message is read only as far as the request id, the phase and the first legal
+    action (:func:`_request_view`), and the answer is written as bytes."""
     import grpc
     from chinchon.v1 import game_pb2 as g
     from chinchon.v1 import referee_pb2 as pb
+    from chinchon_referee.encode import delimited, varint
 
     hello = pb.PlayRequest(hello=pb.Hello(client="bench-fast-bot", queue=pb.QueueMode()))
     hello_bytes = hello.SerializeToString()
-    parse = pb.PlayResponse.FromString
+    parse = _request_view().FromString
     draw, discard = g.PHASE_DRAW, g.PHASE_DISCARD
     mono = time.monotonic
     samples: list[tuple[float, float]] = []
@@ -296,24 +345,23 @@ async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: i
                 if data is grpc.aio.EOF:
                     break
                 msg = parse(data)
-                kind = msg.WhichOneof("kind")
-                if kind == "action_request":
+                if msg.HasField("action_request"):
                     now = mono()
                     req = msg.action_request
-                    phase = req.observation.phase
+                    phase = _phase_of(req.observation)
                     if drew_at and phase == discard:
                         samples.append((now, now - drew_at))
                     drew_at = 0.0
-                    reply = pb.PlayRequest(action=pb.ActionReply(
-                        request_id=req.request_id, action=req.legal_actions[0]))
-                    data = reply.SerializeToString()
+                    # PlayRequest{action: ActionReply{request_id, action}}, as bytes.
+                    data = delimited(2, b"\x08" + varint(req.request_id)
+                                     + delimited(2, req.legal_actions[0]))
                     if phase == draw:
                         # Stamped before the write: its completion can be reported late.
                         drew_at = mono()
                     await call.write(data)
                     counts["requests"] += 1
-                elif kind is not None:
-                    counts[kind] += 1
+                else:
+                    counts["other messages"] += 1
         except grpc.aio.AioRpcError as e:
             counts[f"closed:{e.code().name}"] += 1
         except asyncio.CancelledError:
@@ -495,11 +543,22 @@ async def run_load(referee: Any, lanes: int, warmup: float, measure: float, late
         prof = cProfile.Profile()
         prof.enable()
     pids = [os.getpid(), *bot_pids]
+    gc_time = [0.0, 0.0, 0]
+
+    def gc_clock(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            gc_time[1] = time.perf_counter()
+        else:
+            gc_time[0] += time.perf_counter() - gc_time[1]
+            gc_time[2] += 1
+
+    gc.callbacks.append(gc_clock)
     d0, g0, t0 = referee.decisions, games[0], time.monotonic()
     cpu0 = [cpu_seconds(p) for p in pids]
     await asyncio.sleep(measure)
     d1, g1, t1 = referee.decisions, games[0], time.monotonic()
     cpu1 = [cpu_seconds(p) for p in pids]
+    gc.callbacks.remove(gc_clock)
     if prof is not None:
         prof.disable()
         prof.dump_stats(profile)
@@ -521,6 +580,7 @@ async def run_load(referee: Any, lanes: int, warmup: float, measure: float, late
         "server_cpu": cpu[0], "bot_cpu": cpu[1:], "referee_ms": [x * 1000 for x in timing.samples],
         "referee_to_discard_ms": [x * 1000 for x in timing.to_discard],
         "terminations": dict(terms), "unfinished": len(pending),
+        "gc_seconds": gc_time[0], "gc_collections": gc_time[2],
     }
 
 
@@ -748,6 +808,9 @@ def report(out: dict[str, Any]) -> None:
             ("referee: CPU server / bots", f"{many['server_cpu']:.0%} / "
                                            + " + ".join(f"{c:.0%}" for c in many["bot_cpu"])),
             ("referee: CPU per decision server / bots", f"{srv_us:.0f} / {bot_us:.0f} us"),
+            ("  of which the server's garbage collector",
+             f"{many['gc_seconds'] * 1e6 / max(1, many['decisions']):.1f} us "
+             f"({many['gc_collections']} collections)"),
             ("referee time/decision p50 / p99 (100 games)",
              f"{pct(many['referee_ms'], 50):.2f} / {pct(many['referee_ms'], 99):.2f} ms  "
              f"(n={len(many['referee_ms']):,})"),
