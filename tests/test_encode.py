@@ -94,7 +94,7 @@ def test_encoded_requests_parse_to_the_protobuf_built_messages(
             action = bot.choose(obs, legal)
         else:
             action = rng.choice(legal)
-        took = rng.choice([0.0, 0.000321, 0.5, 1.75, 31.0])
+        took = rng.choice([0.0, 0.0000163, 0.000321, 0.00209, 0.05, 0.2684, 0.5, 1.75, 31.0])
         ack = enc.accepted(rid, action, took)
         ack_expected = pb.ActionAccepted(request_id=rid, action=action_to_wire(action),
                                          time_taken=duration(took))

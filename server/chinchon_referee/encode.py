@@ -249,13 +249,19 @@ class RequestEncoder:
             self.action(action)
             b = self._accepted[action]
         ns = int(time_taken * 1e9)
-        if 0 < ns < 1_000_000_000:  # the usual case: under a second, nanos only
-            took = b"\x10" + (_TABLE[ns] if ns < 16384 else _varint(ns))
+        # Duration{nanos}: the usual case, a think time under a second.
+        if 16384 <= ns < 268_435_456:
+            if ns < 2_097_152:
+                took = bytes((4, 0x10, ns & 127 | 128, ns >> 7 & 127 | 128, ns >> 14))
+            else:
+                took = bytes((5, 0x10, ns & 127 | 128, ns >> 7 & 127 | 128,
+                              ns >> 14 & 127 | 128, ns >> 21))
         else:
-            took = duration_bytes(time_taken)
+            d = duration_bytes(time_taken)
+            took = _TABLE[len(d)] + d
         rid = self._rid[1] if self._rid[0] == request_id else _rid_field(request_id)
-        body = b"".join((rid, b, b"\x1a", _TABLE[len(took)], took))
-        return b"\x52" + _TABLE[len(body)] + body
+        size = len(rid) + len(b) + 1 + len(took)
+        return b"".join((b"\x52", _TABLE[size], rid, b, b"\x1a", took))
 
     def request(
         self, request_id: int, observation: bytes, legal: bytes, move_time: float,

@@ -183,9 +183,11 @@ class WriteWatch:
             loop._chinchon_write_watch = watch  # type: ignore[attr-defined]
         return watch
 
-    def start(self, conn: Connection, timeout: float) -> None:
-        task = asyncio.current_task()
-        assert task is not None
+    def start(self, conn: Connection, timeout: float, task: asyncio.Task[Any] | None) -> None:
+        """Watch ``conn``'s write by ``task`` (None: the current task)."""
+        if task is None:
+            task = asyncio.current_task()
+            assert task is not None
         self.writing[conn] = (self.loop.time() + timeout, task)
         if timeout < self.shortest:
             self.shortest = timeout
@@ -340,7 +342,7 @@ class Connection:
             pass
 
     # writing ------------------------------------------------------------------------
-    async def send(self, msg: pb.PlayResponse | bytes) -> float:
+    async def send(self, msg: pb.PlayResponse | bytes, task: asyncio.Task[Any] | None = None) -> float:
         """Write one message (or its encoding); return the monotonic time when it was
         written."""
         if self.closed.is_set():
@@ -361,7 +363,7 @@ class Connection:
                 raise Disconnected()
         self._writing = True
         watch = self._watch
-        watch.start(self, self.limits.write_timeout)
+        watch.start(self, self.limits.write_timeout, task)
         try:
             await self.context.write(msg)
         except asyncio.CancelledError:
@@ -395,17 +397,20 @@ class Connection:
                 return
         self._writing = False
 
-    async def ask(self, request: bytes, request_id: int, budget: float) -> tuple[bytes, float]:
+    async def ask(
+        self, request: bytes, request_id: int, budget: float,
+        task: asyncio.Task[Any] | None = None,
+    ) -> tuple[bytes, float]:
         """Send an action request (``PlayResponse`` bytes whose request has id
         ``request_id``); return the answer (an encoded ``chinchon.v1.Action``) and the
         time the bot took, on the referee's clock from the end of the write to the
-        moment the answer was read."""
+        moment the answer was read. ``task``: the current task, if the caller knows it."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[tuple[bytes, float]] = loop.create_future()
         self._pending = (request_id, fut)
         self._last_request = request_id
         try:
-            t0 = await self.send(request)
+            t0 = await self.send(request, task)
         except BaseException:
             if self._pending is not None and self._pending[1] is fut:
                 self._pending = None
@@ -587,6 +592,7 @@ class GameRunner:
         self.names = [s.name for s in seats]
         self._action_cache: dict[Action, g.Action] = {}
         self.encoder = RequestEncoder(spec.game_id, spec.rules)
+        self.task: asyncio.Task[Any] | None = None  # the task playing the game
 
     async def _send(self, seat: Seat, msg: pb.PlayResponse) -> None:
         if seat.conn is None:
@@ -622,6 +628,7 @@ class GameRunner:
         return w
 
     async def run(self) -> GameOutcome:
+        self.task = asyncio.current_task()
         spec = self.spec
         rules = spec.rules
         source = ShuffleSource(spec.seed, spec.deal_id)
@@ -725,7 +732,7 @@ class GameRunner:
                 req += seat.ack
             budget = move_left + seat.bank
             try:
-                action_raw, took = await conn.ask(req, rid, budget)
+                action_raw, took = await conn.ask(req, rid, budget, self.task)
                 seat.ack = b""
             except Disconnected:
                 log.info("seat_disconnected", game_id=spec.game_id, bot=seat.name)

@@ -601,8 +601,24 @@ def deadwood(cards: int | Iterable[int], rules: RuleSet) -> int:
     return solver_for(rules).deadwood(mask)
 
 
+# The same melds turn up in hand after hand: each is validated once per rule set.
+_MELDS: dict[RuleSet, dict[tuple[Card, ...], Meld]] = {}
+
+
+def _meld_of(cards: tuple[Card, ...], rules: RuleSet, known: dict[tuple[Card, ...], Meld]) -> Meld:
+    m = known.get(cards)
+    if m is None:
+        m = known[cards] = make_meld(cards, rules)
+    return m
+
+
 def meld_candidates(mask: int, rules: RuleSet) -> list[Meld]:
     """Every valid meld (canonical form) made only of cards in ``mask``."""
+    known = _MELDS.get(rules)
+    if known is None:
+        if len(_MELDS) >= 64:
+            _MELDS.clear()
+        known = _MELDS[rules] = {}
     cards = cards_of(mask)
     naturals = [c for c in cards if c < 48]
     jokers = [c for c in cards if c >= 48]
@@ -618,7 +634,7 @@ def meld_candidates(mask: int, rules: RuleSet) -> list[Meld]:
             for nat in combinations(group, n):
                 for z in range(max(0, 3 - n), min(len(jokers), 4 - n) + 1):
                     for jk in combinations(jokers, z):
-                        out.append(make_meld(list(nat) + list(jk), rules))
+                        out.append(_meld_of(nat + jk, rules, known))
     top = len(rules.ranks)
     for suit, have in by_suit.items():
         for lo in range(top):
@@ -639,7 +655,7 @@ def meld_candidates(mask: int, rules: RuleSet) -> list[Meld]:
                         for jk in _ordered_jokers(jokers, len(gaps)):
                             fill = dict(zip(gaps, jk, strict=True))
                             seq = [fill[q] if q in fill else have[q] for q in window]
-                            out.append(make_meld(seq, rules))
+                            out.append(_meld_of(tuple(seq), rules, known))
         del suit
     return out
 
