@@ -112,6 +112,9 @@ def _melds_from_json(d: Any) -> Melds:
     return tuple(_cards(g.get("cards", []), "a meld") for g in d.get("melds", []))
 
 
+_ACTION_JSON: dict[Action, dict[str, Any]] = {}
+
+
 def action_to_json(a: Action) -> dict[str, Any]:
     """A player action as the JSON mapping of ``chinchon.v1.Action``."""
     if isinstance(a, DrawStock):
@@ -269,7 +272,14 @@ class RecordBuilder:
         self, seat: int, a: Action, origin: str = "ACTION_ORIGIN_PLAYER",
         think_time: float | None = None,
     ) -> None:
-        mv: dict[str, Any] = {"seat": seat, "action": action_to_json(a), "origin": origin}
+        # Actions are values: their JSON is built once and shared by every record that
+        # holds them (records are read, never edited in place).
+        aj = _ACTION_JSON.get(a)
+        if aj is None:
+            if len(_ACTION_JSON) > 65536:
+                _ACTION_JSON.clear()
+            aj = _ACTION_JSON[a] = action_to_json(a)
+        mv: dict[str, Any] = {"seat": seat, "action": aj, "origin": origin}
         if think_time is not None:
             mv["thinkTime"] = f"{think_time:.6f}s"
         self.actions.append({"move": mv})
