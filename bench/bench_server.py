@@ -11,14 +11,18 @@ Everything runs on loopback (127.0.0.1), in bounded loops that stop by themselve
    with 100 games in flight at all times ("lanes": each lane calls ``referee.play`` for
    one GameSpec after another), and 200 bot streams (100 games x 2 seats) from one
    client process of minimal raw bots that answer every ActionRequest with its first
-   legal action (no SDK, no observation decoding). Reported: decisions/s (counted by
+   legal action (no SDK; each message is read only as far as the request id, the phase
+   and the first legal action, and the answer is written as bytes: the bots do as
+   little as the echo client, so what is measured is the referee). Both servers run on
+   the event loop ``chinchon serve`` uses (uvloop where installed; ``--loop``), the
+   clients on asyncio's (``--client-loop``). Reported: decisions/s (counted by
    ``referee.decisions``), its ratio to the echo ceiling, the CPU use of both processes,
    and the latency:
 
    * *referee time per decision* (server side): from the moment the referee reads a
      bot's answer off the stream (``Connection`` stamps it) to the moment the next
      ActionRequest of the same game has been written (``Connection.send`` returns).
-     It covers applying the action, the record, the ActionAccepted write, chance nodes
+     It covers reading the answer, applying it, the record, chance nodes
      and hand ends, the next observation and legal actions, and the time spent waiting
      for the event loop behind the other games. It is measured by wrapping
      ``Connection.ask``/``Connection.send`` inside the harness process only (the library
