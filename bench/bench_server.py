@@ -482,10 +482,10 @@ class _Timing:
         discard = g.PHASE_DISCARD
         parse = pb.PlayResponse.FromString
 
-        async def send(conn: Any, msg: Any) -> float:
+        async def send(conn: Any, msg: Any, task: Any = None) -> float:
             gid = conn.__dict__.pop("_bench_gid", None)
             phase = conn.__dict__.pop("_bench_phase", None)
-            t = await orig_send(conn, msg)
+            t = await orig_send(conn, msg, task)
             if gid is not None:  # this write is an ActionRequest
                 conn._bench_t0 = t
                 prev = last.pop(gid, None)
@@ -495,11 +495,12 @@ class _Timing:
                         to_discard.append(t - prev)
             return t
 
-        async def ask(conn: Any, request: bytes, request_id: int, budget: float) -> Any:
+        async def ask(conn: Any, request: bytes, request_id: int, budget: float,
+                      task: Any = None) -> Any:
             req = parse(request).action_request  # ~10 us, in the latency window only
             conn._bench_gid = req.game_id
             conn._bench_phase = req.observation.phase
-            action, took = await orig_ask(conn, request, request_id, budget)
+            action, took = await orig_ask(conn, request, request_id, budget, task)
             last[req.game_id] = conn._bench_t0 + took  # the answer's read time
             return action, took
 

@@ -24,6 +24,7 @@ import heapq
 import itertools
 import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -110,8 +111,10 @@ class Deadlines:
     grown), and the single timer is armed for the earliest deadline still pending.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
+    # The instance does not hold its loop (it is the value of a weak mapping keyed by
+    # the loop): it runs on the loop that is running.
+
+    def __init__(self) -> None:
         self.heap: list[tuple[float, int, asyncio.Future[Any]]] = []
         self.seq = itertools.count()
         self.timer: asyncio.TimerHandle | None = None
@@ -120,10 +123,10 @@ class Deadlines:
 
     @classmethod
     def of(cls, loop: asyncio.AbstractEventLoop) -> Deadlines:
-        d: Deadlines | None = getattr(loop, "_chinchon_deadlines", None)
+        """The one instance of the loop."""
+        d = _DEADLINES.get(loop)
         if d is None:
-            d = cls(loop)
-            loop._chinchon_deadlines = d  # type: ignore[attr-defined]
+            d = _DEADLINES[loop] = cls()
         return d
 
     def add(self, when: float, fut: asyncio.Future[Any]) -> None:
@@ -141,12 +144,12 @@ class Deadlines:
         if self.timer is not None:
             self.timer.cancel()
         self.armed = when
-        self.timer = self.loop.call_at(when, self._fire)
+        self.timer = asyncio.get_running_loop().call_at(when, self._fire)
 
     def _fire(self) -> None:
         self.timer = None
         heap = self.heap
-        now = max(self.loop.time(), self.armed)
+        now = max(asyncio.get_running_loop().time(), self.armed)
         while heap and (heap[0][0] <= now or heap[0][2].done()):
             fut = heapq.heappop(heap)[2]
             if not fut.done():
@@ -168,8 +171,7 @@ class WriteWatch:
     ``write_timeout / 10`` (at most 1 s) costs nothing measurable.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
+    def __init__(self) -> None:
         self.writing: dict[Connection, tuple[float, asyncio.Task[Any]]] = {}
         self.period = 1.0
         self.shortest = float("inf")  # the shortest write timeout seen sets the period
@@ -177,29 +179,31 @@ class WriteWatch:
 
     @classmethod
     def of(cls, loop: asyncio.AbstractEventLoop) -> WriteWatch:
-        watch: WriteWatch | None = getattr(loop, "_chinchon_write_watch", None)
+        """The one instance of the loop."""
+        watch = _WRITE_WATCHES.get(loop)
         if watch is None:
-            watch = cls(loop)
-            loop._chinchon_write_watch = watch  # type: ignore[attr-defined]
+            watch = _WRITE_WATCHES[loop] = cls()
         return watch
+
 
     def start(self, conn: Connection, timeout: float, task: asyncio.Task[Any] | None) -> None:
         """Watch ``conn``'s write by ``task`` (None: the current task)."""
         if task is None:
             task = asyncio.current_task()
             assert task is not None
-        self.writing[conn] = (self.loop.time() + timeout, task)
+        loop = asyncio.get_running_loop()
+        self.writing[conn] = (loop.time() + timeout, task)
         if timeout < self.shortest:
             self.shortest = timeout
             self.period = min(1.0, max(0.01, timeout / 10))
         if self.sweeper is None:
-            self.sweeper = self.loop.create_task(self._sweep())
+            self.sweeper = loop.create_task(self._sweep())
 
     async def _sweep(self) -> None:
         try:
             while self.writing:
                 await asyncio.sleep(self.period)
-                now = self.loop.time()
+                now = asyncio.get_running_loop().time()
                 for conn, (deadline, task) in list(self.writing.items()):
                     if now >= deadline:
                         del self.writing[conn]
@@ -207,6 +211,12 @@ class WriteWatch:
                         task.cancel()
         finally:
             self.sweeper = None
+
+
+_DEADLINES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Deadlines] = (
+    weakref.WeakKeyDictionary())
+_WRITE_WATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, WriteWatch] = (
+    weakref.WeakKeyDictionary())
 
 
 class Connection:
