@@ -249,11 +249,18 @@ class Connection:
         self.write_expired = False
 
     # reading ------------------------------------------------------------------------
-    async def read_loop(self, requests: AsyncIterator[bytes]) -> None:
+    async def read_loop(self) -> None:
         """Read the stream's messages (as bytes: the Play method has no request
-        deserializer) and dispatch each at once."""
+        deserializer) and dispatch each at once. Reads with ``context.read()`` (one
+        coroutine per message rather than the request iterator's async generator around
+        it), never under a timeout: cancelling a read breaks the stream."""
+        read = self.context.read
+        eof = grpc.aio.EOF
         try:
-            async for raw in requests:
+            while True:
+                raw = await read()
+                if raw is eof:
+                    break
                 now = time.monotonic()
                 pending = self._pending
                 if pending is not None:
@@ -1031,7 +1038,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             return
         limits = self.referee.config.limits
         conn = Connection(bot, context, limits, self.referee.incident)
-        reader = asyncio.ensure_future(conn.read_loop(request_iterator))
+        reader = asyncio.ensure_future(conn.read_loop())
         log.info("stream_opened", bot=bot, conn=conn.id)
         try:
             try:
