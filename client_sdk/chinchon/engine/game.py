@@ -780,14 +780,17 @@ def _layoff_best(state: GameState) -> GameState:
                 continue
             tried.add((a.card, a.meld))
             nxt = _apply_layoff_raw(st, a)
-            v, seq = search(nxt)
+            v, seq = search(nxt)  # noqa: F821 (deleted only once the search is over)
             v += rules.card_points(a.card)
             if v > best[0]:
                 best = (v, [a, *seq])
         memo[key] = best
         return best
 
-    _, seq = search(state)
+    try:
+        _, seq = search(state)
+    finally:
+        del search  # it refers to itself: a cycle the garbage collector would have to find
     st = state
     for a in seq:
         st = _apply_layoff_raw(st, a)

@@ -346,32 +346,7 @@ class Solver:
         self, pats: tuple[int, int, int, int], jokers: int
     ) -> Iterable[tuple[list[tuple[int, int, int]], tuple[int, int, int, int], int]]:
         """Every way of forming sets: ([(rank bit, suit nibble, jokers)], rest, jokers left)."""
-
-        def rec(
-            p: tuple[int, int, int, int], jr: int, done: int, acc: list[tuple[int, int, int]]
-        ) -> Iterable[tuple[list[tuple[int, int, int]], tuple[int, int, int, int], int]]:
-            a, b, c, d = p
-            if jr:
-                cand = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d)
-            else:
-                cand = (a & b & (c | d)) | (c & d & (a | b))
-            cand &= ~done
-            if not cand:
-                yield acc, p, jr
-                return
-            low = cand & -cand
-            nib = sum(1 << i for i in range(4) if p[i] & low)
-            yield from rec(p, jr, done | low, acc)
-            for sub in _SUBSETS[nib]:
-                n = sub.bit_count()
-                for z in range(max(0, 3 - n), min(jr, 4 - n) + 1):
-                    q = tuple(p[i] & ~low if sub >> i & 1 else p[i] for i in range(4))
-                    yield from rec(q, jr - z, done | low, acc + [(low, sub, z)])  # type: ignore[arg-type]
-            if nib == 15 and jr >= 2:  # two sets of this rank, two suits and a joker each
-                q = tuple(x & ~low for x in p)
-                yield from rec(q, jr - 2, done | low, acc + [(low, 3, 1), (low, 12, 1)])  # type: ignore[arg-type]
-
-        return rec(pats, jokers, 0, [])
+        return _set_splits(pats, jokers, 0, [])
 
     def _build(
         self,
@@ -601,6 +576,34 @@ def deadwood(cards: int | Iterable[int], rules: RuleSet) -> int:
     return solver_for(rules).deadwood(mask)
 
 
+# A module-level function rather than a closure that calls itself: such a closure is a
+# reference cycle, left for the garbage collector after every call.
+def _set_splits(
+    p: tuple[int, int, int, int], jr: int, done: int, acc: list[tuple[int, int, int]]
+) -> Iterable[tuple[list[tuple[int, int, int]], tuple[int, int, int, int], int]]:
+    a, b, c, d = p
+    if jr:
+        cand = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d)
+    else:
+        cand = (a & b & (c | d)) | (c & d & (a | b))
+    cand &= ~done
+    if not cand:
+        yield acc, p, jr
+        return
+    low = cand & -cand
+    nib = sum(1 << i for i in range(4) if p[i] & low)
+    yield from _set_splits(p, jr, done | low, acc)
+    for sub in _SUBSETS[nib]:
+        n = sub.bit_count()
+        for z in range(max(0, 3 - n), min(jr, 4 - n) + 1):
+            q = tuple(p[i] & ~low if sub >> i & 1 else p[i] for i in range(4))
+            yield from _set_splits(q, jr - z, done | low, acc + [(low, sub, z)])  # type: ignore[arg-type]
+    if nib == 15 and jr >= 2:  # two sets of this rank, two suits and a joker each
+        q = tuple(x & ~low for x in p)
+        yield from _set_splits(q, jr - 2, done | low, acc + [(low, 3, 1), (low, 12, 1)])  # type: ignore[arg-type]
+
+
+
 # The same melds turn up in hand after hand: each is validated once per rule set.
 _MELDS: dict[RuleSet, dict[tuple[Card, ...], Meld]] = {}
 
@@ -728,8 +731,11 @@ def arrangements_of(
             if masks[i] & used:
                 continue
             chosen.append(cands[i])
-            rec(i + 1, used | masks[i], chosen)
+            rec(i + 1, used | masks[i], chosen)  # noqa: F821 (deleted only once done)
             chosen.pop()
 
-    rec(0, 0, [])
+    try:
+        rec(0, 0, [])
+    finally:
+        del rec  # it refers to itself: a cycle the garbage collector would have to find
     return out
