@@ -84,7 +84,7 @@ def test_encoded_requests_parse_to_the_protobuf_built_messages(
         bank = rng.choice([0.0, 30.0, 29.123456, 5e-4])
         attempt = rng.choice([0, 0, 1, 2])
         got = pb.PlayResponse.FromString(
-            enc.request(rid, enc.observation(obs), enc.legal(legal), move, bank, attempt) + ack)
+            enc.request(rid, enc.observation(obs), enc.legal(legal), move, bank, attempt, ack))
         want = expected(rid, game_id, observation_to_wire(obs), legal, move, bank, attempt)
         if ack_expected is not None:
             want.accepted.CopyFrom(ack_expected)
@@ -165,3 +165,21 @@ def test_unreadable_action_bytes_are_a_malformed_action() -> None:
         decode_action(b"\x0a\xff")
     with pytest.raises(MalformedInput, match="empty"):
         decode_action(b"")
+
+
+def test_named_closes_and_lay_downs_are_encoded_as_protobuf_does() -> None:
+    from chinchon.engine import Close, LayDown, parse_card
+    from chinchon_referee.encode import _action_bytes
+
+    def cs(text: str) -> tuple:
+        return tuple(parse_card(c) for c in text.split())
+
+    for a in [
+        Close(parse_card("7O"), (cs("1O 2O 3O"), cs("5C 5E 5B JK1"))),
+        Close(parse_card("12B"), ()),
+        Close(parse_card("12B"), None),
+        LayDown((cs("10O 11O 12O"),)),
+        LayDown(()),
+        LayDown(None),
+    ]:
+        assert _action_bytes(a) == action_to_wire(a).SerializeToString(), a

@@ -25,8 +25,11 @@ from collections.abc import Sequence
 
 from chinchon.engine import (
     Action,
+    Card,
+    Close,
     Event,
     HandResult,
+    LayDown,
     MalformedInput,
     Observation,
     Phase,
@@ -133,6 +136,33 @@ _PILE = _CardField(8)  # Observation.discard_pile
 _TAKEN = _CardField(13)  # Observation.taken_from_discard
 
 
+# Closes and lay-downs that name their melds are many and rarely the same twice (a
+# closing hand lists a dozen of them); their melds are not: encode those once each.
+_GROUPS: dict[tuple[Card, ...], bytes] = {}
+
+
+def _meld_list(melds: tuple[tuple[Card, ...], ...]) -> bytes:
+    """The encoding of a ``MeldList`` (each meld a ``CardGroup``)."""
+    out = []
+    for m in melds:
+        b = _GROUPS.get(m)
+        if b is None:
+            if len(_GROUPS) > 65536:
+                _GROUPS.clear()
+            b = _GROUPS[m] = delimited(1, b"".join(delimited(1, str(c).encode()) for c in m))
+        out.append(b)
+    return b"".join(out)
+
+
+def _action_bytes(a: Action) -> bytes:
+    """The encoding of ``chinchon.wire.action_to_wire(a)``."""
+    if type(a) is Close and a.melds is not None:
+        return delimited(4, delimited(1, str(a.card).encode()) + delimited(3, _meld_list(a.melds)))
+    if type(a) is LayDown and a.melds is not None:
+        return delimited(7, delimited(2, _meld_list(a.melds)))
+    return action_to_wire(a).SerializeToString()
+
+
 # Actions are values shared by every game: their encodings, as one
 # ActionRequest.legal_actions element and as ActionAccepted.action.
 _ACTIONS: dict[Action, bytes] = {}
@@ -228,7 +258,7 @@ class RequestEncoder:
             if len(self._actions) > 65536:
                 self._actions.clear()
                 self._accepted.clear()
-            raw = action_to_wire(a).SerializeToString()
+            raw = _action_bytes(a)
             b = self._actions[a] = delimited(4, raw)
             self._accepted[a] = delimited(2, raw)
         return b
@@ -265,10 +295,11 @@ class RequestEncoder:
 
     def request(
         self, request_id: int, observation: bytes, legal: bytes, move_time: float,
-        bank_time: float, attempt: int = 0,
+        bank_time: float, attempt: int = 0, accepted: bytes = b"",
     ) -> bytes:
         """``PlayResponse{action_request}``; ``observation`` and ``legal`` from
-        :meth:`observation` and :meth:`legal`."""
+        :meth:`observation` and :meth:`legal`, ``accepted`` from :meth:`accepted` (the
+        confirmation of the seat's previous answer, if it is still to be sent)."""
         n = len(observation)
         move = duration_bytes(move_time)
         bank = duration_bytes(bank_time)
@@ -284,7 +315,7 @@ class RequestEncoder:
             b"\x38" + varint(attempt) if attempt else b"",
         ))
         n = len(body)
-        return b"\x1a" + (_TABLE[n] if n < 16384 else _varint(n)) + body
+        return b"".join((b"\x1a", _TABLE[n] if n < 16384 else _varint(n), body, accepted))
 
 
 def _rid_field(request_id: int) -> bytes:

@@ -744,9 +744,7 @@ class GameRunner:
             if conn is None or conn.closed.is_set():
                 conn = await self._connected(seat)
             rid = next(_request_ids)
-            req = enc.request(rid, obs, legal_b, move_left, seat.bank, attempt)
-            if seat.ack:
-                req += seat.ack
+            req = enc.request(rid, obs, legal_b, move_left, seat.bank, attempt, seat.ack)
             budget = move_left + seat.bank
             try:
                 action_raw, took = await conn.ask(req, rid, budget, self.task)
