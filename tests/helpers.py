@@ -107,6 +107,18 @@ async def play(referee: Referee, s: GameSpec, timeout: float = 120) -> GameOutco
     return await asyncio.wait_for(referee.play(s), timeout)
 
 
+async def printed(procs: Sequence[BotProc], text: str, timeout: float = 15) -> None:
+    """Wait until every process has printed a line containing ``text`` (a bot prints a
+    message only once it has read it: kill it earlier and the test misses the last
+    messages)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not all(any(text in line for line in p.out) for p in procs):
+        if asyncio.get_running_loop().time() > deadline:
+            missing = [i for i, p in enumerate(procs) if not any(text in ln for ln in p.out)]
+            raise AssertionError(f"processes {missing} did not print {text!r} in {timeout:g} s")
+        await asyncio.sleep(0.02)
+
+
 async def stop(*procs: BotProc) -> None:
     for p in procs:
         await p.kill()

@@ -17,7 +17,7 @@ from hypothesis import Phase as HPhase
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import node_bot, play, raw_bot, sdk_bot, spawn, spec, start, stop
+from tests.helpers import node_bot, play, printed, raw_bot, sdk_bot, spawn, spec, start, stop
 
 
 def run(coro):
@@ -122,6 +122,7 @@ def test_stalling_bot_times_out_forfeits_and_the_other_game_goes_on() -> None:
             origins = [x["move"]["origin"] for x in a.record["actions"] if "move" in x]
             assert origins.count("ACTION_ORIGIN_DEFAULT_TIMEOUT") == 3
             replay(a.record)
+            await printed(procs[:1], "gameEnded")
         finally:
             await stop(*procs)
             await server.stop(0)
@@ -148,6 +149,7 @@ def test_illegal_bot_gets_the_exact_reasons_then_defaults_then_forfeits() -> Non
             assert out.termination == "TERMINATION_FORFEIT_ILLEGAL"
             assert out.forfeited == 0 and out.winners == [1]
             assert out.stats[0].illegal == 4 and out.stats[0].strikes == 2
+            await printed([cheat], "gameEnded")
         finally:
             await stop(cheat, good)
             await server.stop(0)
@@ -446,6 +448,7 @@ def test_no_message_to_a_seat_holds_a_card_hidden_from_it(seed: str, jokers: int
             await _connected(server, *names)
             s = spec("leak", names, seed=seed, rules=RuleSet(players=players, jokers=jokers))
             out = await play(server.referee, s)
+            await printed(procs, "gameEnded")
         finally:
             await stop(*procs)
             await server.stop(0)
