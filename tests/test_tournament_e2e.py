@@ -177,6 +177,8 @@ command = ["node", {json.dumps(str(NODE_BOT))}]
         capture_output=True, text=True, timeout=150, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # Launching bots prints nothing of gRPC's own (no fork-handler chatter).
+    assert "fork_posix" not in proc.stderr + proc.stdout, proc.stderr[-3000:]
     bots = ["greedy-py", "random-py", "node"]
     st = json.loads((results / "standings.json").read_text(encoding="utf-8"))
     assert sorted(r["bot"] for r in st["rows"]) == sorted(bots)

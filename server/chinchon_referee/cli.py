@@ -15,9 +15,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
+
+# Before gRPC is first imported (by the subcommands below): the CLI never forks a child
+# that uses gRPC (bots are started with exec), so gRPC's fork handlers have nothing to
+# protect, and with uvloop's process spawning they would log a line per bot launched.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 from chinchon.engine import (
     OPTIONS,
