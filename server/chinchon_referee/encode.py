@@ -12,11 +12,17 @@ directly, from cached pieces:
   a repeated field is one encoded element after another; so the encoding of a list that
   grows (the hand's events, the past hands) is kept and extended;
 * each piece that does not change (the rule set, one event, one meld, one legal action,
-  the game id) is encoded once, by protobuf itself, and reused.
+  the game id) is encoded once, mostly by protobuf itself, and reused.
 
-The result parses to exactly the message :func:`chinchon.wire.observation_to_wire`
-builds (``tests/test_encode.py`` checks this over many games and rule variants).
-:func:`response_serializer` lets the gRPC service write these bytes as they are.
+The result parses to exactly the message protobuf builds from
+:func:`chinchon.wire.observation_to_wire` (``tests/test_encode.py`` checks this over
+many games and rule variants). :func:`response_serializer` lets the gRPC service write
+these bytes as they are.
+
+The other way, :func:`answer_fields` reads a bot's answer (request id and action) from
+the bytes of its PlayRequest without building a message, and :func:`decode_action`
+turns the action's bytes into the engine's action through a cache; anything else is
+parsed by protobuf.
 """
 
 from __future__ import annotations
