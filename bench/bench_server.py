@@ -288,19 +288,12 @@ def _request_view() -> Any:
 def _phase_of(observation: bytes) -> int:
     """Observation.phase (field 3) from the encoded observation: seat (1) and
     hand_number (2) come first, as protobuf encoders write fields in order."""
+    from chinchon_referee.encode import read_varint
+
     i, n = 0, len(observation)
     while i < n:
         key = observation[i]
-        i += 1
-        value = 0
-        shift = 0
-        while True:
-            b = observation[i]
-            i += 1
-            value |= (b & 127) << shift
-            if b < 128:
-                break
-            shift += 7
+        value, i = read_varint(observation, i + 1)
         if key == 0x18:
             return value
         if key not in (0x08, 0x10):

@@ -38,7 +38,6 @@ from chinchon.engine import (
     LayDown,
     MalformedInput,
     Observation,
-    Phase,
     PlayerView,
     RuleSet,
     TableMeld,
@@ -46,6 +45,7 @@ from chinchon.engine import (
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.wire import (
+    _PHASE_TO_WIRE,
     _event_bytes,
     _meld_wire,
     _rules_template,
@@ -112,16 +112,7 @@ def duration_bytes(seconds: float) -> bytes:
 _DURATIONS: dict[float, bytes] = {}
 
 
-_PHASE = {
-    Phase.DEAL: g.PHASE_DEAL,
-    Phase.DRAW: g.PHASE_DRAW,
-    Phase.DISCARD: g.PHASE_DISCARD,
-    Phase.RESHUFFLE: g.PHASE_RESHUFFLE,
-    Phase.LAYOFF: g.PHASE_LAY_OFF,
-    Phase.LAYDOWN: g.PHASE_LAY_DOWN,
-    Phase.GAME_OVER: g.PHASE_GAME_OVER,
-}
-_PHASE_BYTES = {p: b"\x18" + varint(v) for p, v in _PHASE.items()}
+_PHASE_BYTES = {p: b"\x18" + varint(v) for p, v in _PHASE_TO_WIRE.items()}
 _MINUS_ONE = {f: key(f, 0) + varint(-1) for f in (4, 5, 14)}  # int32 fields set to -1
 
 
@@ -140,6 +131,7 @@ class _CardField(dict[int, bytes]):
 _HAND = _CardField(7)  # Observation.hand
 _PILE = _CardField(8)  # Observation.discard_pile
 _TAKEN = _CardField(13)  # Observation.taken_from_discard
+_GROUP_CARD = _CardField(1)  # CardGroup.cards
 
 
 # Closes and lay-downs that name their melds are many and rarely the same twice (a
@@ -155,7 +147,7 @@ def _meld_list(melds: tuple[tuple[Card, ...], ...]) -> bytes:
         if b is None:
             if len(_GROUPS) > 65536:
                 _GROUPS.clear()
-            b = _GROUPS[m] = delimited(1, b"".join(delimited(1, str(c).encode()) for c in m))
+            b = _GROUPS[m] = delimited(1, b"".join(map(_GROUP_CARD.__getitem__, m)))
         out.append(b)
     return b"".join(out)
 
@@ -352,6 +344,22 @@ def decode_action(raw: bytes) -> Action:
     return a
 
 
+def read_varint(buf: bytes, i: int) -> tuple[int, int]:
+    """The varint that starts at ``buf[i]``, and the index after it. Raises IndexError
+    when ``buf`` ends inside it, ValueError when it runs past ten bytes."""
+    value = 0
+    shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        value |= (b & 127) << shift
+        if b < 128:
+            return value, i
+        shift += 7
+        if shift > 63:
+            raise ValueError("a varint longer than ten bytes")
+
+
 def answer_fields(raw: bytes) -> tuple[int, bytes] | None:
     """``(request_id, encoded action)`` of an encoded PlayRequest that is an answer laid
     out as protobuf encoders write it (``action`` holding ``request_id`` then
@@ -361,40 +369,17 @@ def answer_fields(raw: bytes) -> tuple[int, bytes] | None:
         if raw[0] != 0x12:
             return None
         n = len(raw)
-        ln = raw[1]
-        i = 2
-        if ln >= 128:
-            if raw[2] >= 128:
-                return None
-            ln = (ln & 127) | raw[2] << 7
-            i = 3
-        if i + ln != n or raw[i] != 0x08:
+        length, i = read_varint(raw, 1)
+        if i + length != n or raw[i] != 0x08:
             return None
-        i += 1
-        rid = 0
-        shift = 0
-        while True:
-            b = raw[i]
-            i += 1
-            rid |= (b & 127) << shift
-            if b < 128:
-                break
-            shift += 7
-            if shift > 63:
-                return None
+        rid, i = read_varint(raw, i + 1)
         if raw[i] != 0x12:
             return None
-        al = raw[i + 1]
-        j = i + 2
-        if al >= 128:
-            if raw[i + 2] >= 128:
-                return None
-            al = (al & 127) | raw[i + 2] << 7
-            j = i + 3
-        if j + al != n:
+        length, j = read_varint(raw, i + 1)
+        if j + length != n:
             return None
         return rid, raw[j:]
-    except IndexError:
+    except (IndexError, ValueError):
         return None
 
 

@@ -262,14 +262,11 @@ class Connection:
                 if raw is eof:
                     break
                 now = time.monotonic()
-                pending = self._pending
-                if pending is not None:
+                if self._pending is not None:
                     # The hot path: the answer to the outstanding request, read without
                     # building a PlayRequest.
                     got = answer_fields(raw)
-                    if got is not None and got[0] == pending[0] and not pending[1].done():
-                        self._pending = None
-                        pending[1].set_result((got[1], now))
+                    if got is not None and self._answer(got[0], got[1], now):
                         continue
                 self._on_message(pb.PlayRequest.FromString(raw), now)
                 if self.abort is not None:
@@ -296,15 +293,22 @@ class Connection:
             self.hello.set_exception(Disconnected())
             self.hello.exception()  # maybe nobody waits for it: nothing to log then
 
+    def _answer(self, request_id: int, action: bytes, now: float) -> bool:
+        """Resolve the outstanding request if ``request_id`` is its id."""
+        pending = self._pending
+        if pending is None or pending[0] != request_id or pending[1].done():
+            return False
+        self._pending = None
+        pending[1].set_result((action, now))
+        return True
+
     def _on_message(self, msg: pb.PlayRequest, now: float) -> None:
         kind = msg.WhichOneof("kind")
         if kind == "action":
             rid = msg.action.request_id
-            pending = self._pending
-            if pending is not None and pending[0] == rid and not pending[1].done():
-                self._pending = None
-                pending[1].set_result((msg.action.action.SerializeToString(), now))
+            if self._answer(rid, msg.action.action.SerializeToString(), now):
                 return
+            pending = self._pending
             if pending is None and rid > self._last_request:
                 self._reject(pb.Error(
                     code=pb.ERROR_CODE_UNSOLICITED, request_id=rid,
@@ -607,7 +611,6 @@ class GameRunner:
         self.seats = seats
         self.referee = referee
         self.names = [s.name for s in seats]
-        self._action_cache: dict[Action, g.Action] = {}
         self.encoder = RequestEncoder(spec.game_id, spec.rules)
         self.task: asyncio.Task[Any] | None = None  # the task playing the game
 
@@ -637,12 +640,6 @@ class GameRunner:
             tournament_id=self.spec.tournament_id,
             resumed=resumed,
         ))
-
-    def _wire_action(self, a: Action) -> g.Action:
-        w = self._action_cache.get(a)
-        if w is None:
-            w = self._action_cache[a] = action_to_wire(a)
-        return w
 
     async def run(self) -> GameOutcome:
         self.task = asyncio.current_task()
@@ -808,7 +805,7 @@ class GameRunner:
         rec.move(seat.index, action, origin, waited)
         mx = self.spec.policies.max_strikes
         await self._send(seat, pb.PlayResponse(default_played=pb.DefaultPlayed(
-            request_id=rid, action=self._wire_action(action),
+            request_id=rid, action=action_to_wire(action),
             reason=pb.DEFAULT_REASON_TIMEOUT if why == "timeout" else pb.DEFAULT_REASON_ILLEGAL,
             strikes=seat.stats.strikes, max_strikes=mx, time_taken=duration(waited))))
         if seat.stats.strikes >= mx:
