@@ -604,42 +604,47 @@ def _set_splits(
 
 
 
-# The same melds turn up in hand after hand: each is validated once per rule set.
-_MELDS: dict[RuleSet, dict[tuple[Card, ...], Meld]] = {}
+# The same melds turn up in hand after hand: each is validated once per rule set. And
+# the melds of a hand are those of each rank held and each suit held, which repeat far
+# more often than whole hands do: those lists are kept too, per rule set, keyed by the
+# cards of that rank (or suit) and the jokers held.
+class _MeldCache:
+    LIMIT = 200_000  # entries of each kind; then it starts afresh
 
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        self.pos = {r: i for i, r in enumerate(rules.ranks)}
+        self.melds: dict[tuple[Card, ...], Meld] = {}
+        self.sets: dict[tuple[tuple[Card, ...], int], list[Meld]] = {}
+        self.runs: dict[tuple[int, int, int], list[Meld]] = {}
 
-def _meld_of(cards: tuple[Card, ...], rules: RuleSet, known: dict[tuple[Card, ...], Meld]) -> Meld:
-    m = known.get(cards)
-    if m is None:
-        m = known[cards] = make_meld(cards, rules)
-    return m
+    def bound(self) -> None:
+        if max(len(self.melds), len(self.sets), len(self.runs)) > self.LIMIT:
+            self.melds.clear()
+            self.sets.clear()
+            self.runs.clear()
 
+    def meld(self, cards: tuple[Card, ...]) -> Meld:
+        m = self.melds.get(cards)
+        if m is None:
+            m = self.melds[cards] = make_meld(cards, self.rules)
+        return m
 
-def meld_candidates(mask: int, rules: RuleSet) -> list[Meld]:
-    """Every valid meld (canonical form) made only of cards in ``mask``."""
-    known = _MELDS.get(rules)
-    if known is None:
-        if len(_MELDS) >= 64:
-            _MELDS.clear()
-        known = _MELDS[rules] = {}
-    cards = cards_of(mask)
-    naturals = [c for c in cards if c < 48]
-    jokers = [c for c in cards if c >= 48]
-    out: list[Meld] = []
-    by_rank: dict[int, list[Card]] = {}
-    by_suit: dict[int, dict[int, Card]] = {}
-    pos = {r: i for i, r in enumerate(rules.ranks)}
-    for c in naturals:
-        by_rank.setdefault(c.rank, []).append(c)
-        by_suit.setdefault(c.suit, {})[pos[c.rank]] = c
-    for group in by_rank.values():
+    def sets_of(self, group: tuple[Card, ...], jokers: list[Card]) -> list[Meld]:
+        """The sets made of cards of one rank (``group``) and the jokers held."""
+        out: list[Meld] = []
         for n in range(2, len(group) + 1):
             for nat in combinations(group, n):
                 for z in range(max(0, 3 - n), min(len(jokers), 4 - n) + 1):
                     for jk in combinations(jokers, z):
-                        out.append(_meld_of(nat + jk, rules, known))
-    top = len(rules.ranks)
-    for suit, have in by_suit.items():
+                        out.append(self.meld(nat + jk))
+        return out
+
+    def runs_of(self, have: dict[int, Card], jokers: list[Card]) -> list[Meld]:
+        """The runs made of cards of one suit (``have``: rank position -> card) and
+        the jokers held."""
+        out: list[Meld] = []
+        top = len(self.rules.ranks)
         for lo in range(top):
             for length in range(3, min(MAX_RUN_FROM_HAND, top - lo) + 1):
                 window = range(lo, lo + length)
@@ -658,8 +663,51 @@ def meld_candidates(mask: int, rules: RuleSet) -> list[Meld]:
                         for jk in _ordered_jokers(jokers, len(gaps)):
                             fill = dict(zip(gaps, jk, strict=True))
                             seq = [fill[q] if q in fill else have[q] for q in window]
-                            out.append(_meld_of(tuple(seq), rules, known))
-        del suit
+                            out.append(self.meld(tuple(seq)))
+        return out
+
+
+_MELD_CACHES: dict[RuleSet, _MeldCache] = {}
+
+
+def meld_candidates(mask: int, rules: RuleSet) -> list[Meld]:
+    """Every valid meld (canonical form) made only of cards in ``mask``."""
+    cache = _MELD_CACHES.get(rules)
+    if cache is None:
+        if len(_MELD_CACHES) >= 64:
+            _MELD_CACHES.clear()
+        cache = _MELD_CACHES[rules] = _MeldCache(rules)
+    else:
+        cache.bound()
+    cards = cards_of(mask)
+    j = mask >> 48
+    jokers = [c for c in cards if c >= 48]
+    by_rank: dict[int, list[Card]] = {}
+    for c in cards:
+        if c < 48:
+            by_rank.setdefault(c % 12, []).append(c)
+    out: list[Meld] = []
+    sets = cache.sets
+    for group in by_rank.values():
+        if len(group) + len(jokers) < 3:
+            continue
+        key = (tuple(group), j)
+        ms = sets.get(key)
+        if ms is None:
+            ms = sets[key] = cache.sets_of(key[0], jokers)
+        out += ms
+    runs = cache.runs
+    for suit in range(4):
+        bits = mask >> 12 * suit & 4095
+        if not bits:
+            continue
+        rkey = (suit, bits, j)
+        ms = runs.get(rkey)
+        if ms is None:
+            pos = cache.pos
+            have = {pos[c.rank]: c for c in cards if c < 48 and c // 12 == suit}
+            ms = runs[rkey] = cache.runs_of(have, jokers)
+        out += ms
     return out
 
 
@@ -683,6 +731,12 @@ def sorted_candidates(mask: int, rules: RuleSet) -> list[Meld]:
     cands = meld_candidates(mask, rules)
     cands.sort(key=lambda m: m.cards)
     return cands
+
+
+@lru_cache(maxsize=64)
+def _points_of(rules: RuleSet) -> tuple[int, ...]:
+    """Each card's points (indexed by card), as ``rules.card_points`` gives them."""
+    return tuple(rules.card_points(c) for c in range(50))
 
 
 def arrangements_of(
@@ -711,7 +765,7 @@ def arrangements_of(
     limited = max_unmatched is not None or max_points is not None
     most_cards = 50 if max_unmatched is None else max_unmatched
     most_points = INF if max_points is None else max_points
-    points = rules.card_points
+    points = _points_of(rules).__getitem__  # card -> its points
     out: list[Arrangement] = []
 
     def rec(start: int, used: int, chosen: list[Meld]) -> None:
@@ -720,13 +774,14 @@ def arrangements_of(
             # Cards that no later candidate melds stay unmatched in this whole branch.
             stuck = left & ~reach[start]
             if stuck.bit_count() > most_cards or (
-                sum(points(c) for c in cards_of(stuck)) > most_points
-            ):
+                sum(map(points, cards_of(stuck))) if stuck else 0
+            ) > most_points:
                 return
         unmatched = tuple(cards_of(left))
-        pts = sum(points(c) for c in unmatched)
-        if len(unmatched) <= most_cards and pts <= most_points:
-            out.append(Arrangement(tuple(chosen), unmatched, pts))
+        if len(unmatched) <= most_cards:
+            pts = sum(map(points, unmatched))
+            if pts <= most_points:
+                out.append(Arrangement(tuple(chosen), unmatched, pts))
         for i in range(start, n):
             if masks[i] & used:
                 continue
