@@ -410,6 +410,37 @@ def test_solver_equals_brute_force(case: tuple[RuleSet, list[Card], int]) -> Non
         assert solver.may_close_some(mask), text
 
 
+@settings(deadline=None, max_examples=300)
+@given(hands())
+def test_meld_candidates_are_every_meld_of_the_hand(case: tuple[RuleSet, list[Card], int]) -> None:
+    """meld_candidates (cached per rank and per suit) lists every subset of the hand
+    that the rules call a meld, and nothing else; from warm caches as from empty ones."""
+    from itertools import combinations
+
+    from chinchon.engine import solver as solver_mod
+
+    rules, cards, _ = case
+    mask = mask_of(cards)
+    # The hand and each hand one card smaller (a joker fewer among them), one after
+    # the other: they share cache entries, which must not leak from one to the next.
+    masks = [mask] + [mask & ~(1 << c) for c in cards]
+    warm = [solver_mod.meld_candidates(m, rules) for m in masks]
+    for m, listed in zip(masks, warm, strict=True):
+        solver_mod._MELD_CACHES.clear()
+        assert solver_mod.meld_candidates(m, rules) == listed
+    first = warm[0]
+    got = {frozenset(m.cards) for m in first}
+    want = {
+        frozenset(sub)
+        for k in range(3, min(7, len(cards)) + 1)
+        for sub in combinations(cards, k)
+        if can_meld(list(sub), rules)
+    }
+    assert got == want, " ".join(str(c) for c in cards)
+    for m in first:
+        assert make_meld(list(m.cards), rules) == m
+
+
 # -- (e) legal_actions are exactly the accepted actions --------------------------------------
 
 
