@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from chinchon.v1 import referee_pb2 as pb
 from chinchon_referee.config import Limits
 from chinchon_referee.referee import Connection, Disconnected
 
@@ -92,5 +93,20 @@ def test_writers_waiting_on_a_stream_that_stops_reading_are_disconnected() -> No
         assert stream.max_active == 1  # the waiting writers never reached the stream
         with pytest.raises(Disconnected):
             await conn.send(b"later")
+
+    asyncio.run(main())
+
+
+def test_a_message_is_written_as_its_encoding_and_bytes_as_they_are() -> None:
+    """The Play method has no response serializer: the stream only ever gets bytes."""
+
+    async def main() -> None:
+        stream = SlowStream()
+        conn = Connection("bot", stream, Limits(write_timeout=5.0))
+        msg = pb.PlayResponse(error=pb.Error(code=pb.ERROR_CODE_PROTOCOL, message="x"))
+        sends = [asyncio.ensure_future(conn.send(msg)),
+                 asyncio.ensure_future(conn.send(b"\x4a\x00"))]
+        await asyncio.gather(_release_all(stream, 2), *sends)
+        assert stream.written == [msg.SerializeToString(), b"\x4a\x00"]
 
     asyncio.run(main())

@@ -30,7 +30,6 @@ from chinchon_referee.encode import (
     decode_action,
     delimited,
     duration_bytes,
-    response_serializer,
     varint,
 )
 from chinchon_referee.referee import duration
@@ -120,12 +119,6 @@ def test_durations_and_length_delimited_fields_match_protobuf() -> None:
     long_id = "é" * 9000  # a length over two varint bytes, counted in UTF-8 bytes
     msg = pb.ActionRequest.FromString(delimited(2, long_id.encode()))
     assert msg.game_id == long_id
-
-
-def test_the_response_serializer_passes_bytes_and_serializes_messages() -> None:
-    msg = pb.PlayResponse(error=pb.Error(code=pb.ERROR_CODE_PROTOCOL, message="x"))
-    assert response_serializer(msg) == msg.SerializeToString()
-    assert response_serializer(b"\x4a\x00") == b"\x4a\x00"
 
 
 @settings(max_examples=300, deadline=None)

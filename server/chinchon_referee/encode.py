@@ -16,8 +16,8 @@ directly, from cached pieces:
 
 The result parses to exactly the message protobuf builds from
 :func:`chinchon.wire.observation_to_wire` (``tests/test_encode.py`` checks this over
-many games and rule variants). :func:`response_serializer` lets the gRPC service write
-these bytes as they are.
+many games and rule variants). The Play method has no response serializer: the referee
+writes bytes, these or a message it has serialized itself (``Connection.send``).
 
 The other way, :func:`answer_fields` reads a bot's answer (request id and action) from
 the bytes of its PlayRequest without building a message, and :func:`decode_action`
@@ -43,7 +43,6 @@ from chinchon.engine import (
     TableMeld,
 )
 from chinchon.v1 import game_pb2 as g
-from chinchon.v1 import referee_pb2 as pb
 from chinchon.wire import (
     _PHASE_TO_WIRE,
     _event_bytes,
@@ -381,8 +380,3 @@ def answer_fields(raw: bytes) -> tuple[int, bytes] | None:
         return rid, raw[j:]
     except (IndexError, ValueError):
         return None
-
-
-def response_serializer(msg: pb.PlayResponse | bytes) -> bytes:
-    """The Play method's response serializer: bytes go out as they are."""
-    return msg if msg.__class__ is bytes else msg.SerializeToString()  # type: ignore[union-attr]

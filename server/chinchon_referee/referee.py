@@ -374,6 +374,8 @@ class Connection:
         written."""
         if self.is_closed:
             raise Disconnected()
+        if msg.__class__ is not bytes:
+            msg = msg.SerializeToString()  # type: ignore[union-attr]  # the stream takes bytes
         if self._writing:
             turn: asyncio.Future[None] = self._loop.create_future()
             self._write_queue.append(turn)

@@ -15,7 +15,6 @@ from grpc_reflection.v1alpha import reflection
 
 from .auth import AuthInterceptor, TokenBook
 from .config import RefereeConfig
-from .encode import response_serializer
 from .logs import get_logger
 from .referee import Referee, RefereeServicer
 
@@ -92,14 +91,15 @@ def tune_gc() -> None:
 
 def add_referee_service(server: grpc.aio.Server, servicer: RefereeServicer) -> None:
     """Register ``chinchon.v1.RefereeService`` as the generated code would, except that
-    the referee may write a PlayResponse already encoded (see ``encode.py``) and reads
-    PlayRequests as bytes."""
+    PlayResponses and PlayRequests cross as bytes: the referee writes responses it has
+    encoded (see ``encode.py``, and ``Connection.send``) and reads requests itself."""
     play = grpc.stream_stream_rpc_method_handler(
         servicer.Play,
         # Requests arrive as bytes: the referee reads the common answer without
         # building a message (Connection.read_loop), and parses everything else.
         request_deserializer=None,
-        response_serializer=response_serializer,
+        # Responses leave as bytes (no serializer called per message).
+        response_serializer=None,
     )
     handlers = {"Play": play}
     server.add_generic_rpc_handlers(
