@@ -21,12 +21,12 @@ Everything runs on loopback (127.0.0.1), in bounded loops that stop by themselve
 
    * *referee time per decision* (server side): from the moment the referee reads a
      bot's answer off the stream (``Connection`` stamps it) to the moment the next
-     ActionRequest of the same game has been written (``Connection.send`` returns).
+     ActionRequest of the same game has been written (``Connection.request_written``).
      It covers reading the answer, applying it, the record, chance nodes
      and hand ends, the next observation and legal actions, and the time spent waiting
      for the event loop behind the other games. It is measured by wrapping
-     ``Connection.ask``/``Connection.send`` inside the harness process only (the library
-     is unchanged), in a window separate from the throughput window.
+     ``Connection.ask`` inside the harness process only (the library is unchanged), in
+     a window separate from the throughput window.
    * *bot-side draw -> discard*: a bot that answered a draw request measures the time
      until the discard request of the same seat arrives (the only case where the same
      bot acts twice in a row); minus the echo p50 at the same load, that is the
@@ -453,21 +453,20 @@ async def _referee_harness(pipe: Any, names: list[str]) -> None:
 
 
 class _Timing:
-    """Wraps Connection.ask/send (in this process only) to time the referee between
-    reading an answer and writing the next request of the same game."""
+    """Wraps Connection.ask (in this process only) to time the referee between reading
+    an answer and writing the next request of the same game."""
 
     def __init__(self) -> None:
         from chinchon_referee import referee as R
 
         self.R = R
-        self.orig_send = R.Connection.send
         self.orig_ask = R.Connection.ask
         self.last_answer: dict[str, float] = {}
         self.samples: list[float] = []
         self.to_discard: list[float] = []  # the subset where the next request is a discard
 
     def install(self) -> None:
-        orig_send, orig_ask = self.orig_send, self.orig_ask
+        orig_ask = self.orig_ask
         last, samples, to_discard = self.last_answer, self.samples, self.to_discard
         from chinchon.v1 import game_pb2 as g
         from chinchon.v1 import referee_pb2 as pb
@@ -475,33 +474,22 @@ class _Timing:
         discard = g.PHASE_DISCARD
         parse = pb.PlayResponse.FromString
 
-        async def send(conn: Any, msg: Any, task: Any = None) -> float:
-            gid = conn.__dict__.pop("_bench_gid", None)
-            phase = conn.__dict__.pop("_bench_phase", None)
-            t = await orig_send(conn, msg, task)
-            if gid is not None:  # this write is an ActionRequest
-                conn._bench_t0 = t
-                prev = last.pop(gid, None)
-                if prev is not None:
-                    samples.append(t - prev)
-                    if phase == discard:
-                        to_discard.append(t - prev)
-            return t
-
         async def ask(conn: Any, request: bytes, request_id: int, budget: float,
                       task: Any = None) -> Any:
             req = parse(request).action_request  # ~10 us, in the latency window only
-            conn._bench_gid = req.game_id
-            conn._bench_phase = req.observation.phase
             action, took = await orig_ask(conn, request, request_id, budget, task)
-            last[req.game_id] = conn._bench_t0 + took  # the answer's read time
+            written = conn.request_written  # when this request was written
+            prev = last.pop(req.game_id, None)
+            if prev is not None:
+                samples.append(written - prev)
+                if req.observation.phase == discard:
+                    to_discard.append(written - prev)
+            last[req.game_id] = written + took  # the answer's read time
             return action, took
 
-        self.R.Connection.send = send
         self.R.Connection.ask = ask
 
     def remove(self) -> None:
-        self.R.Connection.send = self.orig_send
         self.R.Connection.ask = self.orig_ask
 
 

@@ -247,6 +247,7 @@ class Connection:
         # The outstanding request: its id, and the future of (encoded action, read time).
         self._pending: tuple[int, asyncio.Future[tuple[bytes, float]]] | None = None
         self._last_request = 0
+        self.request_written = 0.0  # monotonic time the last action request was written
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop = loop = asyncio.get_running_loop()
         self._watch = WriteWatch.of(loop)
@@ -470,6 +471,7 @@ class Connection:
                 self._pending = None
             fut.cancel()  # nobody will wait for it
             raise
+        self.request_written = t0
         # The deadline fails the future itself (asyncio.wait_for would wrap it in more
         # futures and a timer per request).
         self._deadlines.add(loop.time() + max(0.0, budget - (time.monotonic() - t0)), fut)
