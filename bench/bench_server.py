@@ -40,6 +40,7 @@ Everything runs on loopback (127.0.0.1), in bounded loops that stop by themselve
 
     python bench/bench_server.py            # full: ~2 minutes
     python bench/bench_server.py --quick    # shorter windows: ~1 minute
+    python bench/bench_server.py --smoke    # every part for a second or two: a check, no figures
     python bench/bench_server.py --json out.json
 
 ``python bench/bench_server.py bot --target HOST:PORT --token T --streams N`` runs the
@@ -696,6 +697,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return bot_main(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="shorter measurement windows")
+    ap.add_argument("--smoke", action="store_true",
+                    help="windows of a second or two and few streams: checks that every "
+                    "part runs (tests/test_bench_server.py), measures nothing")
     ap.add_argument("--streams", type=int, default=100,
                     help="echo streams = concurrent games (default 100)")
     ap.add_argument("--client-procs", type=int, default=1,
@@ -712,7 +716,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="event loop of the echo clients and the bots (default asyncio)")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args(argv)
-    if args.quick:
+    if args.smoke:
+        args.echo_warmup, args.echo_measure = 0.5, 1.0
+        args.warmup, args.measure, args.latency, args.single = 0.5, 1.5, 1.5, 1.0
+        args.streams, args.idle = min(args.streams, 10), min(args.idle, 40)
+    elif args.quick:
         args.echo_warmup, args.echo_measure = 1.0, 4.0
         args.warmup, args.measure, args.latency, args.single = 2.0, 6.0, 4.0, 3.0
     else:

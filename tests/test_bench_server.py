@@ -1,0 +1,39 @@
+"""The referee benchmark runs end to end (``bench/bench_server.py --smoke``).
+
+Not a speed test: the windows are a second or two and no figure is compared with
+anything. It checks that every part of the harness still works against the current
+library (echo, referee load with its latency wrapper, one game, idle memory), so that a
+change in the referee cannot silently break the benchmark that measures it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_server_benchmark_runs_every_part(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_server.py"), "--smoke", "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    got = json.loads(out.read_text())
+    assert got["echo"]["rate"] > 0
+    for key in ("many", "one"):
+        run = got["referee"][key]
+        assert run["decisions"] > 0, key
+        # Every game the harness started ended normally: none was aborted by an error
+        # in the referee or in the latency wrapper.
+        assert set(run["terminations"]) == {"TERMINATION_NORMAL"}, (key, run["terminations"])
+        p50, p99, n = run["referee_ms_p50_p99"]
+        assert n > 0 and 0 < p50 <= p99 < 5_000, (key, p50, p99, n)
+    assert got["memory"]["connected"] == 40
+    assert got["memory"]["per_conn_kib"] > 0
+    assert "referee / echo ratio" in proc.stdout
