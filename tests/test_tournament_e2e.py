@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 from chinchon.engine import replay
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import record_pb2
@@ -265,6 +266,65 @@ command = ["{{python}}", {json.dumps(str(slow))}, "--sleep", "3", "--bot", "gree
         rec = json.loads(p.read_text(encoding="utf-8"))
         assert rec["result"]["termination"] in PLAYED, rec["result"]
     assert (results / "tournament.sqlite3").is_file()
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+        return [int(x) for x in f.read().split()]
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")  # a zombie has exited
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_ctrl_c_while_waiting_for_bots_stops_them_and_exits(tmp_path: Path) -> None:
+    """SIGINT while ``tournament run`` waits for its bots to connect: the bots it launched
+    are stopped, and it exits with 130 saying how to resume."""
+    slow = ROOT / "tests" / "bots" / "slow_start_bot.py"
+    toml = tmp_path / "wait.toml"
+    toml.write_text(f"""
+name = "Interrupted"
+games_per_pairing = 2
+concurrency = 1
+seed = "wait"
+[[participants]]
+name = "sleepy1"
+command = ["{{python}}", {json.dumps(str(slow))}, "--sleep", "120", "--bot", "greedy"]
+[[participants]]
+name = "sleepy2"
+command = ["{{python}}", {json.dumps(str(slow))}, "--sleep", "120", "--bot", "greedy"]
+""", encoding="utf-8")
+    results = tmp_path / "results"
+    proc = subprocess.Popen(
+        [*CLI, "tournament", "run", str(toml), "--results", str(results), "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )
+    try:
+        bots: list[int] = []
+        deadline = time.monotonic() + 60
+        while len(bots) < 2 and time.monotonic() < deadline:  # both launched, still asleep
+            time.sleep(0.2)
+            bots = _children(proc.pid)
+        assert len(bots) == 2, "the CLI did not launch its two bots"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out[-3000:] + err[-3000:]
+    assert "interrupted before the first game" in out, out[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    deadline = time.monotonic() + 10
+    while any(_running(b) for b in bots) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_running(b) for b in bots), "a launched bot outlived the CLI"
 
 
 # -- b: a bot that never connects ----------------------------------------------------------

@@ -154,6 +154,44 @@ class BotLauncher:
                 await proc.wait()
 
 
+async def _play(director: Director, tid: str, name: str, stop: asyncio.Event,
+                quiet: bool) -> bool:
+    """Run the tournament's remaining games with a progress bar, until they are all
+    played or ``stop`` is set (the games in flight are then cancelled: returns True)."""
+    director.store.set_tournament_status(tid, "running")
+    total, done = director.counts(tid)
+    task = asyncio.ensure_future(director.run(tid, force_start=True))
+    interrupted = False
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), TextColumn("{task.fields[leader]}"),
+        console=console, disable=quiet, transient=False,
+    ) as progress:
+        bar = progress.add_task(name, total=total, completed=done, leader="")
+        stopper = asyncio.ensure_future(stop.wait())
+        while not task.done():
+            await asyncio.wait({task, stopper}, timeout=0.25, return_when=asyncio.FIRST_COMPLETED)
+            if stop.is_set():
+                interrupted = True
+                task.cancel()
+                break
+            total, done = director.counts(tid)
+            progress.update(bar, completed=done, leader="")
+        stopper.cancel()
+        total, done = director.counts(tid)
+        progress.update(bar, completed=done)
+    if interrupted:
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        console.print(f"interrupted: {done} of {total} games played; run the same command "
+                      "again to resume")
+    else:
+        await task
+    return interrupted
+
+
 async def run_tournament(args: argparse.Namespace) -> int:
     path = Path(args.file)
     try:
@@ -210,54 +248,34 @@ async def run_tournament(args: argparse.Namespace) -> int:
         spec = director.spec_of(tid)
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
     launcher = BotLauncher(spec, path.parent.resolve(), results / "logs", server.target, bot_tokens)
-    await launcher.start()
-    if spec.start == "when_connected":
-        # Bots that are slow to start (a busy machine, a JVM) are waited for, boundedly
-        # (bots whose processes exited are not): the reconnect grace alone would make
-        # them forfeit their first games.
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + max(30.0, spec.policies.reconnect_grace)
-        while loop.time() < deadline:
-            alive = sorted({n for n, proc in launcher.procs if proc.returncode is None})
-            if await referee.lobby.wait_all(alive, 0.2):
-                break
-    store.set_tournament_status(tid, "running")
-    total, done = director.counts(tid)
-    task = asyncio.ensure_future(director.run(tid, force_start=True))
+    # From the first bot launched on, Ctrl-C (or SIGTERM) stops the run the same way
+    # whenever it comes: the bots are stopped, the server too, and what was played stays.
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     interrupted = False
+    total, done = director.counts(tid)
     try:
-        with Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), TextColumn("{task.fields[leader]}"),
-            console=console, disable=args.quiet, transient=False,
-        ) as progress:
-            bar = progress.add_task(spec.name, total=total, completed=done, leader="")
-            stopper = asyncio.ensure_future(stop.wait())
-            while not task.done():
-                await asyncio.wait({task, stopper}, timeout=0.25, return_when=asyncio.FIRST_COMPLETED)
-                if stop.is_set():
-                    interrupted = True
-                    task.cancel()
+        await launcher.start()
+        if spec.start == "when_connected":
+            # Bots that are slow to start (a busy machine, a JVM) are waited for,
+            # boundedly (bots whose processes exited are not): the reconnect grace alone
+            # would make them forfeit their first games.
+            deadline = loop.time() + max(30.0, spec.policies.reconnect_grace)
+            while loop.time() < deadline and not stop.is_set():
+                alive = sorted({n for n, proc in launcher.procs if proc.returncode is None})
+                if await referee.lobby.wait_all(alive, 0.2):
                     break
-                total, done = director.counts(tid)
-                progress.update(bar, completed=done, leader="")
-            stopper.cancel()
-            total, done = director.counts(tid)
-            progress.update(bar, completed=done)
-        if interrupted:
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
-            console.print(f"interrupted: {done} of {total} games played; run the same command "
-                          "again to resume")
+        if stop.is_set():
+            interrupted = True
+            console.print(f"interrupted before the first game: {done} of {total} games "
+                          "played; run the same command again to resume")
         else:
-            await task
+            interrupted = await _play(director, tid, spec.name, stop, args.quiet)
     finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
         await launcher.stop()
         await server.stop(grace=1.0)
     st = director.standings(tid)
