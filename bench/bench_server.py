@@ -17,7 +17,14 @@ Everything runs on loopback (127.0.0.1), in bounded loops that stop by themselve
    the event loop ``chinchon serve`` uses (uvloop where installed; ``--loop``), the
    clients on asyncio's (``--client-loop``). Reported: decisions/s (counted by
    ``referee.decisions``), its ratio to the echo ceiling, the CPU use of both processes,
-   and the latency:
+   and the latency (below).
+
+   **Rounds.** Both servers stay up for the whole run, and the measured time is split
+   into alternating windows, echo then referee, ``--rounds`` times (3 by default; each
+   with its own warm-up: a fresh echo client, the referee's lanes restarted): a change
+   in the machine's load during the run then weighs on both figures alike. The rates
+   are totals over the rounds; each round's ratio and their median are printed too.
+   The referee's latency is measured after its last window:
 
    * *referee time per decision* (server side): from the moment the referee reads a
      bot's answer off the stream (``Connection`` stamps it) to the moment the next
@@ -597,64 +604,128 @@ class Procs:
         self.items.clear()
 
 
-def bench_echo(args: argparse.Namespace, payload: int, procs: Procs) -> dict[str, Any]:
-    _, srv = procs.start(echo_server_proc)
-    _, port, pid = _recv(srv, 30, "the echo server")
+def _echo_round(args: argparse.Namespace, payload: int, procs: Procs, port: int, pid: int,
+                measure: float) -> dict[str, Any]:
+    """One echo window: fresh client process(es) against the running echo server."""
     per = args.streams // args.client_procs
     clients = [procs.start(echo_client_proc, f"127.0.0.1:{port}", per, args.per_channel, payload,
-                           args.echo_warmup, args.echo_measure, pid)[1]
+                           args.echo_warmup, measure, pid)[1]
                for _ in range(args.client_procs)]
-    res = [_recv(c, args.echo_warmup + args.echo_measure + 60, "an echo client") for c in clients]
-    srv.send("stop")
-    procs.reap()
-    lat = [x for r in res for x in r["lat"]]
-    return {"rate": sum(r["rate"] for r in res), "p50_ms": pct(lat, 50) * 1000,
-            "p99_ms": pct(lat, 99) * 1000, "server_cpu": res[0]["server_cpu"],
-            "client_cpu": sum(r["client_cpu"] for r in res), "payload": payload,
+    res = [_recv(c, args.echo_warmup + measure + 60, "an echo client") for c in clients]
+    return {"round_trips": sum(r["round_trips"] for r in res),
+            "seconds": res[0]["seconds"], "lat": [x for r in res for x in r["lat"]],
+            "server_cpu": res[0]["server_cpu"], "client_cpu": sum(r["client_cpu"] for r in res),
             "streams": per * args.client_procs}
 
 
-def bench_referee(args: argparse.Namespace, procs: Procs) -> dict[str, Any]:
-    players = ["p0", "p1"]
-    _, ref = procs.start(referee_proc, players)
-    _, port, _pid = _recv(ref, 60, "the referee")
-    target = f"127.0.0.1:{port}"
-    lanes = args.streams
-    total = args.warmup + args.measure + args.latency + args.single + 300
-    bots = []
-    for k in range(args.client_procs):
-        share = lanes // args.client_procs + (1 if k < lanes % args.client_procs else 0)
-        plan = [(f"tok-{p}", share) for p in players]
-        bots.append(procs.start(bot_proc, target, plan, args.per_channel, total))
-    ref.send(("wait_idle", (2 * lanes, 60)))
-    got = _recv(ref, 90, "the referee")
-    if got < 2 * lanes:
-        raise RuntimeError(f"only {got} of {2 * lanes} bot streams reached the lobby")
-    pids = [p.pid for p, _ in bots]
-    ref.send(("load", {"lanes": lanes, "warmup": args.warmup, "measure": args.measure,
-                       "latency": args.latency, "players": players, "bot_pids": pids,
-                       "profile": args.profile}))
-    many = _recv(ref, total, "the referee (load)")
-    ref.send(("load", {"lanes": 1, "warmup": 1.0, "measure": args.single,
-                       "latency": args.single, "players": players, "bot_pids": pids}))
-    one = _recv(ref, total, "the referee (single game)")
-    for _, b in bots:
-        b.send("stop")
-    bot_res = [_recv(b, 60, "a bot process") for _, b in bots]
-    ref.send(("stop", None))
-    _recv(ref, 30, "the referee (stop)")
+def _merge_echo(rounds: list[dict[str, Any]], payload: int) -> dict[str, Any]:
+    secs = sum(r["seconds"] for r in rounds)
+    lat = [x for r in rounds for x in r["lat"]]
+    return {"rate": sum(r["round_trips"] for r in rounds) / secs,
+            "p50_ms": pct(lat, 50) * 1000, "p99_ms": pct(lat, 99) * 1000,
+            "server_cpu": sum(r["server_cpu"] * r["seconds"] for r in rounds) / secs,
+            "client_cpu": sum(r["client_cpu"] * r["seconds"] for r in rounds) / secs,
+            "payload": payload, "streams": rounds[0]["streams"],
+            "rounds": [r["round_trips"] / r["seconds"] for r in rounds]}
+
+
+def _merge_load(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """The referee's load windows of every round, as one."""
+    secs = sum(r["seconds"] for r in rounds)
+    terms: Counter[str] = Counter()
+    for r in rounds:
+        terms.update(r["terminations"])
+    last = rounds[-1]
+    return {
+        "lanes": last["lanes"], "decisions": sum(r["decisions"] for r in rounds),
+        "seconds": secs, "rate": sum(r["decisions"] for r in rounds) / secs,
+        "games": sum(r["games"] for r in rounds), "windows": [r["window"] for r in rounds],
+        "latency_window": last["latency_window"],
+        "server_cpu": sum(r["server_cpu"] * r["seconds"] for r in rounds) / secs,
+        "bot_cpu": [sum(r["bot_cpu"][k] * r["seconds"] for r in rounds) / secs
+                    for k in range(len(last["bot_cpu"]))],
+        "referee_ms": [x for r in rounds for x in r["referee_ms"]],
+        "referee_to_discard_ms": [x for r in rounds for x in r["referee_to_discard_ms"]],
+        "terminations": dict(terms), "unfinished": sum(r["unfinished"] for r in rounds),
+        "gc_seconds": sum(r["gc_seconds"] for r in rounds),
+        "gc_collections": sum(r["gc_collections"] for r in rounds),
+        "rounds": [r["decisions"] / r["seconds"] for r in rounds],
+    }
+
+
+def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
+                 echo: bool, referee: bool) -> dict[str, Any]:
+    """The echo ceiling and the referee's throughput, measured in alternating windows
+    (echo, referee, echo, referee, ...) with both servers up the whole time, so that a
+    change in the machine's load during the run weighs on both alike; then the
+    referee's latency (in the last referee window) and a single game."""
+    out: dict[str, Any] = {}
+    rounds = args.rounds
+    if echo:
+        _, srv = procs.start(echo_server_proc)
+        _, eport, epid = _recv(srv, 30, "the echo server")
+    if referee:
+        players = ["p0", "p1"]
+        _, ref = procs.start(referee_proc, players)
+        _, port, _pid = _recv(ref, 60, "the referee")
+        target = f"127.0.0.1:{port}"
+        lanes = args.streams
+        total = rounds * (args.warmup + args.measure) + args.latency + 2 * args.single + 600
+        bots = []
+        for k in range(args.client_procs):
+            share = lanes // args.client_procs + (1 if k < lanes % args.client_procs else 0)
+            plan = [(f"tok-{p}", share) for p in players]
+            bots.append(procs.start(bot_proc, target, plan, args.per_channel, total))
+        ref.send(("wait_idle", (2 * lanes, 60)))
+        got = _recv(ref, 90, "the referee")
+        if got < 2 * lanes:
+            raise RuntimeError(f"only {got} of {2 * lanes} bot streams reached the lobby")
+        pids = [p.pid for p, _ in bots]
+    echo_rounds: list[dict[str, Any]] = []
+    loads: list[dict[str, Any]] = []
+    for r in range(rounds):
+        if echo:
+            echo_rounds.append(_echo_round(args, payload, procs, eport, epid,
+                                           args.echo_measure / rounds))
+        if referee:
+            ref.send(("load", {"lanes": lanes, "warmup": args.warmup,
+                               "measure": args.measure / rounds,
+                               "latency": args.latency if r == rounds - 1 else 0.0,
+                               "players": players, "bot_pids": pids,
+                               "profile": args.profile if r == 0 else ""}))
+            loads.append(_recv(ref, total, "the referee (load)"))
+        print(f"  round {r + 1} of {rounds}: "
+              + (f"echo {echo_rounds[-1]['round_trips'] / echo_rounds[-1]['seconds']:,.0f} "
+                 "round trips/s" if echo else "")
+              + (", " if echo and referee else "")
+              + (f"referee {loads[-1]['rate']:,.0f} decisions/s" if referee else ""),
+              flush=True)
+    if echo:
+        srv.send("stop")
+        out["echo"] = _merge_echo(echo_rounds, payload)
+    if referee:
+        many = _merge_load(loads)
+        ref.send(("load", {"lanes": 1, "warmup": 1.0, "measure": args.single,
+                           "latency": args.single, "players": players, "bot_pids": pids}))
+        one = _recv(ref, total, "the referee (single game)")
+        for _, b in bots:
+            b.send("stop")
+        bot_res = [_recv(b, 60, "a bot process") for _, b in bots]
+        ref.send(("stop", None))
+        _recv(ref, 30, "the referee (stop)")
+        samples = [s for r in bot_res for s in r["samples"]]
+        counts: Counter[str] = Counter()
+        for b in bot_res:
+            counts.update(b["counts"])
+
+        def within(windows: list[tuple[float, float]]) -> list[float]:
+            return [d * 1000 for t, d in samples if any(a <= t <= b for a, b in windows)]
+
+        many["bot_draw_discard_ms"] = within(many["windows"])
+        one["bot_draw_discard_ms"] = within([one["window"]])
+        out["referee"] = {"many": many, "one": one, "bot_counts": dict(counts)}
     procs.reap()
-    samples = [s for r in bot_res for s in r["samples"]]
-    counts: Counter[str] = Counter()
-    for r in bot_res:
-        counts.update(r["counts"])
-
-    def window(w: tuple[float, float]) -> list[float]:
-        return [d * 1000 for t, d in samples if w[0] <= t <= w[1]]
-
-    for r in (many, one):
-        r["bot_draw_discard_ms"] = window(r["window"])
-    return {"many": many, "one": one, "bot_counts": dict(counts)}
+    return out
 
 
 def bench_memory(args: argparse.Namespace, procs: Procs) -> dict[str, Any]:
@@ -705,6 +776,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--client-procs", type=int, default=1,
                     help="client processes for echo streams and bots (default 1)")
     ap.add_argument("--per-channel", type=int, default=50, help="streams per gRPC channel")
+    ap.add_argument("--rounds", type=int,
+                    help="alternating echo / referee windows that share the measured time "
+                    "(default 3; 2 with --quick, 1 with --smoke)")
     ap.add_argument("--idle", type=int, default=1000, help="idle bot streams for the memory test")
     ap.add_argument("--mem-procs", type=int, default=2)
     ap.add_argument("--only", choices=["echo", "referee", "memory"], action="append")
@@ -716,16 +790,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="event loop of the echo clients and the bots (default asyncio)")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args(argv)
+    # Measured time in all (split over the rounds); the warm-ups are per round.
     if args.smoke:
         args.echo_warmup, args.echo_measure = 0.5, 1.0
         args.warmup, args.measure, args.latency, args.single = 0.5, 1.5, 1.5, 1.0
         args.streams, args.idle = min(args.streams, 10), min(args.idle, 40)
+        args.rounds = args.rounds or 1
     elif args.quick:
-        args.echo_warmup, args.echo_measure = 1.0, 4.0
-        args.warmup, args.measure, args.latency, args.single = 2.0, 6.0, 4.0, 3.0
+        args.echo_warmup, args.echo_measure = 1.0, 6.0
+        args.warmup, args.measure, args.latency, args.single = 2.0, 8.0, 4.0, 3.0
+        args.rounds = args.rounds or 2
     else:
-        args.echo_warmup, args.echo_measure = 2.0, 15.0
-        args.warmup, args.measure, args.latency, args.single = 5.0, 20.0, 10.0, 8.0
+        args.echo_warmup, args.echo_measure = 1.5, 15.0
+        args.warmup, args.measure, args.latency, args.single = 3.0, 21.0, 10.0, 8.0
+        args.rounds = args.rounds or 3
     os.environ["BENCH_LOOP"] = args.loop
     os.environ["BENCH_CLIENT_LOOP"] = args.client_loop
     nofile = raise_nofile()
@@ -743,12 +821,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     load0 = os.getloadavg()[0]
     try:
         if "echo" in only:
-            print(f"echo: {args.streams} streams, {payload} B payload ...", flush=True)
-            out["echo"] = bench_echo(args, payload, procs)
+            print(f"echo: {args.streams} streams, {payload} B payload", flush=True)
         if "referee" in only:
-            print(f"referee: {args.streams} concurrent games, {2 * args.streams} bot streams ...",
+            print(f"referee: {args.streams} concurrent games, {2 * args.streams} bot streams",
                   flush=True)
-            out["referee"] = bench_referee(args, procs)
+        if only & {"echo", "referee"}:
+            out.update(bench_rounds(args, payload, procs, "echo" in only, "referee" in only))
         if "memory" in only:
             print(f"memory: {args.idle} idle bot streams ...", flush=True)
             out["memory"] = bench_memory(args, procs)
@@ -794,8 +872,14 @@ def report(out: dict[str, Any]) -> None:
              f"in {many['seconds']:.1f} s)"),
         ]
         if echo:
-            rows.append(("referee / echo ratio",
-                         f"{many['rate'] / echo['rate']:.3f}  (target >= 0.5)"))
+            per_round = [r / e for r, e in zip(many["rounds"], echo["rounds"], strict=True)]
+            rows += [
+                ("referee / echo ratio", f"{many['rate'] / echo['rate']:.3f}  (target >= 0.5)"),
+                ("  by round (echo rt/s, referee dec/s: ratio)", "; ".join(
+                    f"{e:,.0f}, {r:,.0f}: {r / e:.3f}"
+                    for r, e in zip(many["rounds"], echo["rounds"], strict=True))),
+                ("  median of the rounds' ratios", f"{statistics.median(per_round):.3f}"),
+            ]
         srv_us = many["server_cpu"] * 1e6 / many["rate"]
         bot_us = sum(many["bot_cpu"]) * 1e6 / many["rate"]
         rows += [
