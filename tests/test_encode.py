@@ -176,3 +176,23 @@ def test_named_closes_and_lay_downs_are_encoded_as_protobuf_does() -> None:
         LayDown(None),
     ]:
         assert _action_bytes(a) == action_to_wire(a).SerializeToString(), a
+
+
+def test_shared_actions_and_equal_copies_encode_alike() -> None:
+    """The encoder finds the engine's shared action objects by identity and any other
+    action by value: both give the same bytes, and decoding gives the shared object."""
+    from chinchon.engine import Close, Discard, RuleSet, parse_card
+    from chinchon.engine.game import SHARED_ACTIONS
+    from chinchon_referee.encode import RequestEncoder, decode_action
+
+    enc = RequestEncoder("g", RuleSet())
+    shared = [a for a in SHARED_ACTIONS if isinstance(a, (Discard, Close))][:12]
+    copies = [type(a)(a.card) for a in shared]
+    assert copies == shared and all(c is not a for c, a in zip(copies, shared, strict=True))
+    assert enc.legal(copies) == enc.legal(shared)
+    for a, c in zip(shared, copies, strict=True):
+        assert enc.accepted(7, c, 0.01) == enc.accepted(7, a, 0.01)
+        raw = enc.legal([a])[2:]  # one legal_actions element: tag, length, the Action
+        assert decode_action(raw) is a
+    named = Close(parse_card("5O"), ((parse_card("1O"), parse_card("2O"), parse_card("3O")),))
+    assert decode_action(enc.legal([named])[2:]) == named

@@ -42,6 +42,7 @@ from chinchon.engine import (
     RuleSet,
     TableMeld,
 )
+from chinchon.engine.game import SHARED_ACTIONS
 from chinchon.v1 import game_pb2 as g
 from chinchon.wire import (
     _PHASE_TO_WIRE,
@@ -166,6 +167,18 @@ _ACTIONS: dict[Action, bytes] = {}
 _ACCEPTED: dict[Action, bytes] = {}
 
 
+# The actions legal_actions lists most (draws, discards, best closes...) are shared
+# objects that live as long as the program: their encodings are also found by identity,
+# which spares hashing a dataclass (a Python call) for each legal action of each request.
+_SHARED_LEGAL: dict[int, bytes] = {}
+_SHARED_ACCEPTED: dict[int, bytes] = {}
+for _a in SHARED_ACTIONS:
+    _raw = _action_bytes(_a)
+    _SHARED_LEGAL[id(_a)] = delimited(4, _raw)
+    _SHARED_ACCEPTED[id(_a)] = delimited(2, _raw)
+del _a, _raw
+
+
 class RequestEncoder:
     """Builds the ``PlayResponse`` bytes of every ActionRequest of one game."""
 
@@ -261,20 +274,27 @@ class RequestEncoder:
         return b
 
     def legal(self, legal: Sequence[Action]) -> bytes:
+        shared = _SHARED_LEGAL.get
         get = self._actions.get
         out = []
         for a in legal:
-            b = get(a)
-            out.append(b if b is not None else self.action(a))
+            b = shared(id(a))
+            if b is None:
+                b = get(a)
+                if b is None:
+                    b = self.action(a)
+            out.append(b)
         return b"".join(out)
 
     def accepted(self, request_id: int, action: Action, time_taken: float) -> bytes:
         """``PlayResponse.accepted`` (field 10) for ``action`` applied: to append to the
         seat's next message."""
-        b = self._accepted.get(action)
+        b = _SHARED_ACCEPTED.get(id(action))
         if b is None:
-            self.action(action)
-            b = self._accepted[action]
+            b = self._accepted.get(action)
+            if b is None:
+                self.action(action)
+                b = self._accepted[action]
         ns = int(time_taken * 1e9)
         # Duration{nanos}: the usual case, a think time under a second.
         if 16384 <= ns < 268_435_456:
@@ -323,6 +343,7 @@ def _rid_field(request_id: int) -> bytes:
 
 
 _DECODED: dict[bytes, Action] = {}
+_SHARED_BY_VALUE: dict[Action, Action] = {a: a for a in SHARED_ACTIONS}
 
 
 def decode_action(raw: bytes) -> Action:
@@ -337,6 +358,7 @@ def decode_action(raw: bytes) -> Action:
         except DecodeError:
             raise MalformedInput("the action could not be read as a chinchon.v1.Action") from None
         a = action_from_wire(msg)  # raises MalformedInput: nothing is remembered then
+        a = _SHARED_BY_VALUE.get(a, a)  # the shared object, when there is one
         if len(_DECODED) > 65536:
             _DECODED.clear()
         _DECODED[raw] = a

@@ -266,8 +266,15 @@ def new_game(rules: RuleSet = DEFAULT_RULES) -> GameState:
 # -- legality ---------------------------------------------------------------------------
 
 _DISCARDS = tuple(Discard(c) for c in CARDS)
+_CLOSES_BEST = tuple(Close(c, None) for c in CARDS)
 _DRAWS_OPEN = (DRAW_STOCK, DRAW_DISCARD)
 _DRAWS_CLOSED = (DRAW_STOCK,)
+#: The action objects that :func:`legal_actions` hands out again and again (every draw,
+#: discard, best close, pass and best lay-off / lay-down it lists is one of these). They
+#: are module constants, alive as long as the program: a cache may key on their ``id``
+#: (a C-level lookup, where hashing a dataclass calls Python).
+SHARED_ACTIONS: tuple[Action, ...] = (
+    *_DISCARDS, *_CLOSES_BEST, DRAW_STOCK, DRAW_DISCARD, PASS, LAYOFF_BEST, LAYDOWN_BEST)
 
 
 def legal_actions(state: GameState) -> list[Action]:
@@ -316,7 +323,7 @@ def _close_actions(state: GameState, solver: Solver, hand: int, blocked: int) ->
         rest = hand & ~(1 << c)
         if not solver.can_close(rest, score):
             continue
-        out.append(Close(c, None))
+        out.append(_CLOSES_BEST[c])
         if cands is None:  # the melds of all eight cards, shared by every closing discard
             cands = sorted_candidates(hand, rules)
         for arr in arrangements_of(rest, cands, rules, rules.close_max_unmatched, limit):

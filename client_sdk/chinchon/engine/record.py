@@ -33,7 +33,16 @@ from .actions import (
 )
 from .cards import CARDS, Card, parse_card
 from .errors import ChinchonError, IllegalAction, MalformedInput, RecordError, RuleSetError
-from .game import GameEnd, GameResult, GameState, HandResult, TableMeld, apply, new_game
+from .game import (
+    SHARED_ACTIONS,
+    GameEnd,
+    GameResult,
+    GameState,
+    HandResult,
+    TableMeld,
+    apply,
+    new_game,
+)
 from .melds import End
 from .rules import RuleSet
 
@@ -144,6 +153,10 @@ def action_to_json(a: Action) -> dict[str, Any]:
     if isinstance(a, Pass):
         return {"pass": {}}
     raise TypeError(f"not a player action: {a!r}")
+
+
+# The shared action objects of legal_actions (see game.SHARED_ACTIONS), by identity.
+_SHARED_JSON: dict[int, dict[str, Any]] = {id(a): action_to_json(a) for a in SHARED_ACTIONS}
 
 
 # Discards are most of the moves of a record: one shared action per canonical card text.
@@ -274,7 +287,9 @@ class RecordBuilder:
     ) -> None:
         # Actions are values: their JSON is built once and shared by every record that
         # holds them (records are read, never edited in place).
-        aj = _ACTION_JSON.get(a)
+        aj = _SHARED_JSON.get(id(a))  # the common actions, found without hashing
+        if aj is None:
+            aj = _ACTION_JSON.get(a)
         if aj is None:
             if len(_ACTION_JSON) > 65536:
                 _ACTION_JSON.clear()
