@@ -38,6 +38,7 @@ from chinchon.engine import (
     TableMeld,
     parse_card,
 )
+from chinchon.engine.game import SHARED_EVENTS
 from chinchon.engine.record import rules_to_json
 from chinchon.v1 import game_pb2 as g
 
@@ -268,9 +269,16 @@ def observation_to_wire(obs: Observation, history: Sequence[g.HandResult] = ()) 
 # ``Observation.events`` is kept (Event hashes by value) and the concatenation is parsed
 # once: protobuf appends repeated fields met while parsing, in order.
 _EVENTS_WIRE: dict[Event, bytes] = {}
+# The draw and discard events are shared objects (game.SHARED_EVENTS): found by identity
+# first, which spares hashing a dataclass (a Python call) for most events.
+_SHARED_EVENT_IDS = frozenset(id(e) for e in SHARED_EVENTS)
+_EVENTS_BY_ID: dict[int, bytes] = {}
 
 
 def _event_bytes(e: Event) -> bytes:
+    b = _EVENTS_BY_ID.get(id(e))
+    if b is not None:
+        return b
     b = _EVENTS_WIRE.get(e)
     if b is None:
         if len(_EVENTS_WIRE) >= 8192:
@@ -281,6 +289,8 @@ def _event_bytes(e: Event) -> bytes:
             card=str(e.card) if e.card is not None else "",
             detail=e.detail,
         )]).SerializeToString()
+    if id(e) in _SHARED_EVENT_IDS:
+        _EVENTS_BY_ID[id(e)] = b
     return b
 
 

@@ -187,6 +187,8 @@ class RequestEncoder:
         self._rules = delimited(15, _rules_template(rules).SerializeToString())
         self._events: tuple[Event, ...] = ()
         self._events_b = b""
+        self._pile: tuple[Card, ...] = ()
+        self._pile_b = b""
         self._past: tuple[HandResult, ...] = ()
         self._past_b = b""
         self._players: dict[tuple[PlayerView, ...], bytes] = {}
@@ -199,6 +201,17 @@ class RequestEncoder:
         """The encoding of ``chinchon.wire.observation_to_wire(obs)``."""
         (seat, _, hand_no, phase, to_act, starter, turn, hand, pile, stock_size, players,
          table, events, taken, closer, past) = obs
+        if pile is not self._pile:
+            # The discard pile grows by its top card, or loses it: adjust the last encoding.
+            old = self._pile
+            n = len(old)
+            if len(pile) == n + 1 and pile[:n] == old:
+                self._pile_b += _PILE[pile[n]]
+            elif len(pile) == n - 1 and n and old[:-1] == pile:
+                self._pile_b = self._pile_b[:-len(_PILE[old[-1]])]
+            else:
+                self._pile_b = b"".join(map(_PILE.__getitem__, pile))
+            self._pile = pile
         # Seats, hand numbers, turns and sizes are small non-negative numbers; to_act,
         # starter and closer are -1 when nobody is (a ten-byte varint).
         t = _TABLE
@@ -212,7 +225,7 @@ class RequestEncoder:
              else b"\x28" + varint(starter) if starter else b""),
             b"\x30" + varint(turn) if turn else b"",
             b"".join(map(_HAND.__getitem__, hand)),
-            b"".join(map(_PILE.__getitem__, pile)),
+            self._pile_b,
             b"\x48" + t[stock_size] if stock_size else b"",
         ]
         b = self._players.get(players)

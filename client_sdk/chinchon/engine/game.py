@@ -435,6 +435,13 @@ _DRAW_DISCARD_EVENTS = tuple(
     tuple(Event("draw_discard", s, c) for c in CARDS) for s in range(_MAX_SEATS)
 )
 _DISCARD_EVENTS = tuple(tuple(Event("discard", s, c) for c in CARDS) for s in range(_MAX_SEATS))
+#: The event objects every draw and discard records, shared like SHARED_ACTIONS (module
+#: constants: a cache may key on their ``id``).
+SHARED_EVENTS: tuple[Event, ...] = (
+    *_DRAW_STOCK_EVENTS,
+    *(e for row in _DRAW_DISCARD_EVENTS for e in row),
+    *(e for row in _DISCARD_EVENTS for e in row),
+)
 
 
 def _deal(state: GameState, action: Deal) -> GameState:
