@@ -31,7 +31,8 @@ def test_the_server_benchmark_runs_every_part(tmp_path: Path) -> None:
         assert run["decisions"] > 0, key
         # Every game the harness started ended normally: none was aborted by an error
         # in the referee or in the latency wrapper.
-        assert set(run["terminations"]) == {"TERMINATION_NORMAL"}, (key, run["terminations"])
+        assert run["terminations"] and set(run["terminations"]) <= {
+            "TERMINATION_NORMAL", "TERMINATION_CHINCHON"}, (key, run["terminations"])
         p50, p99, n = run["referee_ms_p50_p99"]
         assert n > 0 and 0 < p50 <= p99 < 5_000, (key, p50, p99, n)
     assert got["memory"]["connected"] == 40
