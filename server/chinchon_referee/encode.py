@@ -10,7 +10,8 @@ directly, from cached pieces:
 
 * a message's encoding is the concatenation of its fields' encodings, in any order, and
   a repeated field is one encoded element after another; so the encoding of a list that
-  grows (the hand's events, the past hands) is kept and extended;
+  grows (the hand's events, the past hands) is kept and extended, and that of the
+  discard pile, which gains or loses its top card, is kept and adjusted;
 * each piece that does not change (the rule set, one event, one meld, one legal action,
   the game id) is encoded once, mostly by protobuf itself, and reused.
 
