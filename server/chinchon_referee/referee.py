@@ -395,22 +395,9 @@ class Connection:
         self._watch.start(self, self.limits.write_timeout, task, self._loop)
         try:
             await self.context.write(msg)
-        except BaseException as e:
-            err = self._write_failed(e)
-            if err is e:
-                raise
-            raise err from None
-        finally:
-            self._watch.writing.pop(self, None)
-            self._next_writer()
-        return time.monotonic()
-
-    def _write_failed(self, e: BaseException) -> BaseException:
-        """What a failed write raises: Disconnected when the stream is gone (its write
-        timed out, or gRPC failed it), else ``e`` itself (a cancellation from outside)."""
-        if isinstance(e, asyncio.CancelledError):
+        except asyncio.CancelledError:
             if not self.write_expired:
-                return e
+                raise
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
@@ -419,10 +406,15 @@ class Connection:
             self.abort = (grpc.StatusCode.DEADLINE_EXCEEDED,
                           f"the bot stopped reading its stream for "
                           f"{self.limits.write_timeout:g} s")
-        elif not isinstance(e, Exception):
-            return e
-        self._close()
-        return Disconnected()
+            self._close()
+            raise Disconnected() from None
+        except Exception:
+            self._close()
+            raise Disconnected() from None
+        finally:
+            self._watch.writing.pop(self, None)
+            self._next_writer()
+        return time.monotonic()
 
     def _next_writer(self) -> None:
         """Hand the stream to the next waiting writer, or mark it free."""
@@ -447,25 +439,7 @@ class Connection:
         self._pending = (request_id, fut)
         self._last_request = request_id
         try:
-            if self._writing or self.is_closed:
-                t0 = await self.send(request, task)
-            else:
-                # The usual case, the stream free: send()'s write, inline (one coroutine
-                # less per decision).
-                self._writing = True
-                watch = self._watch
-                watch.start(self, self.limits.write_timeout, task, loop)
-                try:
-                    await self.context.write(request)
-                except BaseException as e:
-                    err = self._write_failed(e)
-                    if err is e:
-                        raise
-                    raise err from None
-                finally:
-                    watch.writing.pop(self, None)
-                    self._next_writer()
-                t0 = time.monotonic()
+            t0 = await self.send(request, task)
         except BaseException:
             if self._pending is not None and self._pending[1] is fut:
                 self._pending = None
