@@ -235,7 +235,6 @@ class Connection:
         self.context = context
         self.limits = limits
         self.closed = asyncio.Event()
-        self.is_closed = False  # closed.is_set(), read without a call on the hot path
         self.abort: tuple[grpc.StatusCode, str] | None = None
         self.hello: asyncio.Future[pb.Hello] = asyncio.get_running_loop().create_future()
         self.unsolicited = 0
@@ -292,7 +291,6 @@ class Connection:
             self._close()
 
     def _close(self) -> None:
-        self.is_closed = True
         self.closed.set()
         if self._pending is not None and not self._pending[1].done():
             self._pending[1].set_exception(Disconnected())
@@ -373,7 +371,7 @@ class Connection:
     async def send(self, msg: pb.PlayResponse | bytes, task: asyncio.Task[Any] | None = None) -> float:
         """Write one message (or its encoding); return the monotonic time when it was
         written."""
-        if self.is_closed:
+        if self.closed.is_set():
             raise Disconnected()
         if msg.__class__ is not bytes:
             msg = msg.SerializeToString()  # type: ignore[union-attr]  # the stream takes bytes
@@ -388,7 +386,7 @@ class Connection:
                 elif turn in self._write_queue:
                     self._write_queue.remove(turn)
                 raise
-            if self.is_closed:
+            if self.closed.is_set():
                 self._next_writer()
                 raise Disconnected()
         self._writing = True
@@ -747,7 +745,7 @@ class GameRunner:
         attempt = 0
         while True:
             conn = seat.conn
-            if conn is None or conn.is_closed:
+            if conn is None or conn.closed.is_set():
                 conn = await self._connected(seat)
             rid = next(_request_ids)
             req = enc.request(rid, obs, legal_b, move_left, seat.bank, attempt, seat.ack)
