@@ -200,7 +200,7 @@ class Solver:
             for length in range(3, MAX_RUN_FROM_HAND + 1)
         }
         #: Points of each card number when left unmatched.
-        self.card_points = tuple(rules.card_points(c) for c in range(50))
+        self.card_points = _points_of(rules)
         self.max_unmatched = rules.close_max_unmatched
         self.max_points = rules.close_max_points
         self._pos = {r: i for i, r in enumerate(rules.ranks)}
