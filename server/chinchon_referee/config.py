@@ -33,9 +33,11 @@ class Policies:
       clock) ``max_illegal_retries`` times; then, as after a timeout, the referee plays
       the default action and counts a strike.
     * ``max_strikes`` strikes in one game forfeit it.
-    * A bot that disconnects mid-game keeps its seat for ``reconnect_grace`` seconds;
-      a new stream with its token resumes the seat; after that it forfeits. The same
-      grace applies to a bot that is not connected when its game must start.
+    * A bot that disconnects mid-game keeps its seat for ``reconnect_grace`` seconds,
+      counted from the moment its stream was lost; a stream with its token opened
+      meanwhile resumes the seat; after that it forfeits. Its clock keeps running while
+      it is away. The same grace applies to a bot that is not connected when its game
+      must start.
     """
 
     max_illegal_retries: int = 2

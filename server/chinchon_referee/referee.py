@@ -79,7 +79,15 @@ def _seconds(d: Duration) -> float:
 
 
 class Disconnected(Exception):
-    """The stream is gone (closed, cancelled, or not reading)."""
+    """The stream is gone (closed, cancelled, or not reading).
+
+    ``since``: when the stream was lost with a request outstanding, the monotonic time
+    that request was written (the bot's clock has been running since); otherwise None.
+    """
+
+    def __init__(self, since: float | None = None) -> None:
+        super().__init__("the stream is gone")
+        self.since = since
 
 
 class TimedOut(Exception):
@@ -235,6 +243,7 @@ class Connection:
         self.context = context
         self.limits = limits
         self.closed = asyncio.Event()
+        self.closed_at: float | None = None  # monotonic time the stream was lost
         self.abort: tuple[grpc.StatusCode, str] | None = None
         self.hello: asyncio.Future[pb.Hello] = asyncio.get_running_loop().create_future()
         self.unsolicited = 0
@@ -291,6 +300,8 @@ class Connection:
             self._close()
 
     def _close(self) -> None:
+        if self.closed_at is None:
+            self.closed_at = time.monotonic()
         self.closed.set()
         if self._pending is not None and not self._pending[1].done():
             self._pending[1].set_exception(Disconnected())
@@ -453,6 +464,8 @@ class Connection:
             if self._pending is not None and self._pending[0] == request_id:
                 self._pending = None
             raise TimedOut(time.monotonic() - t0) from None
+        except Disconnected:
+            raise Disconnected(since=t0) from None  # the bot's clock started at t0
         took = t1 - t0
         if took > budget:
             # Read after the deadline, before the timer could fire: late all the same.
@@ -715,21 +728,33 @@ class GameRunner:
         return outcome
 
     async def _connected(self, seat: Seat) -> Connection:
-        if seat.conn is not None and not seat.conn.closed.is_set():
-            return seat.conn
+        """The seat's open stream. When it is lost, a stream of the same bot resumes the
+        seat: one the bot opened again before this moment (idle in the lobby) or one it
+        opens before the reconnect grace, counted from the loss, runs out; otherwise the
+        bot forfeits."""
+        lost = seat.conn
+        if lost is not None and not lost.closed.is_set():
+            return lost
         lobby = self.referee.lobby
-        seat.conn = None
-        lobby.orphan(seat)
         grace = self.spec.policies.reconnect_grace
-        log.info("seat_waiting", game_id=self.spec.game_id, bot=seat.name, grace=grace)
-        try:
-            await asyncio.wait_for(seat.reattached.wait(), grace)
-        except TimeoutError:
-            lobby.unorphan(seat)
-            raise Forfeit(
-                seat.index, "TERMINATION_FORFEIT_DISCONNECT",
-                f"disconnected and not back within {grace:g} s",
-            ) from None
+        lost_at = lost.closed_at if lost is not None and lost.closed_at is not None else None
+        seat.conn = lobby.take(seat.name)  # back already (it left while others played)
+        if seat.conn is not None:
+            log.info("seat_resumed", game_id=self.spec.game_id, bot=seat.name,
+                     conn=seat.conn.id, seat=seat.index)
+        else:
+            left = grace if lost_at is None else grace - (time.monotonic() - lost_at)
+            lobby.orphan(seat)
+            log.info("seat_waiting", game_id=self.spec.game_id, bot=seat.name,
+                     grace=round(max(0.0, left), 3))
+            try:
+                await asyncio.wait_for(seat.reattached.wait(), max(0.0, left))
+            except TimeoutError:
+                lobby.unorphan(seat)
+                raise Forfeit(
+                    seat.index, "TERMINATION_FORFEIT_DISCONNECT",
+                    f"disconnected and not back within {grace:g} s",
+                ) from None
         assert seat.conn is not None
         await self._send(seat, self._started(seat, resumed=True))
         return seat.conn
@@ -743,36 +768,36 @@ class GameRunner:
         legal_b = enc.legal(legal)
         move_left = spec.time_control.per_move
         attempt = 0
+        rid = 0
+        # Set when the stream was lost with a request outstanding: the bot's clock has
+        # run since then, and keeps running until the request is written again.
+        running: float | None = None
         while True:
             conn = seat.conn
             if conn is None or conn.closed.is_set():
                 conn = await self._connected(seat)
+            if running is not None:
+                now = time.monotonic()
+                spent, running = now - running, now
+                if spent >= move_left + seat.bank:
+                    return await self._timed_out(seat, state, legal, rid, rec, spent,
+                                                 move_left + seat.bank)
+                move_left = self._charge(seat, move_left, spent)
             rid = next(_request_ids)
             req = enc.request(rid, obs, legal_b, move_left, seat.bank, attempt, seat.ack)
             budget = move_left + seat.bank
             try:
                 action_raw, took = await conn.ask(req, rid, budget, self.task)
                 seat.ack = b""
-            except Disconnected:
+            except Disconnected as d:
                 log.info("seat_disconnected", game_id=spec.game_id, bot=seat.name)
-                seat.conn = None
+                if d.since is not None:
+                    running = d.since
                 continue
             except TimedOut as t:
-                seat.ack = b""
-                seat.bank = 0.0
-                seat.stats.timeouts += 1
-                seat.stats.think_time += t.waited
-                log.info("timeout", game_id=spec.game_id, bot=seat.name, waited=round(t.waited, 4))
-                self.referee.incident("timeout", game_id=spec.game_id, bot=seat.name,
-                                      request_id=rid, waited=round(t.waited, 4),
-                                      allowed=round(budget, 4))
-                return await self._default(seat, state, legal, rid, rec, "timeout", t.waited)
-            seat.stats.think_time += took
-            if took > move_left:
-                seat.bank = max(0.0, seat.bank - (took - move_left))
-                move_left = 0.0
-            else:
-                move_left -= took
+                return await self._timed_out(seat, state, legal, rid, rec, t.waited, budget)
+            running = None
+            move_left = self._charge(seat, move_left, took)
             err: pb.Error
             try:
                 action = decode_action(action_raw)
@@ -800,6 +825,32 @@ class GameRunner:
             if left <= 0:
                 return await self._default(seat, state, legal, rid, rec, "illegal", took)
             attempt += 1
+
+    @staticmethod
+    def _charge(seat: Seat, move_left: float, took: float) -> float:
+        """Take ``took`` seconds off the move's time, then off the bank; return the move
+        time left."""
+        seat.stats.think_time += took
+        if took > move_left:
+            seat.bank = max(0.0, seat.bank - (took - move_left))
+            return 0.0
+        return move_left - took
+
+    async def _timed_out(
+        self, seat: Seat, state: GameState, legal: list[Action], rid: int,
+        rec: RecordBuilder, waited: float, allowed: float,
+    ) -> GameState:
+        """The bot's time for this move ran out: the default action and a strike."""
+        spec = self.spec
+        seat.ack = b""
+        seat.bank = 0.0
+        seat.stats.timeouts += 1
+        seat.stats.think_time += waited
+        log.info("timeout", game_id=spec.game_id, bot=seat.name, waited=round(waited, 4))
+        self.referee.incident("timeout", game_id=spec.game_id, bot=seat.name,
+                              request_id=rid, waited=round(waited, 4),
+                              allowed=round(allowed, 4))
+        return await self._default(seat, state, legal, rid, rec, "timeout", waited)
 
     async def _default(
         self, seat: Seat, state: GameState, legal: list[Action], rid: int,
@@ -883,6 +934,7 @@ class Referee:
                         await self.lobby.release(s.conn)
                 return self._no_show(spec, seats, absent)
         self.games_running += 1
+        given = [s.conn for s in seats]
         try:
             outcome = await GameRunner(spec, seats, self).run()
         except Exception:
@@ -890,8 +942,10 @@ class Referee:
             outcome = self._aborted(spec, seats, "the referee hit an internal error")
         finally:
             self.games_running -= 1
-            for s in seats:
-                if s.conn is not None and release:
+            for s, first in zip(seats, given):
+                # A stream that resumed a seat came from the lobby: it goes back there
+                # even when the caller keeps the streams it gave.
+                if s.conn is not None and (release or s.conn is not first):
                     await self.lobby.release(s.conn)
         for listener in self.listeners:
             await listener(outcome)

@@ -1,0 +1,229 @@
+"""Dropping and resuming a seat over a real server on port 0, with raw ``grpc.aio``
+clients: the bot's clock keeps running while it is away, a bot that comes back before
+its turn resumes its seat, and the reconnect grace counts from the moment it left."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import grpc
+import pytest
+from chinchon.v1 import game_pb2 as g
+from chinchon.v1 import referee_pb2 as pb
+from chinchon_referee.config import Policies, TimeControl
+from chinchon_referee.referee import Seat
+
+from tests.helpers import spec, start
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def _secs(d: Any) -> float:
+    return float(d.seconds + d.nanos / 1e9)
+
+
+class Bot:
+    """One raw client stream of a bot in queue mode; ``drop()`` cuts it from the client
+    side (the channel is closed, as when the process dies) and ``back()`` opens a new one
+    with the same token."""
+
+    def __init__(self, target: str, name: str) -> None:
+        self.target = target
+        self.name = name
+        self.call: Any = None
+        self.channel: Any = None
+        self.gate = asyncio.Event()  # play_on answers only while it is set
+        self.gate.set()
+
+    async def back(self) -> None:
+        self.channel = grpc.aio.insecure_channel(self.target)
+        self.call = await _play_call_on(self.channel, f"tok-{self.name}")
+        await self.call.write(pb.PlayRequest(hello=pb.Hello(client="reconnect-test",
+                                                            queue=pb.QueueMode())))
+        welcome = await asyncio.wait_for(self.call.read(), 10)
+        assert welcome.WhichOneof("kind") == "welcome"
+
+    async def drop(self) -> None:
+        self.call.cancel()
+        await self.channel.close()
+
+    async def next(self, kind: str) -> pb.PlayResponse:
+        """The next message of ``kind`` (others are skipped)."""
+        while True:
+            msg = await asyncio.wait_for(self.call.read(), 30)
+            assert msg is not grpc.aio.EOF, f"{self.name}: the stream ended"
+            if msg.WhichOneof("kind") == kind:
+                return msg
+
+    async def answer(self, req: pb.ActionRequest) -> None:
+        await self.call.write(pb.PlayRequest(action=pb.ActionReply(
+            request_id=req.request_id, action=req.legal_actions[0])))
+
+    async def play_on(self) -> pb.PlayResponse:
+        """Answer every request (once the gate is open) until the game ends; the
+        game_ended message."""
+        while True:
+            msg = await asyncio.wait_for(self.call.read(), 30)
+            assert msg is not grpc.aio.EOF, f"{self.name}: the stream ended"
+            kind = msg.WhichOneof("kind")
+            if kind == "game_ended":
+                return msg
+            if kind == "action_request":
+                await self.gate.wait()
+                await self.answer(msg.action_request)
+
+    async def until_first_discard(self, then_hold: Bot) -> None:
+        """Answer requests until the first discard; close ``then_hold``'s gate just before
+        answering it, so that the opponent's next request waits."""
+        while True:
+            req = (await self.next("action_request")).action_request
+            if req.legal_actions[0].WhichOneof("kind") == "discard":
+                then_hold.gate.clear()
+                await self.answer(req)
+                return
+            await self.answer(req)
+
+
+async def _play_call_on(channel: Any, token: str) -> Any:
+    from chinchon.v1 import referee_pb2_grpc as pb_grpc
+
+    return pb_grpc.RefereeServiceStub(channel).Play(
+        metadata=(("authorization", f"Bearer {token}"),))
+
+
+def test_the_clock_keeps_running_while_the_bot_is_away() -> None:
+    """Dropping the stream with a request outstanding does not buy time: the request
+    sent again on the new stream carries what is left, and a bot that comes back after
+    its time ran out gets a timeout (default action, strike), not a fresh clock."""
+
+    async def main() -> None:
+        server = await start(["A"])
+        bot = Bot(server.target, "A")
+        try:
+            await bot.back()
+            s = spec("clock-away", ["A", "house:greedy"], tc=TimeControl(0.6, 0.6),
+                     policies=Policies(reconnect_grace=10.0, max_strikes=3))
+            game = asyncio.ensure_future(server.referee.play(s))
+            first = (await bot.next("action_request")).action_request
+            allowed = _secs(first.move_time) + _secs(first.bank_time)
+            assert abs(allowed - 1.2) < 1e-9
+            # Think 0.5 s, then drop and come back: 0.5 s of the 1.2 s are gone.
+            await asyncio.sleep(0.5)
+            t_drop = time.monotonic()
+            await bot.drop()
+            await bot.back()
+            resumed = await bot.next("game_started")
+            assert resumed.game_started.resumed
+            again = (await bot.next("action_request")).action_request
+            away = time.monotonic() - t_drop
+            assert again.request_id != first.request_id
+            assert list(again.legal_actions) == list(first.legal_actions)  # the same decision
+            left = _secs(again.move_time) + _secs(again.bank_time)
+            assert left <= 1.2 - 0.5 + 0.01, (left, away)
+            assert left >= 1.2 - 0.5 - away - 0.05, (left, away)
+            # Now leave at once and stay away past what is left: the move is timed out
+            # when the bot comes back.
+            await bot.drop()
+            await asyncio.sleep(left + 0.2)
+            await bot.back()
+            default = (await bot.next("default_played")).default_played
+            assert default.reason == pb.DEFAULT_REASON_TIMEOUT and default.strikes == 1
+            assert default.request_id == again.request_id
+            ended = await bot.play_on()
+            out = await asyncio.wait_for(game, 60)
+            assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+            assert g.Termination.Name(ended.game_ended.result.termination) == out.termination
+            assert out.stats[0].timeouts == 1 and out.stats[0].strikes == 1
+            # Both stretches away count as thinking time.
+            assert out.stats[0].think_time >= 0.5 + left
+            timeouts = [i for i in server.referee.incidents if i["kind"] == "timeout"]
+            assert len(timeouts) == 1 and timeouts[0]["waited"] >= timeouts[0]["allowed"]
+        finally:
+            await server.stop(0)
+
+    run(main())
+
+
+@pytest.mark.parametrize("seated_by_caller", [False, True])
+def test_a_bot_back_before_its_turn_resumes_its_seat(seated_by_caller: bool) -> None:
+    """A bot that drops while its opponent thinks and reconnects at once finds its seat
+    when its turn comes (before, its new stream waited in the lobby and the seat
+    forfeited when the grace ran out). After the game the stream that resumed the seat
+    is back in the lobby, also when the caller seated the streams itself (practice)."""
+
+    async def main() -> None:
+        server = await start(["A", "B"])
+        a, b = Bot(server.target, "A"), Bot(server.target, "B")
+        try:
+            await a.back()
+            await b.back()
+            assert await server.referee.lobby.wait_all(["A", "B"], 10)
+            s = spec("back-early", ["A", "B"], tc=TimeControl(5.0, 10.0),
+                     policies=Policies(reconnect_grace=2.0))
+            lobby = server.referee.lobby
+            seats = None
+            if seated_by_caller:
+                seats = [Seat(i, n, conn=lobby.take(n)) for i, n in enumerate(["A", "B"])]
+            game = asyncio.ensure_future(server.referee.play(s, seats))
+            ended_b = asyncio.ensure_future(b.play_on())
+            # A answers until it has discarded once, then leaves while B "thinks".
+            await a.until_first_discard(then_hold=b)
+            await a.drop()
+            await a.back()
+            # A is back before its turn: its new stream waits in the lobby meanwhile.
+            await asyncio.sleep(0.3)
+            b.gate.set()
+            resumed = await a.next("game_started")
+            assert resumed.game_started.resumed and resumed.game_started.game_id == "back-early"
+            ended_a = await a.play_on()
+            out = await asyncio.wait_for(game, 60)
+            assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+            assert out.forfeited is None
+            assert g.Termination.Name(ended_a.game_ended.result.termination) == out.termination
+            assert all(st.timeouts == 0 for st in out.stats), out.stats
+            await asyncio.wait_for(ended_b, 10)
+            assert lobby.connected("A") == 1
+            assert lobby.connected("B") == (0 if seated_by_caller else 1)
+        finally:
+            await server.stop(0)
+
+    run(main())
+
+
+def test_the_grace_counts_from_the_moment_the_bot_left() -> None:
+    """A bot that leaves during its opponent's long think and stays away forfeits as soon
+    as its turn comes if the grace has run out by then, not a whole grace later."""
+
+    async def main() -> None:
+        server = await start(["A", "B"])
+        a, b = Bot(server.target, "A"), Bot(server.target, "B")
+        try:
+            await a.back()
+            await b.back()
+            assert await server.referee.lobby.wait_all(["A", "B"], 10)
+            grace, think = 1.0, 2.0
+            s = spec("grace-from-loss", ["A", "B"], tc=TimeControl(5.0, 10.0),
+                     policies=Policies(reconnect_grace=grace))
+            game = asyncio.ensure_future(server.referee.play(s))
+            ended_b = asyncio.ensure_future(b.play_on())
+            await a.until_first_discard(then_hold=b)
+            t_left = time.monotonic()
+            await a.drop()
+            await asyncio.sleep(think)  # B thinks longer than A's grace...
+            b.gate.set()
+            out = await asyncio.wait_for(game, 30)  # ...so A forfeits when its turn comes
+            took = time.monotonic() - t_left
+            assert out.termination == "TERMINATION_FORFEIT_DISCONNECT"
+            assert out.forfeited == 0 and out.winners == [1]
+            assert f"not back within {grace:g} s" in out.record["result"]["summary"]
+            # A whole grace after A's turn came would be think + grace = 3 s.
+            assert took < think + grace / 2, took
+            await asyncio.wait_for(ended_b, 10)
+        finally:
+            await server.stop(0)
+
+    run(main())
