@@ -522,3 +522,50 @@ def test_a_bot_that_stops_reading_is_dropped_and_forfeits() -> None:
             await server.stop(0)
 
     run(main())
+
+
+# -- the flood bound counts from the last answer ------------------------------------------------
+
+
+def test_the_flood_bound_counts_from_the_last_answer() -> None:
+    """A bot that sends a few stale answers now and then (a late answer after each
+    timeout, say) is never cut off however many it sends over the stream's life: the
+    bound is on messages not asked for since its last answer to a request."""
+
+    async def main() -> None:
+        config = RefereeConfig(limits=Limits(max_unsolicited=5))
+        server = await start(["late"], config)
+        try:
+            call = await _play_call(server.target, "tok-late")
+            await call.write(pb.PlayRequest(hello=pb.Hello(client="late", queue=pb.QueueMode())))
+            assert (await call.read()).WhichOneof("kind") == "welcome"
+            game = asyncio.ensure_future(server.referee.play(
+                spec("late", ["late", "house:greedy"])))
+            stale_sent = errors = 0
+            while True:
+                msg = await asyncio.wait_for(call.read(), 30)
+                assert msg is not grpc.aio.EOF, "the stream ended before game_ended"
+                kind = msg.WhichOneof("kind")
+                if kind == "error":
+                    assert msg.error.code == pb.ERROR_CODE_STALE_REQUEST
+                    errors += 1
+                if kind == "game_ended":
+                    break
+                if kind != "action_request":
+                    continue
+                req = msg.action_request
+                if stale_sent < 20:
+                    for _ in range(5):  # the most allowed between two answers
+                        await call.write(pb.PlayRequest(action=pb.ActionReply(
+                            request_id=req.request_id - 1, action=req.legal_actions[0])))
+                        stale_sent += 1
+                await call.write(pb.PlayRequest(action=pb.ActionReply(
+                    request_id=req.request_id, action=req.legal_actions[0])))
+            out = await asyncio.wait_for(game, 30)
+            assert stale_sent == 20 and errors == 20  # four times the bound, all answered
+            assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+            assert not any(i["kind"] == "flood" for i in server.referee.incidents)
+        finally:
+            await server.stop(0)
+
+    run(main())

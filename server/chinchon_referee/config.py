@@ -61,7 +61,9 @@ class Limits:
       hundred bytes). Larger ones fail the stream with RESOURCE_EXHAUSTED.
     * ``max_send_bytes``: largest message the referee sends (records at game end).
     * ``max_unsolicited``: messages a stream may send without being asked (stale or
-      unsolicited actions, extra hellos) before it is closed with RESOURCE_EXHAUSTED.
+      unsolicited actions, extra hellos) since its last answer to an outstanding
+      request; one more and it is closed with RESOURCE_EXHAUSTED. Each answer starts
+      the count again: a bot late now and then over a long tournament is no flood.
     * ``hello_timeout``: a stream must say Hello within this time.
     * ``write_timeout``: a bot that does not read its stream for this long is treated as
       disconnected (one slow reader never holds up anything else).

@@ -315,6 +315,7 @@ class Connection:
         if pending is None or pending[0] != request_id or pending[1].done():
             return False
         self._pending = None
+        self.unsolicited = 0  # the flood bound counts from the last answer
         pending[1].set_result((action, now))
         return True
 
@@ -354,7 +355,8 @@ class Connection:
         if self.unsolicited > self.limits.max_unsolicited:
             self.abort = (
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"flood: more than {self.limits.max_unsolicited} messages not asked for",
+                f"flood: more than {self.limits.max_unsolicited} messages not asked for "
+                "since the last answer",
             )
             log.warning("flood", bot=self.bot, conn=self.id, count=self.unsolicited)
             if self.on_incident is not None:
@@ -942,7 +944,7 @@ class Referee:
             outcome = self._aborted(spec, seats, "the referee hit an internal error")
         finally:
             self.games_running -= 1
-            for s, first in zip(seats, given):
+            for s, first in zip(seats, given, strict=True):
                 # A stream that resumed a seat came from the lobby: it goes back there
                 # even when the caller keeps the streams it gave.
                 if s.conn is not None and (release or s.conn is not first):
