@@ -132,3 +132,48 @@ def test_strong_is_deterministic() -> None:
         _, record = play_game(DEFAULT_RULES, [StrongBot(seed=3), GreedyBot()], "det", "d")
         records.append(record)
     assert records[0] == records[1]
+
+
+# -- the other sample bots ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [RuleSet(), RuleSet(jokers=2), RuleSet(players=3, jokers=1),
+     RuleSet(close_max_unmatched=2, close_max_points=10), RuleSet(open_discard=False)],
+    ids=["default", "jokers", "three-players", "loose-close", "closed-pile"],
+)
+def test_sample_greedy_bot_plays_as_the_engines_greedy(rules: RuleSet) -> None:
+    """sample_bots/python/greedy_bot.py, written out for bot authors to read, makes the
+    same choice as the engine's GreedyBot (the house bot "greedy") at every decision of
+    games between greedy and random players, closes included."""
+    from chinchon.engine import Close, ShuffleSource, apply, legal_actions, new_game, observation
+
+    from sample_bots.python.greedy_bot import GreedyBot as SampleGreedy
+
+    sample, engine = SampleGreedy(), GreedyBot()
+    compared = closes = 0
+    for g in range(12):
+        players = [engine if (s + g) % 2 else RandomBot(seed=g) for s in range(rules.players)]
+        state, source = new_game(rules), ShuffleSource("sample-greedy", f"{g}")
+        while not state.is_over:
+            if state.is_chance:
+                state = apply(state, source.chance(state))
+                continue
+            seat = state.to_act
+            obs, legal = observation(state, seat), legal_actions(state)
+            want = engine.choose(obs, legal)
+            assert sample.choose(obs, legal) == want, (str(want), [str(a) for a in legal])
+            compared += 1
+            closes += isinstance(want, Close)
+            state = apply(state, players[seat].choose(obs, legal), seat=seat)
+    assert compared > 500 and closes > 0
+
+
+def test_sample_random_bot_plays_legally() -> None:
+    from sample_bots.python.random_bot import RandomBot as SampleRandom
+
+    for i in range(3):
+        checked = CheckedBot(SampleRandom(seed=i))  # type: ignore[arg-type]
+        state, _ = play_game(DEFAULT_RULES, [checked, GreedyBot()], "sample-random", f"d{i}")
+        assert state.is_over and checked.decisions > 0

@@ -1,8 +1,13 @@
 """Sample bot: greedy play, written out in full with the SDK's helpers.
 
 * draw: take the top of the discard pile when it lowers the unmatched points;
-* discard: close as soon as the rules allow; otherwise throw the highest unmatched card;
+* discard: close as soon as the rules allow (the close that leaves the fewest points);
+  otherwise throw the highest unmatched card;
 * after someone closes: lay off and lay down the engine's best.
+
+It plays exactly as the engine's ``chinchon.engine.GreedyBot`` (the house bot
+``greedy``), ties broken the same way (tests/test_sample_bot_strength.py checks it
+decision by decision).
 
 Run::
 
@@ -25,6 +30,7 @@ from chinchon.engine import (
     Discard,
     Observation,
     Phase,
+    Solver,
     mask_of,
     solver_for,
 )
@@ -49,18 +55,30 @@ class GreedyBot:
         if obs.phase is Phase.DISCARD:
             closes = [a for a in legal if isinstance(a, Close) and a.melds is None]
             if closes:
-                return closes[0]
+                # Close on the discard whose best arrangement leaves the fewest points.
+                return min(closes, key=lambda a: close_points(solver, hand & ~(1 << a.card)))
             discards = [a for a in legal if isinstance(a, Discard)]
             arrangement = solver.best_arrangement(hand)
             allowed = {a.card for a in discards}
             loose = [c for c in arrangement.unmatched if c in allowed]
+            points = obs.rules.card_points
             if loose:
-                return Discard(max(loose, key=obs.rules.card_points))
-            # Everything is melded: give up the card whose loss hurts least.
-            return min(discards, key=lambda a: solver.deadwood(hand & ~(1 << a.card)))
+                # The highest unmatched card (equal points: the higher card).
+                return Discard(max(loose, key=lambda c: (points(c), c)))
+            # Everything is melded: give up the card whose loss hurts least (equal: the
+            # one worth more points, so that less is left in hand).
+            return min(discards, key=lambda a: (solver.deadwood(hand & ~(1 << a.card)),
+                                                -points(a.card)))
         if obs.phase is Phase.LAYOFF:
             return LAYOFF_BEST
         return LAYDOWN_BEST
+
+
+def close_points(solver: Solver, rest: int) -> int:
+    """The unmatched points of the best closing arrangement of the seven cards ``rest``."""
+    arrangement = solver.closing(rest, 0)
+    assert arrangement is not None  # only called for closes the referee listed as legal
+    return arrangement.points
 
 
 if __name__ == "__main__":
