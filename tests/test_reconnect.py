@@ -10,10 +10,11 @@ from typing import Any
 
 import grpc
 import pytest
+from chinchon.engine import replay
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
 from chinchon_referee.config import Policies, TimeControl
-from chinchon_referee.referee import Seat
+from chinchon_referee.referee import Seat, _record_to_wire
 
 from tests.helpers import spec, start
 
@@ -142,6 +143,12 @@ def test_the_clock_keeps_running_while_the_bot_is_away() -> None:
             assert out.stats[0].think_time >= 0.5 + left
             timeouts = [i for i in server.referee.incidents if i["kind"] == "timeout"]
             assert len(timeouts) == 1 and timeouts[0]["waited"] >= timeouts[0]["allowed"]
+            # The record says what the bots played under, and still replays.
+            assert out.record["timeControl"] == {"perMove": "0.600s", "bank": "0.600s"}
+            assert out.record["policies"] == {
+                "maxIllegalRetries": 2, "maxStrikes": 3, "reconnectGrace": "10s"}
+            assert _record_to_wire(out.record).time_control.per_move.nanos == 600_000_000
+            assert replay(out.record).state.is_over
         finally:
             await server.stop(0)
 
@@ -220,6 +227,8 @@ def test_the_grace_counts_from_the_moment_the_bot_left() -> None:
             assert out.termination == "TERMINATION_FORFEIT_DISCONNECT"
             assert out.forfeited == 0 and out.winners == [1]
             assert f"not back within {grace:g} s" in out.record["result"]["summary"]
+            assert out.record["policies"]["reconnectGrace"] == "1s"
+            assert out.record["timeControl"] == {"perMove": "5s", "bank": "10s"}
             # A whole grace after A's turn came would be think + grace = 3 s.
             assert took < think + grace / 2, took
             await asyncio.wait_for(ended_b, 10)

@@ -49,6 +49,7 @@ from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import record_pb2 as r
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
+from chinchon.v1 import tournament_pb2 as t
 from chinchon.wire import (
     action_to_wire,
     hand_result_to_wire,
@@ -712,6 +713,7 @@ class GameRunner:
                                   termination=forfeit.termination, message=forfeit.why)
         else:
             record = rec.to_json(state)
+        record.update(_terms(spec))
         result = record["result"]
         outcome = GameOutcome(
             spec=spec,
@@ -875,6 +877,20 @@ class GameRunner:
         return new_state
 
 
+def _terms(spec: GameSpec) -> dict[str, Any]:
+    """The record's ``timeControl`` and ``policies``: what the bots played under."""
+    from google.protobuf import json_format
+
+    tc, pol = spec.time_control, spec.policies
+    return {
+        "timeControl": json_format.MessageToDict(g.TimeControl(
+            per_move=duration(tc.per_move), bank=duration(tc.bank))),
+        "policies": json_format.MessageToDict(t.Policies(
+            max_illegal_retries=pol.max_illegal_retries, max_strikes=pol.max_strikes,
+            reconnect_grace=duration(pol.reconnect_grace))),
+    }
+
+
 def _result_to_wire(result: dict[str, Any]) -> g.GameResult:
     from google.protobuf import json_format
 
@@ -956,6 +972,7 @@ class Referee:
     def _aborted(self, spec: GameSpec, seats: list[Seat], why: str) -> GameOutcome:
         rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
         record = rec.to_json(new_game(spec.rules), "TERMINATION_ABORTED", summary=why)
+        record.update(_terms(spec))
         return GameOutcome(spec, record, [s.stats for s in seats], "TERMINATION_ABORTED", None, [])
 
     def seats_for(self, spec: GameSpec) -> list[Seat] | None:
@@ -988,6 +1005,7 @@ class Referee:
             state, "TERMINATION_FORFEIT_NO_SHOW", forfeited=absent[0],
             summary=f"not connected in time: {names}",
         )
+        record.update(_terms(spec))
         present = [s.index for s in seats if s.index not in absent]
         record["result"]["winners"] = present
         log.info("game_no_show", game_id=spec.game_id, absent=names)

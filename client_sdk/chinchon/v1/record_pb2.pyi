@@ -1,6 +1,7 @@
 import datetime
 
 from chinchon.v1 import game_pb2 as _game_pb2
+from chinchon.v1 import tournament_pb2 as _tournament_pb2
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -53,7 +54,7 @@ class Seat(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., name: _Optional[str] = ...) -> None: ...
 
 class GameRecord(_message.Message):
-    __slots__ = ("format", "game_id", "rules", "seats", "actions", "hands", "result", "labels")
+    __slots__ = ("format", "game_id", "rules", "seats", "actions", "hands", "result", "labels", "time_control", "policies")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -69,6 +70,8 @@ class GameRecord(_message.Message):
     HANDS_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
+    TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
+    POLICIES_FIELD_NUMBER: _ClassVar[int]
     format: str
     game_id: str
     rules: _game_pb2.RuleSet
@@ -77,4 +80,6 @@ class GameRecord(_message.Message):
     hands: _containers.RepeatedCompositeFieldContainer[_game_pb2.HandResult]
     result: _game_pb2.GameResult
     labels: _containers.ScalarMap[str, str]
-    def __init__(self, format: _Optional[str] = ..., game_id: _Optional[str] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., seats: _Optional[_Iterable[_Union[Seat, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[RecordedAction, _Mapping]]] = ..., hands: _Optional[_Iterable[_Union[_game_pb2.HandResult, _Mapping]]] = ..., result: _Optional[_Union[_game_pb2.GameResult, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    time_control: _game_pb2.TimeControl
+    policies: _tournament_pb2.Policies
+    def __init__(self, format: _Optional[str] = ..., game_id: _Optional[str] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., seats: _Optional[_Iterable[_Union[Seat, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[RecordedAction, _Mapping]]] = ..., hands: _Optional[_Iterable[_Union[_game_pb2.HandResult, _Mapping]]] = ..., result: _Optional[_Union[_game_pb2.GameResult, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., policies: _Optional[_Union[_tournament_pb2.Policies, _Mapping]] = ...) -> None: ...
