@@ -157,18 +157,20 @@ def test_the_clock_keeps_running_while_the_bot_is_away() -> None:
 
 @pytest.mark.parametrize("seated_by_caller", [False, True])
 def test_a_bot_back_before_its_turn_resumes_its_seat(seated_by_caller: bool) -> None:
-    """A bot that drops while its opponent thinks and reconnects at once finds its seat
-    when its turn comes (before, its new stream waited in the lobby and the seat
-    forfeited when the grace ran out). After the game the stream that resumed the seat
-    is back in the lobby, also when the caller seated the streams itself (practice)."""
+    """A bot that drops while its opponent thinks and reconnects at once gets its seat
+    back (before, its new stream waited in the lobby and the seat forfeited when the
+    grace ran out): the new stream is held for the seat at once, so no new game can take
+    it meanwhile. After the game that stream is back in the lobby, also when the caller
+    seated the streams itself (practice)."""
 
     async def main() -> None:
-        server = await start(["A", "B"])
-        a, b = Bot(server.target, "A"), Bot(server.target, "B")
+        server = await start(["A", "B", "C"])
+        a, b, c = Bot(server.target, "A"), Bot(server.target, "B"), Bot(server.target, "C")
         try:
             await a.back()
             await b.back()
-            assert await server.referee.lobby.wait_all(["A", "B"], 10)
+            await c.back()
+            assert await server.referee.lobby.wait_all(["A", "B", "C"], 10)
             s = spec("back-early", ["A", "B"], tc=TimeControl(5.0, 10.0),
                      policies=Policies(reconnect_grace=2.0))
             lobby = server.referee.lobby
@@ -181,8 +183,12 @@ def test_a_bot_back_before_its_turn_resumes_its_seat(seated_by_caller: bool) -> 
             await a.until_first_discard(then_hold=b)
             await a.drop()
             await a.back()
-            # A is back before its turn: its new stream waits in the lobby meanwhile.
+            # A is back before its turn: its new stream is the seat's already, not idle,
+            # and a game A against C cannot be seated with it.
             await asyncio.sleep(0.3)
+            assert lobby.connected("A") == 0
+            assert server.referee.seats_for(spec("steal", ["A", "C"])) is None
+            assert lobby.connected("C") == 1  # nothing taken
             b.gate.set()
             resumed = await a.next("game_started")
             assert resumed.game_started.resumed and resumed.game_started.game_id == "back-early"

@@ -245,6 +245,8 @@ class Connection:
         self.limits = limits
         self.closed = asyncio.Event()
         self.closed_at: float | None = None  # monotonic time the stream was lost
+        # Called once when the stream is lost, while a game holds it (see Seat.attach).
+        self.on_lost: Callable[[], None] | None = None
         self.abort: tuple[grpc.StatusCode, str] | None = None
         self.hello: asyncio.Future[pb.Hello] = asyncio.get_running_loop().create_future()
         self.unsolicited = 0
@@ -309,6 +311,9 @@ class Connection:
         if not self.hello.done():
             self.hello.set_exception(Disconnected())
             self.hello.exception()  # maybe nobody waits for it: nothing to log then
+        lost, self.on_lost = self.on_lost, None
+        if lost is not None:
+            lost()
 
     def _answer(self, request_id: int, action: bytes, now: float) -> bool:
         """Resolve the outstanding request if ``request_id`` is its id."""
@@ -500,10 +505,23 @@ class Seat:
     #: with the next message to the seat.
     ack: bytes = b""
     reattached: asyncio.Event = field(default_factory=asyncio.Event)
+    #: The stream that has had this game's ``game_started``: a stream that takes the
+    #: seat over gets ``game_started(resumed)`` before anything else.
+    greeted: Connection | None = None
+    #: Called when the seat's stream is lost while its game runs (set by the game).
+    lost_hook: Callable[[Seat], None] | None = None
 
     @property
     def remote(self) -> bool:
         return self.house is None
+
+    def attach(self, conn: Connection) -> None:
+        """Seat ``conn`` here (a stream of this seat's bot), and watch it."""
+        self.conn = conn
+        conn.busy = True
+        hook = self.lost_hook
+        conn.on_lost = None if hook is None else (lambda: hook(self))
+        self.reattached.set()
 
 
 # -- lobby ------------------------------------------------------------------------------
@@ -521,11 +539,11 @@ class Lobby:
     async def add(self, conn: Connection) -> None:
         self.seen.add(conn.bot)
         orphans = self.orphans.get(conn.bot)
-        if orphans:
+        while orphans:
             seat = orphans.pop(0)
-            seat.conn = conn
-            conn.busy = True
-            seat.reattached.set()
+            if seat.conn is not None and not seat.conn.closed.is_set():
+                continue  # resumed another way meanwhile
+            seat.attach(conn)
             log.info("seat_resumed", bot=conn.bot, conn=conn.id, seat=seat.index)
             return
         self.idle.setdefault(conn.bot, []).append(conn)
@@ -559,8 +577,11 @@ class Lobby:
             await self.add(conn)
 
     def orphan(self, seat: Seat) -> None:
-        seat.reattached.clear()
-        self.orphans.setdefault(seat.name, []).append(seat)
+        """Hold ``seat`` for the next stream its bot opens (once)."""
+        lst = self.orphans.setdefault(seat.name, [])
+        if seat not in lst:
+            seat.reattached.clear()
+            lst.append(seat)
 
     def unorphan(self, seat: Seat) -> None:
         lst = self.orphans.get(seat.name)
@@ -636,18 +657,43 @@ class GameRunner:
         self.names = [s.name for s in seats]
         self.encoder = RequestEncoder(spec.game_id, spec.rules)
         self.task: asyncio.Task[Any] | None = None  # the task playing the game
+        self.over = False
 
     async def _send(self, seat: Seat, msg: pb.PlayResponse) -> None:
-        if seat.conn is None:
+        conn = seat.conn
+        if conn is None:
             return
         try:
+            if conn is not seat.greeted:
+                await self._greet(seat, conn)
             if seat.ack:
-                await seat.conn.send(msg.SerializeToString() + seat.ack)
+                await conn.send(msg.SerializeToString() + seat.ack)
                 seat.ack = b""
             else:
-                await seat.conn.send(msg)
+                await conn.send(msg)
         except Disconnected:
             pass
+
+    async def _greet(self, seat: Seat, conn: Connection) -> None:
+        """``game_started(resumed)`` to a stream that took the seat over."""
+        seat.greeted = conn
+        await conn.send(self._started(seat, resumed=True))
+
+    def _lost(self, seat: Seat) -> None:
+        """The seat's stream was lost mid-game: hold the seat for the next stream its bot
+        opens, so that it is not given a new game meanwhile."""
+        if not self.over:
+            self.referee.lobby.orphan(seat)
+            log.info("seat_lost", game_id=self.spec.game_id, bot=seat.name, seat=seat.index)
+
+    def _let_go(self) -> None:
+        """The game is over: no seat waits for a stream any more."""
+        self.over = True
+        for s in self.seats:
+            self.referee.lobby.unorphan(s)
+            s.lost_hook = None
+            if s.conn is not None:
+                s.conn.on_lost = None
 
     async def _broadcast(self, make: Callable[[Seat], pb.PlayResponse]) -> None:
         await asyncio.gather(*(self._send(s, make(s)) for s in self.seats if s.remote))
@@ -676,60 +722,68 @@ class GameRunner:
         rec.labels.setdefault("started_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         for s in self.seats:
             s.bank = spec.time_control.bank
-        await self._broadcast(lambda s: self._started(s))
-        log.info("game_started", game_id=spec.game_id, players=self.names)
-        state = new_game(rules)
-        forfeit: Forfeit | None = None
+            if s.remote:
+                s.lost_hook = self._lost
+            if s.conn is not None:
+                s.greeted = s.conn
+                s.attach(s.conn)
         try:
-            while not state.is_over:
-                n_results = len(state.results)
-                if state.is_chance:
-                    chance = source.chance(state)
-                    rec.chance(chance)
-                    state = apply(state, chance)
-                else:
-                    seat = self.seats[state.to_act]
-                    if seat.house is not None:
-                        legal = legal_actions(state)
-                        action = seat.house.choose(observation(state, seat.index, self.names), legal)
-                        state = apply(state, action, seat=seat.index)
-                        rec.move(seat.index, action)
-                        seat.stats.decisions += 1
+            await self._broadcast(lambda s: self._started(s))
+            log.info("game_started", game_id=spec.game_id, players=self.names)
+            state = new_game(rules)
+            forfeit: Forfeit | None = None
+            try:
+                while not state.is_over:
+                    n_results = len(state.results)
+                    if state.is_chance:
+                        chance = source.chance(state)
+                        rec.chance(chance)
+                        state = apply(state, chance)
                     else:
-                        state = await self._remote_turn(seat, state, rec)
-                if len(state.results) > n_results:
-                    hr = hand_result_to_wire(state.results[-1])
-                    await self._broadcast(lambda s, hr=hr: pb.PlayResponse(  # type: ignore[misc]
-                        hand_ended=pb.HandEnded(game_id=spec.game_id, result=hr)))
-        except Forfeit as f:
-            forfeit = f
-        if forfeit is not None:
-            record = rec.to_json(
-                state, forfeit.termination, forfeited=forfeit.seat,
-                summary=f"{self.names[forfeit.seat]} forfeited: {forfeit.why}",
+                        seat = self.seats[state.to_act]
+                        if seat.house is not None:
+                            legal = legal_actions(state)
+                            action = seat.house.choose(observation(state, seat.index, self.names), legal)
+                            state = apply(state, action, seat=seat.index)
+                            rec.move(seat.index, action)
+                            seat.stats.decisions += 1
+                        else:
+                            state = await self._remote_turn(seat, state, rec)
+                    if len(state.results) > n_results:
+                        hr = hand_result_to_wire(state.results[-1])
+                        await self._broadcast(lambda s, hr=hr: pb.PlayResponse(  # type: ignore[misc]
+                            hand_ended=pb.HandEnded(game_id=spec.game_id, result=hr)))
+            except Forfeit as f:
+                forfeit = f
+            if forfeit is not None:
+                record = rec.to_json(
+                    state, forfeit.termination, forfeited=forfeit.seat,
+                    summary=f"{self.names[forfeit.seat]} forfeited: {forfeit.why}",
+                )
+                log.info("game_forfeited", game_id=spec.game_id, seat=forfeit.seat, why=forfeit.why)
+                self.referee.incident("forfeit", game_id=spec.game_id, bot=self.names[forfeit.seat],
+                                      termination=forfeit.termination, message=forfeit.why)
+            else:
+                record = rec.to_json(state)
+            record.update(_terms(spec))
+            result = record["result"]
+            outcome = GameOutcome(
+                spec=spec,
+                record=record,
+                stats=[s.stats for s in self.seats],
+                termination=result["termination"],
+                forfeited=forfeit.seat if forfeit else None,
+                winners=list(result["winners"]),
             )
-            log.info("game_forfeited", game_id=spec.game_id, seat=forfeit.seat, why=forfeit.why)
-            self.referee.incident("forfeit", game_id=spec.game_id, bot=self.names[forfeit.seat],
-                                  termination=forfeit.termination, message=forfeit.why)
-        else:
-            record = rec.to_json(state)
-        record.update(_terms(spec))
-        result = record["result"]
-        outcome = GameOutcome(
-            spec=spec,
-            record=record,
-            stats=[s.stats for s in self.seats],
-            termination=result["termination"],
-            forfeited=forfeit.seat if forfeit else None,
-            winners=list(result["winners"]),
-        )
-        res_msg = _result_to_wire(result)
-        rec_msg = _record_to_wire(record) if spec.send_record else None
-        await self._broadcast(lambda s: pb.PlayResponse(game_ended=pb.GameEnded(
-            game_id=spec.game_id, result=res_msg, seat=s.index, record=rec_msg)))
-        log.info("game_ended", game_id=spec.game_id, termination=outcome.termination,
-                 winners=[self.names[w] for w in outcome.winners], summary=result["summary"])
-        return outcome
+            res_msg = _result_to_wire(result)
+            rec_msg = _record_to_wire(record) if spec.send_record else None
+            await self._broadcast(lambda s: pb.PlayResponse(game_ended=pb.GameEnded(
+                game_id=spec.game_id, result=res_msg, seat=s.index, record=rec_msg)))
+            log.info("game_ended", game_id=spec.game_id, termination=outcome.termination,
+                     winners=[self.names[w] for w in outcome.winners], summary=result["summary"])
+            return outcome
+        finally:
+            self._let_go()
 
     async def _connected(self, seat: Seat) -> Connection:
         """The seat's open stream. When it is lost, a stream of the same bot resumes the
@@ -740,27 +794,28 @@ class GameRunner:
         if lost is not None and not lost.closed.is_set():
             return lost
         lobby = self.referee.lobby
+        conn = lobby.take(seat.name)  # a spare stream of the bot, idle in the lobby
+        if conn is not None:
+            lobby.unorphan(seat)
+            seat.attach(conn)
+            log.info("seat_resumed", game_id=self.spec.game_id, bot=seat.name,
+                     conn=conn.id, seat=seat.index)
+            return conn
         grace = self.spec.policies.reconnect_grace
         lost_at = lost.closed_at if lost is not None and lost.closed_at is not None else None
-        seat.conn = lobby.take(seat.name)  # back already (it left while others played)
-        if seat.conn is not None:
-            log.info("seat_resumed", game_id=self.spec.game_id, bot=seat.name,
-                     conn=seat.conn.id, seat=seat.index)
-        else:
-            left = grace if lost_at is None else grace - (time.monotonic() - lost_at)
-            lobby.orphan(seat)
-            log.info("seat_waiting", game_id=self.spec.game_id, bot=seat.name,
-                     grace=round(max(0.0, left), 3))
-            try:
-                await asyncio.wait_for(seat.reattached.wait(), max(0.0, left))
-            except TimeoutError:
-                lobby.unorphan(seat)
-                raise Forfeit(
-                    seat.index, "TERMINATION_FORFEIT_DISCONNECT",
-                    f"disconnected and not back within {grace:g} s",
-                ) from None
+        left = grace if lost_at is None else grace - (time.monotonic() - lost_at)
+        lobby.orphan(seat)  # already held since the loss, when the game saw it
+        log.info("seat_waiting", game_id=self.spec.game_id, bot=seat.name,
+                 grace=round(max(0.0, left), 3))
+        try:
+            await asyncio.wait_for(seat.reattached.wait(), max(0.0, left))
+        except TimeoutError:
+            lobby.unorphan(seat)
+            raise Forfeit(
+                seat.index, "TERMINATION_FORFEIT_DISCONNECT",
+                f"disconnected and not back within {grace:g} s",
+            ) from None
         assert seat.conn is not None
-        await self._send(seat, self._started(seat, resumed=True))
         return seat.conn
 
     async def _remote_turn(self, seat: Seat, state: GameState, rec: RecordBuilder) -> GameState:
@@ -780,6 +835,11 @@ class GameRunner:
             conn = seat.conn
             if conn is None or conn.closed.is_set():
                 conn = await self._connected(seat)
+            if conn is not seat.greeted:  # a stream that took the seat over
+                try:
+                    await self._greet(seat, conn)
+                except Disconnected:
+                    continue
             if running is not None:
                 now = time.monotonic()
                 spent, running = now - running, now
