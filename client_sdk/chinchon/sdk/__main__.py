@@ -1,10 +1,12 @@
 """``python -m chinchon.sdk``: run a Python bot against a referee.
 
-    python -m chinchon.sdk --target HOST:PORT --token T --bot path/to/bot.py[:Class]
+    python -m chinchon.sdk --target HOST:PORT --token T --bot path/to/bot.py[:NAME]
     python -m chinchon.sdk --target HOST:PORT --token T --bot greedy --practice strong --games 10
 
-``--bot`` names a file and class (default class: ``Bot``), a module path
-(``package.module:Class``), or an engine bot: ``random``, ``greedy``, ``strong``.
+``--bot`` names a file and a name in it (default: ``Bot``, else ``choose``), a module path
+(``package.module:NAME``), or an engine bot: ``random``, ``greedy``, ``strong``. NAME is a
+class (instantiated without arguments), a function ``choose(obs, legal[, request])``, an
+object with such a ``choose`` method, or a function of no arguments that returns a bot.
 CHINCHON_TARGET and CHINCHON_TOKEN may replace the flags.
 """
 
@@ -13,24 +15,26 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import inspect
 import logging
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from .client import FatalError, PracticeOptions, run_bot
+from .client import FatalError, PracticeOptions, as_chooser, run_bot
 
 
 def load_bot(spec: str) -> Any:
+    """The bot ``spec`` names (see the module's docstring), checked: SystemExit with a
+    message when it is not one."""
     from chinchon.engine import GreedyBot, RandomBot
     from chinchon.strategies import StrongBot
 
     builtin = {"random": RandomBot, "greedy": GreedyBot, "strong": StrongBot}
     if spec in builtin:
         return builtin[spec]()
-    path, _, cls = spec.partition(":")
-    cls = cls or "Bot"
+    path, _, name = spec.partition(":")
     if path.endswith(".py"):
         file = Path(path)
         if not file.exists():
@@ -42,17 +46,38 @@ def load_bot(spec: str) -> Any:
         mod_spec.loader.exec_module(module)
     else:
         module = importlib.import_module(path)
-    factory = getattr(module, cls, None)
-    if factory is None:
-        raise SystemExit(f"error: {path} has no '{cls}'")
-    return factory()
+    if not name:
+        name = "Bot" if hasattr(module, "Bot") or not hasattr(module, "choose") else "choose"
+    found = getattr(module, name, None)
+    if found is None:
+        raise SystemExit(f"error: {path} has no '{name}'")
+    if isinstance(found, type) or (not hasattr(found, "choose") and _is_factory(found)):
+        found = found()
+    try:
+        as_chooser(found)
+    except TypeError as e:
+        raise SystemExit(f"error: {path}:{name} is not a bot: {e}") from None
+    return found
+
+
+def _is_factory(obj: Any) -> bool:
+    """A callable that takes no arguments (it makes the bot), as opposed to a
+    ``choose(obs, legal)`` function."""
+    if not callable(obj):
+        return False
+    try:
+        inspect.signature(obj).bind()
+    except (TypeError, ValueError):  # needs arguments, or has no signature to read
+        return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m chinchon.sdk", description=__doc__.splitlines()[0])
     ap.add_argument("--target", default=os.environ.get("CHINCHON_TARGET"), help="HOST:PORT")
     ap.add_argument("--token", default=os.environ.get("CHINCHON_TOKEN"), help="the bot's token")
-    ap.add_argument("--bot", default="greedy", help="file.py[:Class], module:Class, or an engine bot")
+    ap.add_argument("--bot", default="greedy",
+                    help="file.py[:NAME], module:NAME (a class, a choose function...), or an engine bot")
     ap.add_argument("--practice", metavar="OPPONENT", help="play practice games against a house bot or 'any'")
     ap.add_argument("--games", type=int, default=1, help="practice games (default 1)")
     ap.add_argument("--root-cert", help="PEM file to trust for TLS")

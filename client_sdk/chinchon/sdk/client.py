@@ -9,18 +9,32 @@ tested locally with ``chinchon.engine.play_game`` runs unchanged against a refer
 
     run_bot(GreedyBot(), target="localhost:50051", token="...")
 
+A plain function ``choose(obs, legal) -> action`` is a bot too. A ``choose`` (method or
+function) with a third positional parameter also gets the request's
+:class:`RequestContext`: the game, the seat, the request id, the attempt (0, then 1,
+2... after refused answers) and the clock, ``move_time`` and ``bank_time`` in seconds::
+
+    def choose(obs, legal, request):
+        if request.time_left < 0.2:          # hurry: seconds left on the referee's clock
+            return legal[0]
+        ...
+
+Whether ``choose`` takes the third parameter is decided once, when the bot is given to
+:class:`BotClient` (or :func:`run_bot`), from its signature.
+
 Or from the command line: ``python -m chinchon.sdk --target HOST:PORT --token T
---bot my_bot.py:MyBot``.
+--bot my_bot.py:MyBot`` (a class, an instance or a function of the file).
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
 
 import grpc
 
@@ -30,6 +44,105 @@ from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon.wire import action_from_wire, action_to_wire, observation_from_wire
 
 log = logging.getLogger("chinchon.sdk")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """What an action request says besides the observation and the legal actions: the
+    third argument of a ``choose(obs, legal, request)``."""
+
+    #: The game (``ActionRequest.game_id``).
+    game_id: str
+    #: This bot's seat in the game.
+    seat: int
+    #: The request's id: each request of a stream has a larger one than the last.
+    request_id: int
+    #: 0 on the first attempt, then 1, 2... after refused answers (same clock).
+    attempt: int
+    #: Seconds left for this decision before the bank is used, as the referee sent them.
+    move_time: float
+    #: Seconds left in the game's bank, as the referee sent them.
+    bank_time: float
+    #: ``time.monotonic()`` when the request was read (the referee's clock started a
+    #: little earlier, when it wrote the request).
+    received_at: float
+
+    @property
+    def time_left(self) -> float:
+        """Seconds the bot may take for this decision before it times out."""
+        return self.move_time + self.bank_time
+
+    @property
+    def deadline(self) -> float:
+        """``time.monotonic()`` at which the decision times out (keep a margin: the
+        answer has to travel back)."""
+        return self.received_at + self.time_left
+
+
+class ContextBot(Protocol):
+    """A bot whose ``choose`` takes the :class:`RequestContext` too."""
+
+    def choose(self, obs: Observation, legal: Sequence[Action], request: RequestContext) -> Action: ...
+
+
+ChooseFunction = Callable[[Observation, Sequence[Action]], Action]
+ContextChooseFunction = Callable[[Observation, Sequence[Action], RequestContext], Action]
+#: What the SDK accepts as a bot: an object with ``choose`` or a plain function, each with
+#: or without the third parameter.
+BotLike = Bot | ContextBot | ChooseFunction | ContextChooseFunction
+#: How the SDK calls every bot.
+Chooser = Callable[[Observation, list[Action], RequestContext], Action]
+
+
+def as_chooser(bot: BotLike) -> Chooser:
+    """``bot`` as a function of three arguments ``(obs, legal, request)``.
+
+    ``bot`` is an object with a ``choose`` method or a plain function; the request is
+    passed on when that takes a third positional parameter (``*args`` alone does not
+    count: an old two-argument bot behind a generic wrapper keeps getting two). Raises
+    TypeError for anything that cannot be called that way.
+    """
+    if isinstance(bot, type):
+        raise TypeError(f"{bot.__name__} is a class: pass an instance, {bot.__name__}()")
+    method = getattr(bot, "choose", None)
+    choose: Callable[..., Action]
+    if method is None:
+        if not callable(bot):
+            raise TypeError(f"a bot has a choose(obs, legal) method or is such a function: {bot!r}")
+        choose = cast("Callable[..., Action]", bot)
+    elif callable(method):
+        choose = method
+    else:
+        raise TypeError(f"{bot!r}.choose is not callable")
+    if _takes_request(choose):
+        return choose
+
+    def classic(obs: Observation, legal: list[Action], request: RequestContext) -> Action:
+        return choose(obs, legal)
+
+    return classic
+
+
+def _takes_request(choose: Callable[..., Any]) -> bool:
+    try:
+        sig = inspect.signature(choose)
+    except (TypeError, ValueError):  # no signature to read (some builtins): the classic call
+        return False
+    params = list(sig.parameters.values())
+    positional = [p for p in params
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    star = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+    required = [p for p in positional if p.default is inspect.Parameter.empty]
+    kw_required = [p.name for p in params
+                   if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty]
+    name = getattr(choose, "__qualname__", repr(choose))
+    if kw_required:
+        raise TypeError(f"{name} has required keyword-only parameters {kw_required}: "
+                        "choose(obs, legal) or choose(obs, legal, request)")
+    if len(required) > 3 or (len(positional) < 2 and not star):
+        raise TypeError(f"{name}{sig} cannot be called as choose(obs, legal) "
+                        "or choose(obs, legal, request)")
+    return len(positional) >= 3
 
 
 @dataclass
@@ -73,7 +186,7 @@ class BotClient:
 
     def __init__(
         self,
-        bot: Bot,
+        bot: BotLike,
         target: str,
         token: str,
         *,
@@ -84,6 +197,7 @@ class BotClient:
         on_message: Callable[[pb.PlayResponse], None] | None = None,
     ) -> None:
         self.bot = bot
+        self._choose = as_chooser(bot)
         self.target = target
         self.token = token
         self.practice = practice
@@ -138,6 +252,9 @@ class BotClient:
                     raise FatalError(f"{e.code().name}: {e.details()}") from None
                 log.warning("stream failed: %s %s", e.code().name, e.details())
                 finished = False
+            except asyncio.InvalidStateError as e:  # the call ended under a write
+                log.warning("stream failed: %s", e)
+                finished = False
             if finished:
                 return self.report
             if self._welcomed:
@@ -184,10 +301,17 @@ class BotClient:
         if kind == "welcome":
             self._welcomed = True
         if kind == "action_request":
+            now = time.monotonic()
             req = msg.action_request
             obs: Observation = observation_from_wire(req.observation)
             legal: list[Action] = [action_from_wire(a) for a in req.legal_actions]
-            action = self.bot.choose(obs, legal)
+            context = RequestContext(
+                game_id=req.game_id, seat=obs.seat, request_id=req.request_id, attempt=req.attempt,
+                move_time=req.move_time.seconds + req.move_time.nanos / 1e9,
+                bank_time=req.bank_time.seconds + req.bank_time.nanos / 1e9,
+                received_at=now,
+            )
+            action = self._choose(obs, legal, context)
             self.report.decisions += 1
             return pb.PlayRequest(
                 action=pb.ActionReply(request_id=req.request_id, action=action_to_wire(action))
@@ -218,7 +342,7 @@ class BotClient:
 
 
 def run_bot(
-    bot: Bot,
+    bot: BotLike,
     target: str,
     token: str,
     *,
@@ -226,7 +350,8 @@ def run_bot(
     root_cert: bytes | None = None,
     reconnect_for: float = 30.0,
 ) -> SessionReport:
-    """Blocking helper: play with ``bot`` until the referee ends the session."""
+    """Blocking helper: play with ``bot`` (an object with ``choose`` or a plain function,
+    see :func:`as_chooser`) until the referee ends the session."""
     client = BotClient(bot, target, token, practice=practice, root_cert=root_cert,
                        reconnect_for=reconnect_for)
     return asyncio.run(client.run())
