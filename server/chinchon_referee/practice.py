@@ -145,7 +145,12 @@ async def run_practice(
                     deal_id=f"deal-{i // 2}", time_control=time_control,
                     policies=config.policies, labels={"practice": "1"},
                 )
+                first = len(referee.incidents)
                 outcome = await referee.play(spec)
+                # Games here run one at a time for one bot: what the referee noted during
+                # play() (protocol errors carry no game id) happened in this game.
+                for incident in referee.incidents[first:]:
+                    incident.setdefault("game_id", spec.game_id)
                 report.outcomes.append(outcome)
                 if outcome.termination == "TERMINATION_FORFEIT_NO_SHOW" or exited.done():
                     break

@@ -978,7 +978,10 @@ class Referee:
         self.listeners: list[GameListener] = []
         self.incidents: list[dict[str, Any]] = []
         self.max_incidents = 10_000
-        self._practice_waiting: dict[bytes, list[tuple[Connection, asyncio.Future[None]]]] = {}
+        self._practice_waiting: dict[
+            tuple[RuleSet, TimeControl, int, str],
+            list[tuple[Connection, asyncio.Future[None]]],
+        ] = {}
 
     def incident(self, kind: str, **fields: Any) -> None:
         """Remember something a bot author should hear about (bounded list)."""
@@ -1129,8 +1132,9 @@ class Referee:
         self, conn: Connection, req: pb.PracticeRequest, rules: RuleSet, tc: TimeControl,
         seed: str, games: int,
     ) -> None:
-        key = req.rules.SerializeToString(deterministic=True) + req.time_control.SerializeToString(
-            deterministic=True)
+        # Bots meet when they ask for the same practice: the rule set and clock they
+        # resolve to (however the request spells them), the number of games and the seed.
+        key = (rules, tc, games, req.seed)
         waiting = self._practice_waiting.setdefault(key, [])
         waiting[:] = [(c, f) for c, f in waiting if not c.closed.is_set()]
         if not waiting:

@@ -1,0 +1,460 @@
+"""Practice games: the ``practice`` hello on a real server (port 0, real bot processes)
+and ``chinchon practice`` run as a user runs it (a real subprocess).
+
+The bots are ``tests/bots/raw_bot.py`` processes: they print every message received
+as one JSON line, parsed back here into ``PlayResponse`` messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from chinchon.engine import (
+    GameState,
+    RuleSet,
+    action_from_json,
+    legal_actions,
+    new_game,
+    observation,
+    replay,
+)
+from chinchon.v1 import game_pb2 as g
+from chinchon.v1 import referee_pb2 as pb
+from chinchon.v1 import referee_pb2_grpc as pb_grpc
+from chinchon.wire import rules_to_wire
+from chinchon_referee.house import make_house_bot
+from google.protobuf import json_format
+
+from tests.helpers import RAW_BOT, BotProc, printed, raw_bot, spawn, start, stop
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = [sys.executable, "-m", "chinchon_referee.cli"]
+PLAYED = ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def _secs(d: Any) -> float:
+    return float(d.seconds + d.nanos / 1e9)
+
+
+def _received(proc: BotProc) -> list[pb.PlayResponse]:
+    return [json_format.Parse(line, pb.PlayResponse()) for line in proc.out if line.strip()]
+
+
+def _kinds(msgs: list[pb.PlayResponse], kind: str) -> list[Any]:
+    return [getattr(m, kind) for m in msgs if m.WhichOneof("kind") == kind]
+
+
+async def _finish(proc: BotProc, timeout: float = 90) -> list[pb.PlayResponse]:
+    """Wait for a practice bot to end (the referee ends the stream after the last game);
+    what it received."""
+    try:
+        rc = await proc.wait(timeout)
+    except TimeoutError:
+        await proc.kill()
+        raise AssertionError(f"the bot did not finish in {timeout:g} s; stderr: "
+                             + "".join(proc.err)) from None
+    assert rc == 0, "".join(proc.err)
+    return _received(proc)
+
+
+def _clean_session(msgs: list[pb.PlayResponse], games: int) -> None:
+    """A welcome, then ``games`` games each started and ended, nothing refused, no error."""
+    assert msgs[0].WhichOneof("kind") == "welcome"
+    assert len(_kinds(msgs, "game_started")) == games
+    assert len(_kinds(msgs, "game_ended")) == games
+    for bad in ("error", "action_rejected", "default_played"):
+        assert not _kinds(msgs, bad), f"{bad}: {_kinds(msgs, bad)}"
+
+
+def _record_dict(ended: pb.GameEnded) -> dict[str, Any]:
+    assert ended.HasField("record"), "a practice game_ended carries the whole record"
+    record: dict[str, Any] = json_format.MessageToDict(ended.record)
+    return record
+
+
+def _first_deck(record: dict[str, Any]) -> list[str]:
+    return list(record["actions"][0]["deal"]["deck"])
+
+
+def _check_house_moves(record: dict[str, Any], kind: str, house_seed: int) -> int:
+    """Replay ``record`` and check that every move of the house seat is the choice of
+    house bot ``kind`` (seeded as the referee seeds practice opponent number
+    ``house_seed``) in that position: the opponent really was that bot. Returns how many
+    house moves were checked."""
+    names = [s["name"] for s in record["seats"]]
+    house = names.index(f"house:{kind}")
+    states: list[GameState] = []
+    replay(record, on_step=lambda st, _i: states.append(st))
+    bot = make_house_bot(kind, house_seed)
+    checked = 0
+    for i, step in enumerate(record["actions"]):
+        before = states[i - 1] if i else new_game(states[0].rules)
+        move = step.get("move")
+        if move is None or move.get("seat", 0) != house:
+            continue
+        want = bot.choose(observation(before, house, names), legal_actions(before))
+        assert action_from_json(move["action"]) == want, f"step {i}: not the {kind} bot's move"
+        checked += 1
+    return checked
+
+
+# -- against the house bots ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("opponent", ["greedy", "strong"])
+def test_practice_against_a_house_bot_plays_that_bot_with_seats_alternating(opponent: str) -> None:
+    async def main() -> list[pb.PlayResponse]:
+        server = await start(["alice"])
+        try:
+            bot = await spawn(raw_bot("first", "--practice", opponent, "--games", "2",
+                                      "--seed", f"seed-{opponent}"), server, "alice")
+            return await _finish(bot)
+        finally:
+            await server.stop(0)
+
+    msgs = run(main())
+    _clean_session(msgs, 2)
+    started = _kinds(msgs, "game_started")
+    ended = _kinds(msgs, "game_ended")
+    house = f"house:{opponent}"
+    assert [list(s.players) for s in started] == [["alice", house], [house, "alice"]]
+    assert [s.seat for s in started] == [0, 1]
+    assert len({s.game_id for s in started}) == 2
+    assert [e.game_id for e in ended] == [s.game_id for s in started]
+    assert [e.seat for e in ended] == [0, 1]
+    records = [_record_dict(e) for e in ended]
+    for k, (e, rec) in enumerate(zip(ended, records, strict=True)):
+        assert g.Termination.Name(e.result.termination) in PLAYED
+        assert rec["gameId"] == e.game_id
+        assert [s["name"] for s in rec["seats"]] == list(started[k].players)
+        assert rec["labels"]["practice"] == "1"
+        assert _check_house_moves(rec, opponent, k) >= 5
+    # Duplicate deals: the second game deals the first game's cards, seats swapped.
+    assert _first_deck(records[0]) == _first_deck(records[1])
+
+
+# -- a named rule set and clock ----------------------------------------------------------------
+
+NAMED_RULES = {"deck": 48, "jokers": 2, "figurePoints": "10-10-10", "closeMaxPoints": 3,
+               "scoreLimit": 60}
+
+
+def test_practice_with_a_named_rule_set_and_clock_echoes_and_enforces_them() -> None:
+    async def main() -> list[pb.PlayResponse]:
+        server = await start(["alice"])
+        try:
+            bot = await spawn(raw_bot("first", "--practice", "random", "--games", "1",
+                                      "--rules", json.dumps(NAMED_RULES),
+                                      "--per-move", "0.75", "--bank", "4.5",
+                                      "--seed", "named"), server, "alice")
+            return await _finish(bot)
+        finally:
+            await server.stop(0)
+
+    msgs = run(main())
+    _clean_session(msgs, 1)
+    want = RuleSet(deck=48, jokers=2, figure_points="10-10-10", close_max_points=3,
+                   score_limit=60)
+    (started,) = _kinds(msgs, "game_started")
+    # Every field of the rule set in force, the named ones included.
+    assert started.rules == rules_to_wire(want)
+    for f in g.RuleSet.DESCRIPTOR.fields:
+        assert started.rules.HasField(f.name), f.name
+    assert _secs(started.time_control.per_move) == pytest.approx(0.75)
+    assert _secs(started.time_control.bank) == pytest.approx(4.5)
+    requests = _kinds(msgs, "action_request")
+    assert requests[0].observation.rules == rules_to_wire(want)
+    # The clock is in force: the first request has the whole move time and bank.
+    assert _secs(requests[0].move_time) == pytest.approx(0.75)
+    assert _secs(requests[0].bank_time) == pytest.approx(4.5)
+    assert all(_secs(r.move_time) <= 0.75 + 1e-9 for r in requests)
+    # The rule set is in force, not only echoed: 48 cards and 2 jokers are dealt.
+    (ended,) = _kinds(msgs, "game_ended")
+    rec = _record_dict(ended)
+    deck = _first_deck(rec)
+    assert len(deck) == 50
+    assert {"JK1", "JK2", "8O", "9B"} <= set(deck)
+    assert replay(rec).state.rules == want
+
+
+# -- "any": two bots paired ----------------------------------------------------------------------
+
+PAIR_RULES = {"scoreLimit": 40, "maxTurnsPerHand": 30}
+OTHER_RULES = {"scoreLimit": 41, "maxTurnsPerHand": 30}
+
+
+def test_practice_any_pairs_two_bots_with_the_same_rules_and_clock_only() -> None:
+    rules = json.dumps(PAIR_RULES)
+
+    async def main() -> tuple[list[pb.PlayResponse], ...]:
+        server = await start(["alice", "bob", "carol", "dave"])
+        procs: list[BotProc] = []
+        try:
+            # Waiting first: carol (same rules, another clock), dave (same clock, other
+            # rules). Neither may be paired with alice or bob, nor with each other.
+            carol = await spawn(raw_bot("first", "--practice", "any", "--games", "1",
+                                        "--rules", rules, "--per-move", "1.5",
+                                        "--bank", "10"), server, "carol")
+            dave = await spawn(raw_bot("first", "--practice", "any", "--games", "1",
+                                       "--rules", json.dumps(OTHER_RULES),
+                                       "--per-move", "2", "--bank", "10"), server, "dave")
+            procs += [carol, dave]
+            await printed([carol, dave], "welcome")
+            await asyncio.sleep(1.0)  # the referee has them waiting
+            alice = await spawn(raw_bot("first", "--practice", "any", "--games", "2",
+                                        "--rules", rules, "--per-move", "2", "--bank", "10"),
+                                server, "alice")
+            procs.append(alice)
+            await printed([alice], "welcome")
+            await asyncio.sleep(1.0)
+            bob = await spawn(raw_bot("first", "--practice", "any", "--games", "2",
+                                      "--rules", rules, "--per-move", "2", "--bank", "10"),
+                              server, "bob")
+            procs.append(bob)
+            a, b = await asyncio.gather(_finish(alice), _finish(bob))
+            # carol and dave are still waiting, never seated.
+            assert carol.proc.returncode is None and dave.proc.returncode is None
+            await stop(carol, dave)
+            return a, b, _received(carol), _received(dave)
+        finally:
+            await stop(*procs)
+            await server.stop(0)
+
+    a, b, c, d = run(main())
+    for waiting in (c, d):
+        assert [m.WhichOneof("kind") for m in waiting] == ["welcome"]
+    _clean_session(a, 2)
+    _clean_session(b, 2)
+    sa, sb = _kinds(a, "game_started"), _kinds(b, "game_started")
+    assert [s.game_id for s in sa] == [s.game_id for s in sb]
+    assert len({s.game_id for s in sa}) == 2
+    for x, y in zip(sa, sb, strict=True):
+        assert list(x.players) == list(y.players)
+        assert sorted(x.players) == ["alice", "bob"]
+        assert x.players[x.seat] == "alice" and y.players[y.seat] == "bob"
+        assert x.rules == rules_to_wire(RuleSet(score_limit=40, max_turns_per_hand=30))
+        assert _secs(x.time_control.per_move) == pytest.approx(2.0)
+        assert _secs(x.time_control.bank) == pytest.approx(10.0)
+    assert sa[0].seat != sa[1].seat  # seats alternate
+    ea, eb = _kinds(a, "game_ended"), _kinds(b, "game_ended")
+    for x, y, s in zip(ea, eb, sa, strict=True):
+        assert x.game_id == y.game_id and x.result == y.result
+        assert g.Termination.Name(x.result.termination) in PLAYED
+        rec = _record_dict(x)
+        assert [seat["name"] for seat in rec["seats"]] == list(s.players)
+        assert replay(rec).state.is_over
+    # Duplicate deals across the pair of games.
+    assert _first_deck(_record_dict(ea[0])) == _first_deck(_record_dict(ea[1]))
+
+
+def test_practice_any_pairs_the_same_rule_set_however_it_is_written() -> None:
+    """docs/protocol.md: ``any`` is "another bot waiting for practice with the same rules
+    and clock". Unset fields take their defaults, so these two requests ask for the very
+    same rule set (``game_started`` would echo identical rules) and the same clock."""
+    same = dict(PAIR_RULES, deck=40, jokers=0)  # 40 cards and no joker are the defaults
+
+    async def main() -> None:
+        server = await start(["alice", "bob"])
+        procs: list[BotProc] = []
+        try:
+            alice = await spawn(raw_bot("first", "--practice", "any", "--games", "1",
+                                        "--rules", json.dumps(PAIR_RULES)), server, "alice")
+            procs.append(alice)
+            await printed([alice], "welcome")
+            await asyncio.sleep(1.0)
+            bob = await spawn(raw_bot("first", "--practice", "any", "--games", "1",
+                                      "--rules", json.dumps(same)), server, "bob")
+            procs.append(bob)
+            await printed([alice, bob], "gameStarted", timeout=8)
+            a, b = await asyncio.gather(_finish(alice), _finish(bob))
+            assert _kinds(a, "game_started")[0].game_id == _kinds(b, "game_started")[0].game_id
+        finally:
+            await stop(*procs)
+            await server.stop(0)
+
+    run(main())
+
+
+def test_practice_any_pairs_only_bots_asking_for_as_many_games() -> None:
+    """alice asks for 1 game, bob for 3: they are not paired (before, alice was seated
+    in bob's 3 games; a bot that stops after the games it asked for, as
+    sample_bots/node/bot.js does, would have forfeited the others). A third bot asking
+    for 1 game, like alice, is paired with her."""
+
+    async def main() -> None:
+        server = await start(["alice", "bob", "carol"])
+        procs: list[BotProc] = []
+        try:
+            alice = await spawn(raw_bot("first", "--practice", "any", "--games", "1",
+                                        "--rules", json.dumps(PAIR_RULES)), server, "alice")
+            procs.append(alice)
+            await printed([alice], "welcome")
+            bob = await spawn(raw_bot("first", "--practice", "any", "--games", "3",
+                                      "--rules", json.dumps(PAIR_RULES)), server, "bob")
+            procs.append(bob)
+            await printed([bob], "welcome")
+            await asyncio.sleep(1.0)
+            assert not _kinds(_received(alice), "game_started")
+            assert not _kinds(_received(bob), "game_started")
+            carol = await spawn(raw_bot("first", "--practice", "any", "--games", "1",
+                                        "--rules", json.dumps(PAIR_RULES)), server, "carol")
+            procs.append(carol)
+            a, c = await asyncio.gather(_finish(alice), _finish(carol))
+            assert len(_kinds(a, "game_started")) == 1 and len(_kinds(c, "game_started")) == 1
+            assert _kinds(a, "game_started")[0].game_id == _kinds(c, "game_started")[0].game_id
+            assert not _kinds(_received(bob), "game_started")
+        finally:
+            await stop(*procs)
+            await server.stop(0)
+
+    run(main())
+
+
+# -- practice requests that cannot be served -------------------------------------------------------
+
+
+def _request(**kw: Any) -> pb.PracticeRequest:
+    rules = kw.pop("rules", None)
+    tc = kw.pop("time_control", None)
+    req = pb.PracticeRequest(**kw)
+    if rules is not None:
+        req.rules.CopyFrom(g.RuleSet(**rules))
+    if tc is not None:
+        req.time_control.per_move.FromNanoseconds(int(tc[0] * 1e9))
+        req.time_control.bank.FromNanoseconds(int(tc[1] * 1e9))
+    return req
+
+
+BAD_REQUESTS = [
+    (_request(opponent="grandmaster"),
+     r"unknown opponent 'grandmaster': choose random, greedy, strong or any"),
+    (_request(opponent="greedy", rules={"players": 3}),
+     r"rule set: players: practice games are for 2 players"),
+    (_request(opponent="any", rules={"players": 4}),
+     r"rule set: players: practice games are for 2 players"),
+    (_request(opponent="random", rules={"jokers": 3}), r"rule set: jokers: .+"),
+    (_request(opponent="random", rules={"deck": 52}), r"rule set: deck: .+"),
+    (_request(opponent="random", games=101), r"games must be 1 to 100, got 101"),
+    (_request(opponent="random", games=-2), r"games must be 1 to 100, got -2"),
+    (_request(opponent="random", time_control=(-1.0, 5.0)),
+     r"time control: per_move must be positive, got -1\.0"),
+]
+
+
+@pytest.mark.parametrize(("req", "message"), BAD_REQUESTS,
+                         ids=["opponent", "players-3", "any-players-4", "jokers", "deck",
+                              "games-101", "games-negative", "clock"])
+def test_a_practice_request_that_cannot_be_served_is_refused_in_band(
+    req: pb.PracticeRequest, message: str,
+) -> None:
+    async def main() -> tuple[list[pb.PlayResponse], grpc.StatusCode]:
+        server = await start(["alice"])
+        try:
+            async with grpc.aio.insecure_channel(server.target) as channel:
+                call = pb_grpc.RefereeServiceStub(channel).Play(
+                    metadata=(("authorization", "Bearer tok-alice"),))
+                await call.write(pb.PlayRequest(hello=pb.Hello(client="bad", practice=req)))
+                got: list[pb.PlayResponse] = []
+                while (msg := await asyncio.wait_for(call.read(), 15)) is not grpc.aio.EOF:
+                    got.append(msg)
+                return got, await call.code()
+        finally:
+            await server.stop(0)
+
+    got, code = run(main())
+    # The welcome, the error, and the end of the stream: no game, no other status.
+    assert [m.WhichOneof("kind") for m in got] == ["welcome", "error"]
+    err = got[1].error
+    assert err.code == pb.ERROR_CODE_BAD_REQUEST
+    assert re.fullmatch(message, err.message), err.message
+    assert code == grpc.StatusCode.OK
+
+
+# -- `chinchon practice`: the report's rows ------------------------------------------------------
+
+
+def _cli_practice(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    # A wide terminal: each table row on one line.
+    env = dict(os.environ, COLUMNS="200")
+    return subprocess.run([*CLI, "practice", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env=env)
+
+
+def _rows(stdout: str, kind: str) -> list[tuple[str, str]]:
+    """(game, detail) of each row of kind ``kind`` in the problems table."""
+    rows = re.findall(rf"^│ {kind}\s*│ (\S+)\s*│ (.*?)\s*│$", stdout, re.MULTILINE)
+    return [(game, detail) for game, detail in rows]
+
+
+def test_cli_practice_reports_each_timeout_with_the_time_waited(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    res = _cli_practice("--games", "2", "--per-move", "0.2", "--bank", "0.3",
+                        "--json", str(report), "--",
+                        sys.executable, RAW_BOT, "--mode", "stall")
+    out = res.stdout
+    assert res.returncode == 1, out + res.stderr
+    assert "FAIL" in out and "PASS" not in out
+    timeouts = _rows(out, "timeout")
+    assert len(timeouts) == 6, out
+    games = [game for game, _ in timeouts]
+    assert games == ["practice-1"] * 3 + ["practice-2"] * 3
+    allowed_seen = []
+    for _game, detail in timeouts:
+        m = re.fullmatch(r"no answer in (\d+\.\d{3}) s \(allowed (\d+\.\d{3}) s\)", detail)
+        assert m, detail
+        waited, allowed = float(m[1]), float(m[2])
+        allowed_seen.append(allowed)
+        # The time taken is how long the referee waited: the allowance, give or take
+        # the timer's resolution and a busy machine.
+        assert allowed - 0.1 <= waited <= allowed + 2.0, detail
+    # The first timeout may use move time and bank; it empties the bank.
+    assert allowed_seen == [0.5, 0.2, 0.2] * 2
+    forfeits = _rows(out, "forfeit")
+    assert forfeits == [("practice-1", "3 strikes (timeouts)"),
+                        ("practice-2", "3 strikes (timeouts)")]
+    assert out.count("forfeit_timeout") == 2
+    assert "counts: forfeit 2, timeout 6" in out
+    data = json.loads(report.read_text())
+    assert not data["clean"]
+    assert [i["kind"] for i in data["incidents"]] == (["timeout"] * 3 + ["forfeit"]) * 2
+    assert [g_["termination"] for g_ in data["games"]] == ["TERMINATION_FORFEIT_TIMEOUT"] * 2
+
+
+def test_cli_practice_reports_each_stale_answer_in_its_game(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    res = _cli_practice("--games", "2", "--json", str(report), "--",
+                        sys.executable, RAW_BOT, "--mode", "stale", "--count", "2")
+    out = res.stdout
+    assert res.returncode == 1, out + res.stderr
+    assert "FAIL" in out
+    protocol = _rows(out, "protocol")
+    assert len(protocol) == 4, out
+    # Attributed to the game in progress: two stale answers in each game.
+    assert [game for game, _ in protocol] == ["practice-1"] * 2 + ["practice-2"] * 2
+    for _game, detail in protocol:
+        m = re.fullmatch(r"request (\d+) is not outstanding: answered already or too late "
+                         r"\(request (\d+) is outstanding\)", detail)
+        assert m, detail
+        assert int(m[2]) > int(m[1])
+    assert "counts: protocol 4" in out
+    # Nothing else went wrong: the games were played to the end.
+    assert not _rows(out, "timeout") and not _rows(out, "illegal")
+    data = json.loads(report.read_text())
+    assert not data["clean"]
+    assert all(g_["termination"] in PLAYED for g_ in data["games"])
+    assert [(i["kind"], i["code"], i["game_id"]) for i in data["incidents"]] == [
+        ("protocol", "ERROR_CODE_STALE_REQUEST", "practice-1")] * 2 + [
+        ("protocol", "ERROR_CODE_STALE_REQUEST", "practice-2")] * 2
