@@ -3,21 +3,47 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import re
+import time
 
 import grpc
 import pytest
-from chinchon.engine import GameState, Phase, RuleSet, cards_of, new_game, replay
+from chinchon.engine import (
+    GameEnd,
+    GameState,
+    GreedyBot,
+    Phase,
+    RuleSet,
+    cards_of,
+    new_game,
+    observation,
+    play_game,
+    replay,
+)
 from chinchon.engine.record import _replay_step
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
+from chinchon.wire import observation_to_wire
 from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
+from google.protobuf import json_format
 from hypothesis import Phase as HPhase
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import node_bot, play, printed, raw_bot, sdk_bot, spawn, spec, start, stop
+from tests.helpers import (
+    BotProc,
+    node_bot,
+    play,
+    printed,
+    raw_bot,
+    sdk_bot,
+    spawn,
+    spec,
+    start,
+    stop,
+)
 
 
 def run(coro):
@@ -63,10 +89,13 @@ def test_sdk_bots_play_a_full_game_and_the_record_replays() -> None:
 
 def test_python_and_node_bots_play_full_games() -> None:
     async def main() -> None:
+        # (The commands first: without the Node dependencies this fails before a server
+        # is left running.)
+        js_cmd, js2_cmd = node_bot(), node_bot("--strategy", "random")
         server = await start(["py", "js", "js2"])
         py = await spawn(sdk_bot("greedy"), server, "py")
-        js = await spawn(node_bot(), server, "js")
-        js2 = await spawn(node_bot("--strategy", "random"), server, "js2")
+        js = await spawn(js_cmd, server, "js")
+        js2 = await spawn(js2_cmd, server, "js2")
         try:
             await _connected(server, "py", "js", "js2")
             outs = await asyncio.gather(
@@ -84,6 +113,62 @@ def test_python_and_node_bots_play_full_games() -> None:
         assert not any("Error" in line for line in js.err), js.err[-5:]
 
     run(main())
+
+
+#: A deal where two GreedyBots end the first hand with a chinchón. Found once by an
+#: engine-only search (``play_game(RuleSet(players=2), [GreedyBot(), GreedyBot()],
+#: seed=f"c{i}", deal_id="chinchon")`` over i = 0..199: c2, c62, c74, ... qualify; c74
+#: does it in the first hand, 35 actions in). The test replays the search's game first,
+#: so a change to the bot or the shuffle says so rather than failing obscurely.
+CHINCHON_SEED = "c74"
+
+
+def _steps(actions: list[dict]) -> list[object]:
+    """A record's deals and reshuffles, and each move's seat and action."""
+    return [x if "move" not in x else (x["move"]["seat"], x["move"]["action"]) for x in actions]
+
+
+def test_a_chinchon_ends_the_game_on_the_wire_and_in_the_record() -> None:
+    engine_state, engine_record = play_game(
+        RuleSet(players=2), [GreedyBot(), GreedyBot()], seed=CHINCHON_SEED, deal_id="chinchon")
+    assert engine_state.result is not None and engine_state.result.end is GameEnd.CHINCHON, (
+        f"seed {CHINCHON_SEED} no longer gives a chinchón: search again")
+
+    async def main() -> tuple:
+        server = await start(["p0", "p1"])
+        procs = [await spawn(raw_bot("greedy"), server, n) for n in ("p0", "p1")]
+        try:
+            await _connected(server, "p0", "p1")
+            out = await play(server.referee, spec("chinchon", ["p0", "p1"], seed=CHINCHON_SEED))
+            await printed(procs, "gameEnded")
+        finally:
+            await stop(*procs)
+            await server.stop(0)
+        return out, [_messages(p.out) for p in procs]
+
+    out, per_seat = run(main())
+    closer = engine_state.results[-1].closer
+    # The same game as the engine's, deal for deal and move for move.
+    assert _steps(out.record["actions"]) == _steps(engine_record["actions"])  # type: ignore[arg-type]
+    assert out.termination == "TERMINATION_CHINCHON"
+    assert out.winners == [closer] and out.forfeited is None
+    result = out.record["result"]
+    assert result["termination"] == "TERMINATION_CHINCHON"
+    assert result["end"] == "GAME_END_KIND_CHINCHON" and result["winners"] == [closer]
+    last = out.record["hands"][-1]
+    assert last["end"] == "HAND_END_KIND_CHINCHON" and last["bonus"] == "BONUS_CHINCHON"
+    assert last["closer"] == closer and last["points"][closer] == -10
+    rep = replay(out.record)
+    assert rep.state.result is not None and rep.state.result.end is GameEnd.CHINCHON
+    for seat, msgs in enumerate(per_seat):
+        hands = [m["handEnded"]["result"] for m in msgs if "handEnded" in m]
+        assert hands[-1]["end"] == "HAND_END_KIND_CHINCHON"
+        assert hands[-1]["bonus"] == "BONUS_CHINCHON"
+        ended = [m["gameEnded"] for m in msgs if "gameEnded" in m]
+        assert len(ended) == 1 and ended[0].get("seat", 0) == seat
+        assert ended[0]["result"]["termination"] == "TERMINATION_CHINCHON"
+        assert ended[0]["result"]["end"] == "GAME_END_KIND_CHINCHON"
+        assert ended[0]["result"]["winners"] == [closer]
 
 
 # -- the clock ----------------------------------------------------------------------------
@@ -134,6 +219,100 @@ def test_stalling_bot_times_out_forfeits_and_the_other_game_goes_on() -> None:
         assert ended and ended[0]["result"]["termination"] == "TERMINATION_FORFEIT_TIMEOUT"
 
     run(main())
+
+
+def _seconds(duration: str) -> float:
+    """A protobuf JSON Duration ("0.301234s") in seconds."""
+    assert duration.endswith("s"), duration
+    return float(duration[:-1])
+
+
+def test_reported_time_is_the_time_the_bot_took() -> None:
+    """``accepted.time_taken`` (and the record's think time) is what the bot took: about
+    0.3 s for the answers it held back 0.3 s, far less for the others."""
+    delay, held = 0.3, 3
+
+    async def main() -> tuple:
+        server = await start(["ponder", "quick"])
+        ponder = await spawn(raw_bot("delayed", "--delay", str(delay), "--delayed-count",
+                                     str(held)), server, "ponder")
+        quick = await spawn(sdk_bot("greedy"), server, "quick")
+        try:
+            await _connected(server, "ponder", "quick")
+            out = await play(server.referee, spec("timed", ["ponder", "quick"]))
+            await printed([ponder], "gameEnded")
+        finally:
+            await stop(ponder, quick)
+            await server.stop(0)
+        return out, _messages(ponder.out)
+
+    out, msgs = run(main())
+    assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+    assert out.stats[0].timeouts == 0 and out.stats[0].illegal == 0
+    requests = [m["actionRequest"]["requestId"] for m in msgs if "actionRequest" in m]
+    accepted = {m["accepted"]["requestId"]: _seconds(m["accepted"]["timeTaken"])
+                for m in msgs if "accepted" in m}
+    assert set(accepted) == set(requests)  # every answer confirmed once
+    slow = [accepted[r] for r in requests[:held]]
+    fast = sorted(accepted[r] for r in requests[held:])
+    # Never less than the bot waited; the margin is for a loaded machine.
+    assert all(delay - 0.005 <= t <= delay + 1.0 for t in slow), slow
+    assert fast and fast[len(fast) // 2] < 0.2, fast[-5:]  # (a constant would fail one)
+    # The record states the same think times.
+    think = [_seconds(x["move"]["thinkTime"]) for x in out.record["actions"]
+             if "move" in x and x["move"].get("seat", 0) == 0]
+    assert think[:held] == pytest.approx(slow, abs=2e-6)
+    assert out.stats[0].think_time >= held * delay - 0.015
+
+
+def test_an_answer_after_the_timeout_is_stale_and_the_default_stands() -> None:
+    """The bot answers its first request 1 s after its time ran out: the referee has
+    played the default action by then; the late answer is refused in-band as stale and
+    changes nothing (it was a draw from the pile, the default a draw from the stock)."""
+    per_move, delay = 2.0, 3.0  # late by 1 s; the next request (2 s) is answered in time
+
+    async def main() -> tuple:
+        server = await start(["late", "other"])
+        late = await spawn(raw_bot("delayed", "--delay", str(delay)), server, "late")
+        other = await spawn(sdk_bot("greedy"), server, "other")
+        try:
+            await _connected(server, "late", "other")
+            s = spec("late", ["late", "other"], tc=TimeControl(per_move, 0.0),
+                     policies=Policies(max_strikes=5, reconnect_grace=10.0))
+            out = await play(server.referee, s)
+            await printed([late], "gameEnded")
+        finally:
+            await stop(late, other)
+            await server.stop(0)
+        return out, _messages(late.out), list(server.referee.incidents)
+
+    out, msgs, incidents = run(main())
+    assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+    first = next(m["actionRequest"] for m in msgs if "actionRequest" in m)
+    rid = first["requestId"]
+    assert "drawDiscard" in first["legalActions"][-1]  # what the late answer was
+    defaults = [m["defaultPlayed"] for m in msgs if "defaultPlayed" in m]
+    assert defaults[0]["requestId"] == rid
+    assert defaults[0]["reason"] == "DEFAULT_REASON_TIMEOUT" and "drawStock" in defaults[0]["action"]
+    # DefaultPlayed.time_taken: at least the time allowed (and it did not wait for the
+    # late answer).
+    assert per_move <= _seconds(defaults[0]["timeTaken"]) < delay
+    errors = [m["error"] for m in msgs if "error" in m]
+    assert len(errors) == 1, errors
+    assert errors[0]["code"] == "ERROR_CODE_STALE_REQUEST" and errors[0]["requestId"] == rid
+    assert errors[0]["message"].startswith(f"request {rid} is not outstanding: answered already or too late")
+    assert rid not in {m["accepted"]["requestId"] for m in msgs if "accepted" in m}
+    # The game: the default draw from the stock, then the bot's own discard; the late
+    # draw from the pile was never applied.
+    mine = [x["move"] for x in out.record["actions"] if "move" in x and x["move"].get("seat", 0) == 0]
+    assert mine[0]["origin"] == "ACTION_ORIGIN_DEFAULT_TIMEOUT" and "drawStock" in mine[0]["action"]
+    assert mine[1]["origin"] == "ACTION_ORIGIN_PLAYER" and "discard" in mine[1]["action"]
+    assert sum(m["origin"] != "ACTION_ORIGIN_PLAYER" for m in mine) == len(defaults)
+    assert replay(out.record).state.is_over
+    timeouts = [i for i in incidents if i["kind"] == "timeout" and i["bot"] == "late"]
+    assert timeouts[0]["allowed"] == pytest.approx(per_move) and timeouts[0]["waited"] >= per_move
+    assert any(i["kind"] == "protocol" and i["bot"] == "late" and i["code"] == "ERROR_CODE_STALE_REQUEST"
+               for i in incidents)
 
 
 def test_illegal_bot_gets_the_exact_reasons_then_defaults_then_forfeits() -> None:
@@ -210,28 +389,103 @@ def test_wrong_or_missing_token_is_unauthenticated(token: str | None) -> None:
 # -- hostile input ---------------------------------------------------------------------------
 
 
+GARBAGE = b"\xff\xfe\x00garbage\x13\x37" * 10  # not a PlayRequest: field 2031, wire type 7
+
+
+def _raw_play_call(target: str, token: str) -> tuple[grpc.aio.Channel, grpc.aio.StreamStreamCall]:
+    """A Play stream that writes and reads bytes, so that it can send anything."""
+    channel = grpc.aio.insecure_channel(target)
+    raw = channel.stream_stream(
+        "/chinchon.v1.RefereeService/Play",
+        request_serializer=lambda b: b, response_deserializer=lambda b: b,
+    )
+    return channel, raw(metadata=(("authorization", f"Bearer {token}"),))
+
+
 def test_garbage_bytes_fail_only_that_stream() -> None:
     async def main() -> None:
         server = await start(["alice", "bob", "carol"])
         b = await spawn(sdk_bot("greedy"), server, "bob")
         c = await spawn(sdk_bot("greedy"), server, "carol")
         try:
-            channel = grpc.aio.insecure_channel(server.target)
-            raw = channel.stream_stream(
-                "/chinchon.v1.RefereeService/Play",
-                request_serializer=lambda b: b, response_deserializer=lambda b: b,
-            )
-            call = raw(metadata=(("authorization", "Bearer tok-alice"),))
-            await call.write(b"\xff\xfe\x00garbage\x13\x37" * 10)
+            channel, call = _raw_play_call(server.target, "tok-alice")
+            await call.write(GARBAGE)
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await call.read()
-            assert err.value.code() != grpc.StatusCode.OK
+            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "PlayRequest" in (err.value.details() or "")
             await channel.close()
             await _connected(server, "bob", "carol")
             out = await play(server.referee, spec("after-garbage", ["bob", "carol"]))
             assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
         finally:
             await stop(b, c)
+            await server.stop(0)
+
+    run(main())
+
+
+def test_garbage_bytes_mid_game_fail_that_stream_and_the_seat_is_a_disconnect() -> None:
+    """A seated bot sends bytes that are not a PlayRequest while it is asked to act: its
+    stream ends with INVALID_ARGUMENT, its seat is handled as a dropped stream (not back
+    within the grace: it forfeits), and the other bots' streams and games go on."""
+
+    async def main() -> None:
+        names = ["alice", "bob", "carol", "dave"]
+        server = await start(names)
+        others = [await spawn(sdk_bot("greedy"), server, n) for n in names[1:]]
+        channel, call = _raw_play_call(server.target, "tok-alice")
+        try:
+            await call.write(pb.PlayRequest(hello=pb.Hello(client="garbage")).SerializeToString())
+            assert pb.PlayResponse.FromString(await call.read()).WhichOneof("kind") == "welcome"
+            await _connected(server, *names)
+            grace = 1.0
+            game = asyncio.ensure_future(play(server.referee, spec(
+                "garbage-mid", ["alice", "bob"], policies=Policies(reconnect_grace=grace))))
+            bystander = asyncio.ensure_future(play(server.referee, spec(
+                "bystander", ["carol", "dave"])))
+            asked = 0
+            while asked < 3:  # play a few moves first: the game is well under way
+                msg = pb.PlayResponse.FromString(await call.read())
+                if msg.WhichOneof("kind") != "action_request":
+                    continue
+                asked += 1
+                req = msg.action_request
+                if asked < 3:
+                    await call.write(pb.PlayRequest(action=pb.ActionReply(
+                        request_id=req.request_id, action=req.legal_actions[0]))
+                        .SerializeToString())
+            t0 = time.monotonic()
+            await call.write(GARBAGE)  # instead of answering the third request
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                while True:  # (a referee that kept the stream would fail the wait_for)
+                    assert await asyncio.wait_for(call.read(), 30) is not grpc.aio.EOF
+            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "PlayRequest" in (err.value.details() or "")
+            out = await game
+            waited = time.monotonic() - t0
+            assert out.termination == "TERMINATION_FORFEIT_DISCONNECT"
+            assert out.forfeited == 0 and out.winners == [1]
+            assert "disconnected" in out.record["result"]["summary"]
+            assert waited >= grace  # the seat was kept for the grace first
+            replay(out.record)  # the moves before the garbage stand
+            alice_moves = [x for x in out.record["actions"]
+                           if "move" in x and x["move"].get("seat", 0) == 0]
+            assert len(alice_moves) == 2
+            assert out.stats[0].timeouts == 0 and out.stats[0].illegal == 0
+            assert any(i["kind"] == "protocol" and i["bot"] == "alice"
+                       and i["code"] == "INVALID_ARGUMENT" for i in server.referee.incidents)
+            # The game next door did not notice.
+            other = await bystander
+            assert other.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+            assert replay(other.record).state.is_over
+            # Bob's stream is back in the lobby and plays on.
+            await _connected(server, "bob", "carol")
+            again = await play(server.referee, spec("bob-again", ["bob", "carol"]))
+            assert again.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+        finally:
+            await channel.close()
+            await stop(*others)
             await server.stop(0)
 
     run(main())
@@ -352,6 +606,15 @@ def test_flood_of_unsolicited_messages_closes_the_stream() -> None:
 # -- disconnects ---------------------------------------------------------------------------
 
 
+async def _requests_seen(bot: BotProc, n: int, timeout: float = 20) -> None:
+    """Wait until ``bot`` has printed ``n`` action requests (a game well under way)."""
+    for _ in range(int(timeout / 0.02)):
+        if sum('"actionRequest"' in line for line in bot.out) >= n:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"fewer than {n} requests in {timeout:g} s")
+
+
 async def _kill_mid_game(restart_after: float | None, grace: float) -> tuple:
     server = await start(["victim", "other"])
     victim = await spawn(raw_bot("slow", "--delay", "0.02"), server, "victim")
@@ -361,10 +624,7 @@ async def _kill_mid_game(restart_after: float | None, grace: float) -> tuple:
         await _connected(server, "victim", "other")
         s = spec("kill9", ["victim", "other"], policies=Policies(reconnect_grace=grace))
         game = asyncio.ensure_future(play(server.referee, s))
-        for _ in range(400):  # wait until a few requests went through
-            if sum('"actionRequest"' in line for line in victim.out) >= 6:
-                break
-            await asyncio.sleep(0.02)
+        await _requests_seen(victim, 6)
         victim.proc.kill()  # SIGKILL: no goodbye
         await victim.wait()
         if restart_after is not None:
@@ -393,6 +653,50 @@ def test_kill9_without_reconnect_forfeits_after_grace() -> None:
     assert "disconnected" in out.record["result"]["summary"]
 
 
+def test_reconnect_after_the_grace_finds_the_game_forfeited_and_waits_in_the_lobby() -> None:
+    """The bot comes back only after its grace ran out: the game was forfeited at the end
+    of the grace, and the new stream is not attached to it (no game_started, no request):
+    it waits in the lobby like any new stream, and plays the next game from the start."""
+    grace = 0.5
+
+    async def main() -> None:
+        server = await start(["victim", "other"])
+        victim = await spawn(raw_bot("first"), server, "victim")
+        other = await spawn(sdk_bot("greedy"), server, "other")
+        procs = [victim, other]
+        try:
+            await _connected(server, "victim", "other")
+            s = spec("kill9-late", ["victim", "other"], policies=Policies(reconnect_grace=grace))
+            game = asyncio.ensure_future(play(server.referee, s))
+            await _requests_seen(victim, 6)
+            killed = time.monotonic()
+            victim.proc.kill()
+            await victim.wait()
+            out = await game
+            assert time.monotonic() - killed >= grace  # the seat was kept for the grace
+            assert out.termination == "TERMINATION_FORFEIT_DISCONNECT"
+            assert out.forfeited == 0 and out.winners == [1]
+            # Back after the grace.
+            again = await spawn(raw_bot("first"), server, "victim")
+            procs.append(again)
+            await _connected(server, "victim")
+            await printed([again], "welcome")
+            await asyncio.sleep(0.5)  # time for anything wrongly sent to it to arrive
+            assert [next(iter(m)) for m in _messages(again.out)] == ["welcome"]
+            assert not server.referee.lobby.orphans.get("victim")
+            assert server.referee.lobby.connected("victim") == 1
+            # It is a free stream: the next game seats it afresh and runs to the end.
+            nxt = await play(server.referee, spec("next", ["victim", "other"]))
+            assert nxt.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+            started = [m["gameStarted"] for m in _messages(again.out) if "gameStarted" in m]
+            assert [(x["gameId"], x.get("resumed", False)) for x in started] == [("next", False)]
+        finally:
+            await stop(*procs)
+            await server.stop(0)
+
+    run(main())
+
+
 def test_absent_bot_forfeits_with_no_show() -> None:
     async def main() -> None:
         server = await start(["here", "absent"])
@@ -415,13 +719,21 @@ def test_absent_bot_forfeits_with_no_show() -> None:
 
 # -- privacy -------------------------------------------------------------------------------
 
-CARD_RE = re.compile(r'"(JK[12]|1[0-2][OCEB]|[1-9][OCEB])"')
+#: A card's text, as a JSON value or in free text (error messages).
+CARD_RE = re.compile(r"\b(JK[12]|1[0-2][OCEB]|[1-9][OCEB])\b")
 
 
 def _hidden_from(state: GameState, seat: int, face_up: str) -> set[str]:
-    """Cards ``seat`` must not see now: other hands and the stock, less every card that
-    was public in this hand (the face-up card, discards, cards taken from the pile,
-    which a reshuffle may have put back in the stock), and a face-down closing discard."""
+    """Cards ``seat`` must not see now: other hands (the closer's cards left unmatched
+    included) and the stock, less every card that was public in this hand (the face-up
+    card, discards, cards taken from the pile, cards laid off: a reshuffle may put them
+    back in the stock, and a player may hold a card it took from the pile); plus the
+    closer's face-down card, for everyone but the closer.
+
+    A face-down card whose name was public earlier in the hand (a player may take a
+    card from the pile and close with it on a later turn) still shows in the hand's
+    events, as the rules want: it is not counted hidden here (no card text can say
+    where it is); the events themselves are checked to carry no face-down card."""
     if state.phase in (Phase.DEAL, Phase.GAME_OVER):
         return set()
     public = {str(e.card) for e in state.hand_events() if e.card is not None} | {face_up}
@@ -430,24 +742,50 @@ def _hidden_from(state: GameState, seat: int, face_up: str) -> set[str]:
         if s != seat:
             hidden |= {str(c) for c in cards_of(state.hands[s])}
     hidden |= {str(c) for c in state.stock[state.stock_top:]}
-    hidden -= public
-    if state.close_discard is not None:
+    if state.close_discard is not None and seat != state.closer:
         hidden.add(str(state.close_discard))
-    return hidden
+    return hidden - public
+
+
+def _cards_in(part: object) -> set[str]:
+    """The card texts anywhere in a JSON part of a message (values and free text)."""
+    return set(CARD_RE.findall(json.dumps(part)))
+
+
+def _expected_view(state: GameState, seat: int, names: list[str]) -> dict:
+    """What the rules let ``seat`` see, as the JSON of ``chinchon.v1.Observation``."""
+    return json_format.MessageToDict(observation_to_wire(observation(state, seat, names)))
+
+
+def _varied_seed(seed: str, seat: int) -> str:
+    # Any hypothesis text, as a command-line argument (no NUL): its UTF-8 in hex.
+    return f"{seed.encode().hex()}/{seat}"
+
+
+#: Games (seed, jokers, players) with the ``varied`` bots that are known to reach every
+#: part of a hand: closes (one with a card taken from the pile on an earlier turn and
+#: put face down, one that melds all seven and locks the table), draws from the pile,
+#: lay-off and lay-down turns with single lay-offs, ``layoff best`` and passes, a
+#: reshuffle, and refused actions whose messages name cards. Found once by replaying the
+#: bots' policy with the engine alone; the test checks they still do.
+RICH_GAMES = [("r40", 0, 2), ("r40", 2, 3)]
 
 
 @settings(max_examples=6, deadline=None, phases=[HPhase.explicit, HPhase.generate])
 @given(seed=st.text(min_size=1, max_size=8), jokers=st.integers(0, 2), players=st.integers(2, 3))
+@example(*RICH_GAMES[0])
+@example(*RICH_GAMES[1])
 def test_no_message_to_a_seat_holds_a_card_hidden_from_it(seed: str, jokers: int, players: int) -> None:
     names = [f"p{i}" for i in range(players)]
+    rules = RuleSet(players=players, jokers=jokers)
 
     async def main() -> tuple:
         server = await start(names)
-        procs = [await spawn(raw_bot("first"), server, n) for n in names]
+        procs = [await spawn(raw_bot("varied", "--varied-seed", _varied_seed(seed, i)), server, n)
+                 for i, n in enumerate(names)]
         try:
             await _connected(server, *names)
-            s = spec("leak", names, seed=seed, rules=RuleSet(players=players, jokers=jokers))
-            out = await play(server.referee, s)
+            out = await play(server.referee, spec("leak", names, seed=seed, rules=rules))
             await printed(procs, "gameEnded")
         finally:
             await stop(*procs)
@@ -456,33 +794,79 @@ def test_no_message_to_a_seat_holds_a_card_hidden_from_it(seed: str, jokers: int
 
     out, per_seat = run(main())
     assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-    # Replay the record; the k-th request to seat s is seat s's k-th decision.
+    # Replay the record: the state at each decision, the face-up card of its hand.
     decisions: list[list[tuple[GameState, str]]] = [[] for _ in names]
-    state = new_game(RuleSet(players=players, jokers=jokers))
+    state = new_game(rules)
     face_up = ""
+    moves = []
+    seen = collections.Counter()
     for step in out.record["actions"]:
         if "deal" in step:
             alive = sum(state.alive) if state.hand_no else players
             face_up = step["deal"]["deck"][7 * alive]
+        if "reshuffle" in step:
+            seen["reshuffle"] += 1
         if "move" in step:
             decisions[state.to_act].append((state, face_up))
-        state = _replay_step(state, step)
+            seen[state.phase.name] += 1
+            act = step["move"]["action"]
+            moves.append(act)
+            if "close" in act and act["close"]["card"] in {
+                    str(e.card) for e in state.hand_events() if e.card is not None}:
+                seen["close with a card public before"] += 1
+        after = _replay_step(state, step)
+        if "move" in step and "close" in step["move"]["action"] and after.closer_locked:
+            seen["locked"] += 1  # all seven melded: nobody lays off
+        state = after
+    # The game went where the property matters: a close (the face-down card, the melds
+    # on the table) and a draw from the pile (a card that becomes public in a hand).
+    assert any("close" in m for m in moves), "no close in this game: the bots' policy changed"
+    assert any("drawDiscard" in m for m in moves), "no draw from the discard pile in this game"
+    rejections = 0
     for seat, msgs in enumerate(per_seat):
-        requests = [m["actionRequest"] for m in msgs if "actionRequest" in m]
-        assert len(requests) == len(decisions[seat])
-        for req, (st_, up) in zip(requests, decisions[seat], strict=True):
-            obs = dict(req["observation"])
-            obs.pop("pastHands", None)  # finished hands are shown to everyone
-            shown = set(CARD_RE.findall(json.dumps(obs)))
-            leaked = shown & _hidden_from(st_, seat, up)
-            assert not leaked, f"seat {seat} was shown {leaked}"
-            assert sorted(req["observation"].get("hand", [])) == sorted(
-                str(c) for c in cards_of(st_.hands[seat]))
-        held = {c for r in requests for c in r["observation"].get("hand", [])}
-        for m in msgs:  # other messages carry no hidden card during a hand
-            for part in ("accepted", "gameStarted", "defaultPlayed"):
+        by_request: dict[str, tuple[GameState, str]] = {}
+        k = -1
+        for m in msgs:
+            if "actionRequest" in m:
+                req = m["actionRequest"]
+                if req.get("attempt", 0) == 0:
+                    k += 1  # a new decision; a retry shows the same one again
+                assert k < len(decisions[seat]), f"seat {seat}: more requests than decisions"
+                st_, up = decisions[seat][k]
+                by_request[req["requestId"]] = (st_, up)
+                obs = req["observation"]
+                # Exactly what the rules let this seat see, nothing more...
+                assert obs == _expected_view(st_, seat, names)
+                # ...and, whatever the engine's view: no card hidden from the seat, in
+                # the observation (finished hands are shown to everyone) or the actions.
+                hidden = _hidden_from(st_, seat, up)
+                now = _cards_in({key: v for key, v in obs.items() if key != "pastHands"})
+                assert not now & hidden, f"seat {seat} was shown {now & hidden}"
+                assert not _cards_in(req["legalActions"]) & hidden, f"seat {seat}: {req['legalActions']}"
+                # Events carry no face-down card: a close names only the melds shown.
+                for e in obs.get("events", []):
+                    if e.get("kind") == "EVENT_KIND_CLOSE":
+                        assert "card" not in e, e
+                assert len(obs.get("pastHands", [])) == len(st_.results)
+            # Every other message about a decision: no card hidden at that decision.
+            for part in ("accepted", "actionRejected", "defaultPlayed"):
                 if part in m:
-                    assert not set(CARD_RE.findall(json.dumps(m[part]))) - held
+                    st_, up = by_request[m[part]["requestId"]]
+                    leaked = _cards_in(m[part]) & _hidden_from(st_, seat, up)
+                    assert not leaked, f"seat {seat}: {part} names {leaked}: {m[part]}"
+            if "actionRejected" in m:
+                rejections += 1
+                assert m["actionRejected"]["error"]["message"]
+            if "error" in m:  # in-band errors (none expected): none naming a card
+                assert not _cards_in(m["error"]), m["error"]
+            if "gameStarted" in m:
+                assert not _cards_in(m["gameStarted"])
+        assert k + 1 == len(decisions[seat]), f"seat {seat}: {k + 1} decisions asked"
+        assert out.stats[seat].illegal == sum("actionRejected" in m for m in msgs)
+    if (seed, jokers, players) in RICH_GAMES:
+        for what in ("LAYOFF", "LAYDOWN", "reshuffle", "close with a card public before", "locked"):
+            assert seen[what], f"game {seed, jokers, players} no longer has a {what}: {seen}"
+        assert rejections, "no refused action to check the messages of"
 
 
 def test_admin_service_needs_the_admin_token() -> None:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import queue
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
+from chinchon.v1 import referee_pb2, referee_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -72,6 +75,53 @@ def test_serve_health_reflection_practice_storage_and_graceful_stop(tmp_path: Pa
         "SELECT status, json_extract(result, '$.termination') FROM games").fetchall()
     assert rows and rows[0][0] == "finished"
     assert rows[0][1] in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+
+
+def test_sigterm_with_a_bot_stream_open_stops_cleanly(tmp_path: Path) -> None:
+    """SIGTERM while a bot's stream is open (waiting in the lobby): health turns
+    NOT_SERVING at once, the open stream ends with a status within the shutdown grace
+    (it does not hang), and the process exits 0."""
+    with serve(tmp_path) as (proc, port), ThreadPoolExecutor(4) as pool:
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        outgoing: queue.Queue[referee_pb2.PlayRequest | None] = queue.Queue()
+
+        def requests() -> Iterator[referee_pb2.PlayRequest]:
+            while (item := outgoing.get()) is not None:
+                yield item
+
+        try:
+            play = referee_pb2_grpc.RefereeServiceStub(channel).Play(
+                requests(), metadata=(("authorization", "Bearer tok-a"),))
+            outgoing.put(referee_pb2.PlayRequest(hello=referee_pb2.Hello(client="idle")))
+            assert next(play).welcome.bot_name == "alice"
+            watch = health_pb2_grpc.HealthStub(channel).Watch(
+                health_pb2.HealthCheckRequest(service="chinchon.v1.RefereeService"))
+            assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+
+            def rest_of_stream() -> grpc.StatusCode:
+                try:
+                    extra = list(play)
+                except grpc.RpcError as e:
+                    return e.code()
+                raise AssertionError(f"the stream ended OK after {extra}")
+
+            ended = pool.submit(rest_of_stream)
+            status = pool.submit(next, watch)
+            time.sleep(0.2)
+            assert not ended.done() and not status.done()  # nothing happens by itself
+            t0 = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            assert status.result(10).status == health_pb2.HealthCheckResponse.NOT_SERVING
+            assert proc.poll() is None  # reported while still shutting down
+            code = ended.result(20)
+            assert code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+            assert proc.wait(20) == 0
+            assert time.monotonic() - t0 < 20
+        finally:
+            outgoing.put(None)
+            channel.close()
+    assert proc.stderr is not None
+    assert "shutting_down" in proc.stderr.read()
 
 
 def test_serve_with_tls(tmp_path: Path) -> None:

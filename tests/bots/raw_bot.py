@@ -12,6 +12,15 @@ to stdout as one JSON line, so tests can check what the referee sent.
 The hello is for the queue unless ``--practice OPPONENT`` is given: then it asks for
 practice games (``--games``, ``--rules`` a JSON object of RuleSet fields,
 ``--per-move`` / ``--bank`` seconds, ``--seed``).
+
+More modes (:class:`ExtraModes`): ``varied`` plays seeded random legal actions
+(``--varied-seed``) that reach every part of a hand: it closes whenever it may (any of
+the listed closes), takes the discard about a third of the time, lays off and down at
+random, discards mostly its highest unmatched card, and on one first attempt in ten
+tries an illegal action made of its own cards (the retry then answers legally);
+``greedy`` plays the engine's GreedyBot; ``delayed`` answers its first
+``--delayed-count`` requests after ``--delay`` seconds with the last legal action, and
+the later ones at once with the first.
 """
 
 from __future__ import annotations
