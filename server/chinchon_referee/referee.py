@@ -588,6 +588,18 @@ class Lobby:
         if lst and seat in lst:
             lst.remove(seat)
 
+    def close_idle(self, why: str) -> int:
+        """End every idle stream with UNAVAILABLE and ``why`` (shutdown); how many."""
+        n = 0
+        for conns in self.idle.values():
+            for conn in conns:
+                if not conn.closed.is_set():
+                    conn.abort = (grpc.StatusCode.UNAVAILABLE, why)
+                    conn._close()
+                    n += 1
+            conns.clear()
+        return n
+
     def connected(self, bot: str) -> int:
         return sum(1 for c in self.idle.get(bot, []) if not c.closed.is_set())
 

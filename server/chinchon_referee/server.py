@@ -35,8 +35,11 @@ class RunningServer:
         return f"127.0.0.1:{self.port}"
 
     async def stop(self, grace: float = 5.0) -> None:
-        """Graceful shutdown: report NOT_SERVING, let calls finish for ``grace`` s."""
+        """Graceful shutdown: report NOT_SERVING, end the streams of bots waiting in the
+        lobby at once (UNAVAILABLE, saying why), let the rest finish for ``grace`` s."""
         await self.health.enter_graceful_shutdown()
+        idle = self.referee.lobby.close_idle("the referee is shutting down")
+        log.info("lobby_closed", streams=idle)
         await self.server.stop(grace)
 
 
