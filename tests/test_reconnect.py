@@ -13,7 +13,7 @@ import pytest
 from chinchon.engine import replay
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
-from chinchon_referee.config import Policies, TimeControl
+from chinchon_referee.config import Policies, RefereeConfig, TimeControl
 from chinchon_referee.referee import Seat, _record_to_wire
 
 from tests.helpers import spec, start
@@ -40,11 +40,12 @@ class Bot:
         self.gate = asyncio.Event()  # play_on answers only while it is set
         self.gate.set()
 
-    async def back(self) -> None:
+    async def back(self, practice: pb.PracticeRequest | None = None) -> None:
         self.channel = grpc.aio.insecure_channel(self.target)
         self.call = await _play_call_on(self.channel, f"tok-{self.name}")
-        await self.call.write(pb.PlayRequest(hello=pb.Hello(client="reconnect-test",
-                                                            queue=pb.QueueMode())))
+        hello = (pb.Hello(client="reconnect-test", queue=pb.QueueMode()) if practice is None
+                 else pb.Hello(client="reconnect-test", practice=practice))
+        await self.call.write(pb.PlayRequest(hello=hello))
         welcome = await asyncio.wait_for(self.call.read(), 10)
         assert welcome.WhichOneof("kind") == "welcome"
 
@@ -238,6 +239,76 @@ def test_the_grace_counts_from_the_moment_the_bot_left() -> None:
             # A whole grace after A's turn came would be think + grace = 3 s.
             assert took < think + grace / 2, took
             await asyncio.wait_for(ended_b, 10)
+        finally:
+            await server.stop(0)
+
+    run(main())
+
+
+def test_a_practice_session_survives_a_dropped_stream() -> None:
+    """A bot in a practice session (Hello.practice) that drops its stream mid-game and
+    says the same practice hello again takes its seat back, finishes that game and plays
+    the rest of the session on the new stream (before, the session died with the first
+    stream and the new hello started another one)."""
+
+    async def main() -> None:
+        server = await start(["A"])
+        bot = Bot(server.target, "A")
+        practice = pb.PracticeRequest(opponent="greedy", games=2, seed="resume")
+        try:
+            await bot.back(practice)
+            started = (await bot.next("game_started")).game_started
+            for _ in range(3):
+                await bot.answer((await bot.next("action_request")).action_request)
+            await bot.next("action_request")  # left unanswered: the bot drops now
+            await bot.drop()
+            await asyncio.sleep(0.2)
+            await bot.back(practice)
+            resumed = (await bot.next("game_started")).game_started
+            assert resumed.resumed and resumed.game_id == started.game_id
+            ended = []
+            while True:
+                msg = await asyncio.wait_for(bot.call.read(), 30)
+                if msg is grpc.aio.EOF:
+                    break  # the referee ends the stream after the session's last game
+                kind = msg.WhichOneof("kind")
+                if kind == "action_request":
+                    await bot.answer(msg.action_request)
+                elif kind == "game_ended":
+                    ended.append(msg.game_ended)
+                elif kind == "game_started":
+                    assert not msg.game_started.resumed
+            assert [e.game_id for e in ended] == [started.game_id,
+                                                  started.game_id[:-1] + "2"]
+            assert all(g.Termination.Name(e.result.termination) in
+                       ("TERMINATION_NORMAL", "TERMINATION_CHINCHON") for e in ended)
+            assert await bot.call.code() == grpc.StatusCode.OK
+            assert not any(i["kind"] == "forfeit" for i in server.referee.incidents)
+        finally:
+            await server.stop(0)
+
+    run(main())
+
+
+def test_a_practice_session_whose_bot_does_not_come_back_ends_with_a_forfeit() -> None:
+    async def main() -> None:
+        config = RefereeConfig(policies=Policies(reconnect_grace=0.5))
+        server = await start(["A"], config)
+        bot = Bot(server.target, "A")
+        try:
+            await bot.back(pb.PracticeRequest(opponent="greedy", games=3))
+            await bot.next("action_request")
+            await bot.drop()
+            for _ in range(100):  # the grace, then the forfeit, then the session ends
+                await asyncio.sleep(0.1)
+                if server.referee.games_running == 0:
+                    break
+            assert server.referee.games_running == 0
+            forfeits = [i for i in server.referee.incidents if i["kind"] == "forfeit"]
+            assert len(forfeits) == 1 and forfeits[0]["bot"] == "A"
+            assert forfeits[0]["termination"] == "TERMINATION_FORFEIT_DISCONNECT"
+            await asyncio.sleep(0.3)
+            assert server.referee.games_running == 0  # no second game was started
         finally:
             await server.stop(0)
 

@@ -251,6 +251,7 @@ class Connection:
         self.hello: asyncio.Future[pb.Hello] = asyncio.get_running_loop().create_future()
         self.unsolicited = 0
         self.busy = False
+        self.queue = False  # said Hello in queue mode: between games it waits in the lobby
         # One write at a time per stream (gRPC allows no more): a flag, and the writers
         # waiting for it in order. Almost always free, so no lock object is awaited.
         self._writing = False
@@ -510,6 +511,9 @@ class Seat:
     greeted: Connection | None = None
     #: Called when the seat's stream is lost while its game runs (set by the game).
     lost_hook: Callable[[Seat], None] | None = None
+    #: The practice session the seat belongs to, if any: a practice stream of the bot
+    #: that comes back takes the seat over and stays until the session ends.
+    session: asyncio.Future[None] | None = None
 
     @property
     def remote(self) -> bool:
@@ -587,6 +591,18 @@ class Lobby:
         lst = self.orphans.get(seat.name)
         if lst and seat in lst:
             lst.remove(seat)
+
+    def resume_practice(self, conn: Connection) -> asyncio.Future[None] | None:
+        """Give ``conn`` (a practice stream) the seat its bot left in a practice session,
+        if one is held; that session, or None."""
+        for seat in self.orphans.get(conn.bot, []):
+            if seat.session is not None and not seat.session.done():
+                self.orphans[conn.bot].remove(seat)
+                seat.attach(conn)
+                log.info("seat_resumed", bot=conn.bot, conn=conn.id, seat=seat.index,
+                         practice=True)
+                return seat.session
+        return None
 
     def close_idle(self, why: str) -> int:
         """End every idle stream with UNAVAILABLE and ``why`` (shutdown); how many."""
@@ -1036,9 +1052,9 @@ class Referee:
         finally:
             self.games_running -= 1
             for s, first in zip(seats, given, strict=True):
-                # A stream that resumed a seat came from the lobby: it goes back there
-                # even when the caller keeps the streams it gave.
-                if s.conn is not None and (release or s.conn is not first):
+                # A queue-mode stream that resumed a seat goes back to the lobby even
+                # when the caller keeps the streams it gave.
+                if s.conn is not None and (release or (s.conn is not first and s.conn.queue)):
                     await self.lobby.release(s.conn)
         for listener in self.listeners:
             await listener(outcome)
@@ -1123,6 +1139,8 @@ class Referee:
                 code=pb.ERROR_CODE_BAD_REQUEST,
                 message=f"unknown opponent '{opponent}': choose {', '.join(HOUSE_BOTS)} or any")))
             return
+        session = asyncio.current_task()
+        sid = conn.id  # names the session's games, whichever stream holds the seat
         for i in range(games):
             me = i % 2  # alternate seats
             players = [conn.bot, f"house:{opponent}"] if me == 0 else [f"house:{opponent}", conn.bot]
@@ -1131,12 +1149,14 @@ class Referee:
                 Seat(1, players[1]) if me == 1 else Seat(1, players[1], house=make_house_bot(opponent, i)),
             ]
             seats[me].conn = conn
+            seats[me].session = session
             spec = GameSpec(
-                game_id=f"practice-{conn.id}-{i + 1}", rules=rules, players=players, seed=seed,
+                game_id=f"practice-{sid}-{i + 1}", rules=rules, players=players, seed=seed,
                 deal_id=f"practice/{i // 2}", time_control=tc, policies=self.config.policies,
                 labels={"practice": "1"}, send_record=True,
             )
             await self.play(spec, seats)
+            conn = seats[me].conn or conn  # the stream that holds the seat now
             if conn.closed.is_set():
                 return
 
@@ -1157,17 +1177,22 @@ class Referee:
             closed.cancel()
             return
         other, done = waiting.pop(0)
+        session = asyncio.current_task()
+        sid = conn.id  # names the session's games, whichever streams hold the seats
         try:
             for i in range(games):
+                mine, theirs = (1, 0) if i % 2 == 0 else (0, 1)  # seats alternate
                 pair = [other, conn] if i % 2 == 0 else [conn, other]
-                seats = [Seat(k, c.bot, conn=c) for k, c in enumerate(pair)]
+                seats = [Seat(k, c.bot, conn=c, session=session) for k, c in enumerate(pair)]
                 spec = GameSpec(
-                    game_id=f"practice-{conn.id}-{i + 1}", rules=rules,
+                    game_id=f"practice-{sid}-{i + 1}", rules=rules,
                     players=[c.bot for c in pair], seed=seed, deal_id=f"practice/{i // 2}",
                     time_control=tc, policies=self.config.policies, labels={"practice": "1"},
                     send_record=True,
                 )
                 await self.play(spec, seats)
+                # The streams that hold the seats now (a bot may have come back).
+                conn, other = seats[mine].conn or conn, seats[theirs].conn or other
                 if conn.closed.is_set() or other.closed.is_set():
                     break
         finally:
@@ -1176,6 +1201,11 @@ class Referee:
 
 
 # -- the gRPC service -------------------------------------------------------------------------
+
+
+def _log_session_error(session: asyncio.Future[None]) -> None:
+    if not session.cancelled() and session.exception() is not None:
+        log.error("practice_session_failed", error=repr(session.exception()))
 
 
 class RefereeServicer(pb_grpc.RefereeServiceServicer):
@@ -1216,8 +1246,16 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 ),
             )))
             if hello.WhichOneof("mode") == "practice":
-                await self.referee.practice(conn, hello.practice)
+                # The session runs on its own: if this stream is lost, its game holds
+                # the seat, and the bot's next practice stream takes it over (and stays
+                # until the session ends) instead of starting a new session.
+                session = self.referee.lobby.resume_practice(conn)
+                if session is None:
+                    session = asyncio.ensure_future(self.referee.practice(conn, hello.practice))
+                    session.add_done_callback(_log_session_error)
+                await asyncio.shield(session)
             else:
+                conn.queue = True
                 await self.referee.lobby.add(conn)
                 await conn.closed.wait()
             if conn.abort:
