@@ -249,13 +249,16 @@ def test_a_practice_session_survives_a_dropped_stream() -> None:
     """A bot in a practice session (Hello.practice) that drops its stream mid-game and
     says the same practice hello again takes its seat back, finishes that game and plays
     the rest of the session on the new stream (before, the session died with the first
-    stream and the new hello started another one)."""
+    stream and the new hello started another one). A queue-mode stream of the same bot,
+    waiting in the lobby, is not the one that takes the practice seat."""
 
     async def main() -> None:
         server = await start(["A"])
-        bot = Bot(server.target, "A")
+        bot, queued = Bot(server.target, "A"), Bot(server.target, "A")
         practice = pb.PracticeRequest(opponent="greedy", games=2, seed="resume")
         try:
+            await queued.back()
+            assert await server.referee.lobby.wait_all(["A"], 10)
             await bot.back(practice)
             started = (await bot.next("game_started")).game_started
             for _ in range(3):
@@ -284,6 +287,7 @@ def test_a_practice_session_survives_a_dropped_stream() -> None:
                        ("TERMINATION_NORMAL", "TERMINATION_CHINCHON") for e in ended)
             assert await bot.call.code() == grpc.StatusCode.OK
             assert not any(i["kind"] == "forfeit" for i in server.referee.incidents)
+            assert server.referee.lobby.connected("A") == 1  # the queued stream, untouched
         finally:
             await server.stop(0)
 

@@ -542,9 +542,11 @@ class Lobby:
 
     async def add(self, conn: Connection) -> None:
         self.seen.add(conn.bot)
-        orphans = self.orphans.get(conn.bot)
-        while orphans:
-            seat = orphans.pop(0)
+        orphans = self.orphans.get(conn.bot, [])
+        for seat in list(orphans):
+            if seat.session is not None:
+                continue  # a practice seat: only a practice stream takes it over
+            orphans.remove(seat)
             if seat.conn is not None and not seat.conn.closed.is_set():
                 continue  # resumed another way meanwhile
             seat.attach(conn)
@@ -822,7 +824,9 @@ class GameRunner:
         if lost is not None and not lost.closed.is_set():
             return lost
         lobby = self.referee.lobby
-        conn = lobby.take(seat.name)  # a spare stream of the bot, idle in the lobby
+        # A spare stream of the bot idle in the lobby (not for a practice seat: only a
+        # practice stream takes that over).
+        conn = lobby.take(seat.name) if seat.session is None else None
         if conn is not None:
             lobby.unorphan(seat)
             seat.attach(conn)
