@@ -542,15 +542,7 @@ class Lobby:
 
     async def add(self, conn: Connection) -> None:
         self.seen.add(conn.bot)
-        orphans = self.orphans.get(conn.bot, [])
-        for seat in list(orphans):
-            if seat.session is not None:
-                continue  # a practice seat: only a practice stream takes it over
-            orphans.remove(seat)
-            if seat.conn is not None and not seat.conn.closed.is_set():
-                continue  # resumed another way meanwhile
-            seat.attach(conn)
-            log.info("seat_resumed", bot=conn.bot, conn=conn.id, seat=seat.index)
+        if self._take_over(conn, practice=False) is not None:
             return
         self.idle.setdefault(conn.bot, []).append(conn)
         async with self._changed:
@@ -597,13 +589,25 @@ class Lobby:
     def resume_practice(self, conn: Connection) -> asyncio.Future[None] | None:
         """Give ``conn`` (a practice stream) the seat its bot left in a practice session,
         if one is held; that session, or None."""
-        for seat in self.orphans.get(conn.bot, []):
-            if seat.session is not None and not seat.session.done():
-                self.orphans[conn.bot].remove(seat)
-                seat.attach(conn)
-                log.info("seat_resumed", bot=conn.bot, conn=conn.id, seat=seat.index,
-                         practice=True)
-                return seat.session
+        seat = self._take_over(conn, practice=True)
+        return None if seat is None else seat.session
+
+    def _take_over(self, conn: Connection, practice: bool) -> Seat | None:
+        """Give ``conn`` the first seat held for its bot, a practice seat or a game's
+        (each kind is taken over only by a stream of its kind); that seat, or None."""
+        held = self.orphans.get(conn.bot, [])
+        for seat in list(held):
+            if (seat.session is not None) != practice:
+                continue
+            held.remove(seat)
+            if seat.conn is not None and not seat.conn.closed.is_set():
+                continue  # resumed another way meanwhile
+            if seat.session is not None and seat.session.done():
+                continue  # its session is over
+            seat.attach(conn)
+            log.info("seat_resumed", bot=conn.bot, conn=conn.id, seat=seat.index,
+                     practice=practice)
+            return seat
         return None
 
     def close_idle(self, why: str) -> int:
@@ -834,7 +838,7 @@ class GameRunner:
                      conn=conn.id, seat=seat.index)
             return conn
         grace = self.spec.policies.reconnect_grace
-        lost_at = lost.closed_at if lost is not None and lost.closed_at is not None else None
+        lost_at = None if lost is None else lost.closed_at
         left = grace if lost_at is None else grace - (time.monotonic() - lost_at)
         lobby.orphan(seat)  # already held since the loss, when the game saw it
         log.info("seat_waiting", game_id=self.spec.game_id, bot=seat.name,
