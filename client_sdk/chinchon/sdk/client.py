@@ -295,8 +295,7 @@ class BotClient:
     def _handle(self, msg: pb.PlayResponse) -> pb.PlayRequest | None:
         if msg.HasField("accepted"):
             self.report.accepted += 1
-            took = msg.accepted.time_taken
-            self.report.think_time += took.seconds + took.nanos / 1e9
+            self.report.think_time += _seconds(msg.accepted.time_taken)
         kind = msg.WhichOneof("kind")
         if kind == "welcome":
             self._welcomed = True
@@ -307,8 +306,7 @@ class BotClient:
             legal: list[Action] = [action_from_wire(a) for a in req.legal_actions]
             context = RequestContext(
                 game_id=req.game_id, seat=obs.seat, request_id=req.request_id, attempt=req.attempt,
-                move_time=req.move_time.seconds + req.move_time.nanos / 1e9,
-                bank_time=req.bank_time.seconds + req.bank_time.nanos / 1e9,
+                move_time=_seconds(req.move_time), bank_time=_seconds(req.bank_time),
                 received_at=now,
             )
             action = self._choose(obs, legal, context)
@@ -339,6 +337,11 @@ class BotClient:
             if msg.error.code == pb.ERROR_CODE_BAD_REQUEST:
                 raise FatalError(msg.error.message)
         return None
+
+
+def _seconds(d: Any) -> float:
+    """A ``google.protobuf.Duration`` in seconds."""
+    return float(d.seconds + d.nanos / 1e9)
 
 
 def run_bot(
