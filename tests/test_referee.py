@@ -27,6 +27,7 @@ from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon.wire import observation_to_wire
 from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
+from chinchon_referee.referee import GameSpec
 from google.protobuf import json_format
 from hypothesis import Phase as HPhase
 from hypothesis import example, given, settings
@@ -57,6 +58,21 @@ def _messages(lines: list[str]) -> list[dict]:
 async def _connected(server, *names: str, timeout: float = 20) -> None:
     ok = await server.referee.lobby.wait_all(list(names), timeout)
     assert ok, f"bots {names} did not connect"
+
+
+async def _raw_bots_game(s: GameSpec, bots: list[list[str]]) -> tuple:
+    """Play ``s`` on a fresh server between raw bot processes, ``bots[i]`` the arguments
+    of seat i's (``raw_bot(*bots[i])``): the outcome, and the messages each seat read."""
+    server = await start(s.players)
+    procs = [await spawn(raw_bot(*args), server, n) for args, n in zip(bots, s.players, strict=True)]
+    try:
+        await _connected(server, *s.players)
+        out = await play(server.referee, s)
+        await printed(procs, "gameEnded")
+    finally:
+        await stop(*procs)
+        await server.stop(0)
+    return out, [_messages(p.out) for p in procs]
 
 
 # -- full games ---------------------------------------------------------------------------
@@ -134,19 +150,8 @@ def test_a_chinchon_ends_the_game_on_the_wire_and_in_the_record() -> None:
     assert engine_state.result is not None and engine_state.result.end is GameEnd.CHINCHON, (
         f"seed {CHINCHON_SEED} no longer gives a chinchón: search again")
 
-    async def main() -> tuple:
-        server = await start(["p0", "p1"])
-        procs = [await spawn(raw_bot("greedy"), server, n) for n in ("p0", "p1")]
-        try:
-            await _connected(server, "p0", "p1")
-            out = await play(server.referee, spec("chinchon", ["p0", "p1"], seed=CHINCHON_SEED))
-            await printed(procs, "gameEnded")
-        finally:
-            await stop(*procs)
-            await server.stop(0)
-        return out, [_messages(p.out) for p in procs]
-
-    out, per_seat = run(main())
+    out, per_seat = run(_raw_bots_game(
+        spec("chinchon", ["p0", "p1"], seed=CHINCHON_SEED), [["greedy"], ["greedy"]]))
     closer = engine_state.results[-1].closer
     # The same game as the engine's, deal for deal and move for move.
     assert _steps(out.record["actions"]) == _steps(engine_record["actions"])  # type: ignore[arg-type]
@@ -779,20 +784,9 @@ def test_no_message_to_a_seat_holds_a_card_hidden_from_it(seed: str, jokers: int
     names = [f"p{i}" for i in range(players)]
     rules = RuleSet(players=players, jokers=jokers)
 
-    async def main() -> tuple:
-        server = await start(names)
-        procs = [await spawn(raw_bot("varied", "--varied-seed", _varied_seed(seed, i)), server, n)
-                 for i, n in enumerate(names)]
-        try:
-            await _connected(server, *names)
-            out = await play(server.referee, spec("leak", names, seed=seed, rules=rules))
-            await printed(procs, "gameEnded")
-        finally:
-            await stop(*procs)
-            await server.stop(0)
-        return out, [_messages(p.out) for p in procs]
-
-    out, per_seat = run(main())
+    out, per_seat = run(_raw_bots_game(
+        spec("leak", names, seed=seed, rules=rules),
+        [["varied", "--varied-seed", _varied_seed(seed, i)] for i in range(players)]))
     assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
     # Replay the record: the state at each decision, the face-up card of its hand.
     decisions: list[list[tuple[GameState, str]]] = [[] for _ in names]
