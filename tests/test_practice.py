@@ -53,6 +53,13 @@ def _received(proc: BotProc) -> list[pb.PlayResponse]:
     return [json_format.Parse(line, pb.PlayResponse()) for line in proc.out if line.strip()]
 
 
+def _any_bot(games: int, rules: dict[str, Any], *clock: str) -> list[str]:
+    """A raw bot process asking for ``games`` practice games against ``any`` other bot,
+    with ``rules`` (and ``--per-move`` / ``--bank`` options, if given)."""
+    return raw_bot("first", "--practice", "any", "--games", str(games),
+                   "--rules", json.dumps(rules), *clock)
+
+
 def _kinds(msgs: list[pb.PlayResponse], kind: str) -> list[Any]:
     return [getattr(m, kind) for m in msgs if m.WhichOneof("kind") == kind]
 
@@ -197,31 +204,25 @@ OTHER_RULES = {"scoreLimit": 41, "maxTurnsPerHand": 30}
 
 
 def test_practice_any_pairs_two_bots_with_the_same_rules_and_clock_only() -> None:
-    rules = json.dumps(PAIR_RULES)
-
     async def main() -> tuple[list[pb.PlayResponse], ...]:
         server = await start(["alice", "bob", "carol", "dave"])
         procs: list[BotProc] = []
         try:
             # Waiting first: carol (same rules, another clock), dave (same clock, other
             # rules). Neither may be paired with alice or bob, nor with each other.
-            carol = await spawn(raw_bot("first", "--practice", "any", "--games", "1",
-                                        "--rules", rules, "--per-move", "1.5",
-                                        "--bank", "10"), server, "carol")
-            dave = await spawn(raw_bot("first", "--practice", "any", "--games", "1",
-                                       "--rules", json.dumps(OTHER_RULES),
-                                       "--per-move", "2", "--bank", "10"), server, "dave")
+            carol = await spawn(_any_bot(1, PAIR_RULES, "--per-move", "1.5", "--bank", "10"),
+                                server, "carol")
+            dave = await spawn(_any_bot(1, OTHER_RULES, "--per-move", "2", "--bank", "10"),
+                               server, "dave")
             procs += [carol, dave]
             await printed([carol, dave], "welcome")
             await asyncio.sleep(1.0)  # the referee has them waiting
-            alice = await spawn(raw_bot("first", "--practice", "any", "--games", "2",
-                                        "--rules", rules, "--per-move", "2", "--bank", "10"),
+            alice = await spawn(_any_bot(2, PAIR_RULES, "--per-move", "2", "--bank", "10"),
                                 server, "alice")
             procs.append(alice)
             await printed([alice], "welcome")
             await asyncio.sleep(1.0)
-            bob = await spawn(raw_bot("first", "--practice", "any", "--games", "2",
-                                      "--rules", rules, "--per-move", "2", "--bank", "10"),
+            bob = await spawn(_any_bot(2, PAIR_RULES, "--per-move", "2", "--bank", "10"),
                               server, "bob")
             procs.append(bob)
             a, b = await asyncio.gather(_finish(alice), _finish(bob))
@@ -270,13 +271,11 @@ def test_practice_any_pairs_the_same_rule_set_however_it_is_written() -> None:
         server = await start(["alice", "bob"])
         procs: list[BotProc] = []
         try:
-            alice = await spawn(raw_bot("first", "--practice", "any", "--games", "1",
-                                        "--rules", json.dumps(PAIR_RULES)), server, "alice")
+            alice = await spawn(_any_bot(1, PAIR_RULES), server, "alice")
             procs.append(alice)
             await printed([alice], "welcome")
             await asyncio.sleep(1.0)
-            bob = await spawn(raw_bot("first", "--practice", "any", "--games", "1",
-                                      "--rules", json.dumps(same)), server, "bob")
+            bob = await spawn(_any_bot(1, same), server, "bob")
             procs.append(bob)
             await printed([alice, bob], "gameStarted", timeout=8)
             a, b = await asyncio.gather(_finish(alice), _finish(bob))
@@ -298,19 +297,16 @@ def test_practice_any_pairs_only_bots_asking_for_as_many_games() -> None:
         server = await start(["alice", "bob", "carol"])
         procs: list[BotProc] = []
         try:
-            alice = await spawn(raw_bot("first", "--practice", "any", "--games", "1",
-                                        "--rules", json.dumps(PAIR_RULES)), server, "alice")
+            alice = await spawn(_any_bot(1, PAIR_RULES), server, "alice")
             procs.append(alice)
             await printed([alice], "welcome")
-            bob = await spawn(raw_bot("first", "--practice", "any", "--games", "3",
-                                      "--rules", json.dumps(PAIR_RULES)), server, "bob")
+            bob = await spawn(_any_bot(3, PAIR_RULES), server, "bob")
             procs.append(bob)
             await printed([bob], "welcome")
             await asyncio.sleep(1.0)
             assert not _kinds(_received(alice), "game_started")
             assert not _kinds(_received(bob), "game_started")
-            carol = await spawn(raw_bot("first", "--practice", "any", "--games", "1",
-                                        "--rules", json.dumps(PAIR_RULES)), server, "carol")
+            carol = await spawn(_any_bot(1, PAIR_RULES), server, "carol")
             procs.append(carol)
             a, c = await asyncio.gather(_finish(alice), _finish(carol))
             assert len(_kinds(a, "game_started")) == 1 and len(_kinds(c, "game_started")) == 1
