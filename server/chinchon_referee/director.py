@@ -23,7 +23,7 @@ from typing import Any
 
 from .auth import TokenBook, digest, new_token
 from .logs import get_logger
-from .referee import GameOutcome, GameSpec, Referee, Seat
+from .referee import GameOutcome, GameSpec, Referee, Seat, ShuttingDown
 from .standings import GameSummary, Standings, compute, summarize_game
 from .storage import GameRow, Store, TournamentRow
 from .tournament import Participant, RoundRobin, TournamentSpec, start_time
@@ -137,6 +137,13 @@ class Director:
         self.store.set_tournament_status(tid, "running")
         self._tasks[tid] = asyncio.ensure_future(self.run(tid))
 
+    async def settle(self, timeout: float) -> None:
+        """Wait up to ``timeout`` s for every tournament's task to end (after the referee
+        began shutting down, they stop without starting a game)."""
+        tasks = [t for t in self._tasks.values() if not t.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
     async def wait(self, tid: str) -> None:
         task = self._tasks.get(tid)
         if task is not None:
@@ -158,6 +165,17 @@ class Director:
         self._close_watchers(tid)
 
     async def run(self, tid: str, force_start: bool = False) -> None:
+        try:
+            await self._run(tid, force_start)
+        except ShuttingDown:
+            # The referee stopped: the tournament stays "running", and its games that
+            # were stopped are voided and played again when it resumes.
+            log.info("tournament_paused", tournament=tid, why="the referee is shutting down")
+            self._emit(tid, "the referee is shutting down: the tournament will resume "
+                            "where it stopped")
+            self._close_watchers(tid)
+
+    async def _run(self, tid: str, force_start: bool) -> None:
         spec = self.spec_of(tid)
         row = self.store.tournament(tid)
         assert row is not None
@@ -189,6 +207,11 @@ class Director:
             t.add_done_callback(running.discard)
 
         while pending or running:
+            if self.referee.closing is not None:
+                # No game starts once the referee shuts down; those in progress end or
+                # are stopped (without a result) by the shutdown.
+                await asyncio.gather(*running, return_exceptions=True)
+                raise ShuttingDown(self.referee.closing)
             for b in list(absent):
                 if self.referee.lobby.connected(b):
                     absent.discard(b)
@@ -265,10 +288,17 @@ class Director:
         if mode == "forfeit":
             missing = [i for i, b in enumerate(game.players) if b in absent]
             outcome = self.referee.no_show(gs, missing)
-        elif mode == "seated":
-            outcome = await self.referee.play(gs, seats, release=True)
         else:
-            outcome = await self.referee.play(gs)
+            try:
+                if mode == "seated":
+                    outcome = await self.referee.play(gs, seats, release=True)
+                else:
+                    outcome = await self.referee.play(gs)
+            except ShuttingDown:
+                # Stopped before its end (or before its start): no result; the row stays
+                # "running" and is voided, then played again, when the tournament resumes.
+                log.info("game_not_recorded", tournament=tid, game_id=game.id)
+                return
         if outcome.termination == "TERMINATION_FORFEIT_NO_SHOW":
             absent.update(b for i, b in enumerate(game.players) if i not in outcome.winners)
         self._finish(tid, game, outcome)

@@ -105,6 +105,11 @@ class Forfeit(Exception):
         self.why = why
 
 
+class ShuttingDown(Exception):
+    """The referee is shutting down: no game starts, and a game that is stopped before
+    its end has no result (a tournament plays it again when it resumes)."""
+
+
 # -- one stream ---------------------------------------------------------------------------
 
 
@@ -539,9 +544,16 @@ class Lobby:
         self.orphans: dict[str, list[Seat]] = {}
         self._changed = asyncio.Condition()
         self.seen: set[str] = set()
+        #: Why the lobby is closed (the referee is shutting down), or None while open.
+        self.closing: str | None = None
+        self._notifier: asyncio.Future[None] | None = None
 
     async def add(self, conn: Connection) -> None:
         self.seen.add(conn.bot)
+        if self.closing is not None:
+            # Shutting down: a stream back from its game, or a new one, is ended.
+            _end(conn, self.closing)
+            return
         if self._take_over(conn, practice=False) is not None:
             return
         self.idle.setdefault(conn.bot, []).append(conn)
@@ -550,6 +562,8 @@ class Lobby:
 
     def take(self, bot: str) -> Connection | None:
         """An idle open connection of ``bot`` right now, or None."""
+        if self.closing is not None:
+            return None
         lst = self.idle.get(bot, [])
         while lst:
             conn = lst.pop(0)
@@ -611,16 +625,23 @@ class Lobby:
         return None
 
     def close_idle(self, why: str) -> int:
-        """End every idle stream with UNAVAILABLE and ``why`` (shutdown); how many."""
+        """Close the lobby (shutdown): end every idle stream with UNAVAILABLE and ``why``,
+        and every stream that comes to the lobby from now on; give no more streams out.
+        Returns how many streams were ended."""
+        self.closing = why
         n = 0
         for conns in self.idle.values():
             for conn in conns:
                 if not conn.closed.is_set():
-                    conn.abort = (grpc.StatusCode.UNAVAILABLE, why)
-                    conn._close()
+                    _end(conn, why)
                     n += 1
             conns.clear()
+        self._notifier = asyncio.ensure_future(self._notify())  # acquire / wait_all give up
         return n
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
 
     def connected(self, bot: str) -> int:
         return sum(1 for c in self.idle.get(bot, []) if not c.closed.is_set())
@@ -630,6 +651,8 @@ class Lobby:
         deadline = time.monotonic() + timeout
         async with self._changed:
             while True:
+                if self.closing is not None:
+                    raise ShuttingDown(self.closing)
                 conn = self.take(bot)
                 if conn is not None:
                     return conn
@@ -646,6 +669,8 @@ class Lobby:
         deadline = None if timeout is None else time.monotonic() + timeout
         async with self._changed:
             while not all(self.connected(b) for b in bots):
+                if self.closing is not None:
+                    raise ShuttingDown(self.closing)
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return False
@@ -654,6 +679,14 @@ class Lobby:
                 except TimeoutError:
                     return False
             return True
+
+
+def _end(conn: Connection, why: str) -> None:
+    """End ``conn``'s call with UNAVAILABLE and ``why`` (the referee is shutting down)."""
+    if not conn.closed.is_set():
+        if conn.abort is None:
+            conn.abort = (grpc.StatusCode.UNAVAILABLE, why)
+        conn._close()
 
 
 # -- games ------------------------------------------------------------------------------
@@ -828,6 +861,8 @@ class GameRunner:
         if lost is not None and not lost.closed.is_set():
             return lost
         lobby = self.referee.lobby
+        if lobby.closing is not None:
+            raise ShuttingDown(lobby.closing)  # nobody waits for a reconnect now
         # A spare stream of the bot idle in the lobby (not for a practice seat: only a
         # practice stream takes that over).
         conn = lobby.take(seat.name) if seat.session is None else None
@@ -843,14 +878,22 @@ class GameRunner:
         lobby.orphan(seat)  # already held since the loss, when the game saw it
         log.info("seat_waiting", game_id=self.spec.game_id, bot=seat.name,
                  grace=round(max(0.0, left), 3))
+        back = asyncio.ensure_future(seat.reattached.wait())
+        closing = asyncio.ensure_future(self.referee.shutdown.wait())
         try:
-            await asyncio.wait_for(seat.reattached.wait(), max(0.0, left))
-        except TimeoutError:
+            await asyncio.wait((back, closing), timeout=max(0.0, left),
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            back.cancel()
+            closing.cancel()
+        if not seat.reattached.is_set():
             lobby.unorphan(seat)
+            if lobby.closing is not None:
+                raise ShuttingDown(lobby.closing)
             raise Forfeit(
                 seat.index, "TERMINATION_FORFEIT_DISCONNECT",
                 f"disconnected and not back within {grace:g} s",
-            ) from None
+            )
         assert seat.conn is not None
         return seat.conn
 
@@ -1011,6 +1054,10 @@ class Referee:
         self.lobby = Lobby()
         self.decisions = 0
         self.games_running = 0
+        #: Every open Play stream (the servicer adds and removes them).
+        self.connections: set[Connection] = set()
+        #: Set when the referee starts shutting down (see :meth:`begin_shutdown`).
+        self.shutdown = asyncio.Event()
         self.listeners: list[GameListener] = []
         self.incidents: list[dict[str, Any]] = []
         self.max_incidents = 10_000
@@ -1018,6 +1065,37 @@ class Referee:
             tuple[RuleSet, TimeControl, int, str],
             list[tuple[Connection, asyncio.Future[None]]],
         ] = {}
+
+    @property
+    def closing(self) -> str | None:
+        """Why the referee is shutting down, or None while it runs."""
+        return self.lobby.closing
+
+    def begin_shutdown(self, why: str) -> int:
+        """Start shutting down: no game starts from now on (:meth:`play` raises
+        :class:`ShuttingDown`), idle streams and streams that come back from a game are
+        ended with UNAVAILABLE and ``why``; games in progress go on. Returns how many idle
+        streams were ended."""
+        n = self.lobby.close_idle(why)
+        self.shutdown.set()
+        return n
+
+    async def wait_games(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for the games in progress to end; True if none is left."""
+        deadline = time.monotonic() + timeout
+        while self.games_running and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return not self.games_running
+
+    async def end_streams(self, why: str) -> int:
+        """End every open Play stream with UNAVAILABLE and ``why``, and wait (boundedly)
+        for the games in progress to stop: each raises :class:`ShuttingDown` and has no
+        result. Call after :meth:`begin_shutdown`. Returns how many games were stopped."""
+        stopped = self.games_running
+        for conn in list(self.connections):
+            _end(conn, why)
+        await self.wait_games(5.0)
+        return stopped
 
     def incident(self, kind: str, **fields: Any) -> None:
         """Remember something a bot author should hear about (bounded list)."""
@@ -1032,6 +1110,8 @@ class Referee:
         taken from the lobby go back to it after the game."""
         if release is None:
             release = seats is None
+        if self.closing is not None:
+            raise ShuttingDown(self.closing)
         if seats is None:
             seats = []
             for i, name in enumerate(spec.players):
@@ -1040,11 +1120,17 @@ class Referee:
                 else:
                     seats.append(Seat(i, name))
             absent = []
-            for s in seats:
-                if s.remote:
-                    s.conn = await self.lobby.acquire(s.name, spec.policies.reconnect_grace)
-                    if s.conn is None:
-                        absent.append(s.index)
+            try:
+                for s in seats:
+                    if s.remote:
+                        s.conn = await self.lobby.acquire(s.name, spec.policies.reconnect_grace)
+                        if s.conn is None:
+                            absent.append(s.index)
+            except ShuttingDown:
+                for s in seats:
+                    if s.conn is not None:
+                        await self.lobby.release(s.conn)
+                raise
             if absent:
                 for s in seats:
                     if s.conn is not None:
@@ -1054,6 +1140,9 @@ class Referee:
         given = [s.conn for s in seats]
         try:
             outcome = await GameRunner(spec, seats, self).run()
+        except ShuttingDown:
+            log.info("game_stopped", game_id=spec.game_id, why="the referee is shutting down")
+            raise
         except Exception:
             log.exception("game_crashed", game_id=spec.game_id)
             outcome = self._aborted(spec, seats, "the referee hit an internal error")
@@ -1163,7 +1252,10 @@ class Referee:
                 deal_id=f"practice/{i // 2}", time_control=tc, policies=self.config.policies,
                 labels={"practice": "1"}, send_record=True,
             )
-            await self.play(spec, seats)
+            try:
+                await self.play(spec, seats)
+            except ShuttingDown:
+                return
             conn = seats[me].conn or conn  # the stream that holds the seat now
             if conn.closed.is_set():
                 return
@@ -1198,7 +1290,10 @@ class Referee:
                     time_control=tc, policies=self.config.policies, labels={"practice": "1"},
                     send_record=True,
                 )
-                await self.play(spec, seats)
+                try:
+                    await self.play(spec, seats)
+                except ShuttingDown:
+                    break
                 # The streams that hold the seats now (a bot may have come back).
                 conn, other = seats[mine].conn or conn, seats[theirs].conn or other
                 if conn.closed.is_set() or other.closed.is_set():
@@ -1226,9 +1321,13 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         if bot is None:  # the interceptor already refused it; belt and braces
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown or missing token")
             return
+        if self.referee.closing is not None:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, self.referee.closing)
+            return
         limits = self.referee.config.limits
         conn = Connection(bot, context, limits, self.referee.incident)
         reader = asyncio.ensure_future(conn.read_loop())
+        self.referee.connections.add(conn)
         log.info("stream_opened", bot=bot, conn=conn.id)
         try:
             try:
@@ -1272,6 +1371,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             if conn.abort:
                 await context.abort(*conn.abort)
         finally:
+            self.referee.connections.discard(conn)
             self.referee.lobby.remove(conn)
             reader.cancel()
             log.info("stream_closed", bot=bot, conn=conn.id)

@@ -146,6 +146,9 @@ async def serve(args: argparse.Namespace) -> int:
     await stop.wait()
     log.info("shutting_down", games_running=referee.games_running)
     await running.stop(grace=5.0)
+    director = running.extras.get("director")
+    if director is not None:
+        await director.settle(5.0)  # tournaments record nothing more before the store closes
     store.close()
     return 0
 

@@ -35,12 +35,28 @@ class RunningServer:
         return f"127.0.0.1:{self.port}"
 
     async def stop(self, grace: float = 5.0) -> None:
-        """Graceful shutdown: report NOT_SERVING, end the streams of bots waiting in the
-        lobby at once (UNAVAILABLE, saying why), let the rest finish for ``grace`` s."""
+        """Graceful shutdown.
+
+        1. Health turns NOT_SERVING; no game starts any more, and new Play streams are
+           refused (UNAVAILABLE, "the referee is shutting down").
+        2. The streams of bots waiting in the lobby end at once (UNAVAILABLE, saying why),
+           and so does each stream whose game ends from now on.
+        3. Games in progress have ``grace`` seconds to end; their results count.
+        4. Games still running then are stopped: they have no result (a tournament plays
+           them again from the same deal when it resumes), and their bots' streams end
+           with UNAVAILABLE saying so. No bot forfeits because the referee stopped.
+        5. Other calls (health watches, tournament watches) are cancelled.
+        """
         await self.health.enter_graceful_shutdown()
-        idle = self.referee.lobby.close_idle("the referee is shutting down")
-        log.info("lobby_closed", streams=idle)
-        await self.server.stop(grace)
+        why = "the referee is shutting down"
+        idle = self.referee.begin_shutdown(why)
+        log.info("lobby_closed", streams=idle, games_running=self.referee.games_running)
+        if not await self.referee.wait_games(grace):
+            stopped = await self.referee.end_streams(
+                f"{why}: the game in progress was stopped before its end and does not count")
+            log.warning("games_stopped", games=stopped)
+        await self.referee.end_streams(why)  # any other (a practice bot waiting for a partner)
+        await self.server.stop(min(grace, 0.5))
 
 
 def server_options(config: RefereeConfig) -> list[tuple[str, Any]]:

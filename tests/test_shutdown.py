@@ -1,0 +1,210 @@
+"""Graceful shutdown of the referee, over real servers on port 0: no game starts once the
+shutdown begins, games that end within the grace count, games still running then are
+stopped without a result (never a forfeit), every bot hears why, and a tournament
+resumes afterwards with every game played exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from chinchon_referee.auth import TokenBook
+from chinchon_referee.config import Policies, TimeControl
+from chinchon_referee.director import Director
+from chinchon_referee.referee import GameOutcome, ShuttingDown
+from chinchon_referee.server import start_server
+from chinchon_referee.storage import SqliteStore
+from chinchon_referee.tournament import TournamentSpec
+
+from tests.helpers import ADMIN, sdk_bot, spawn, spec, start, stop
+from tests.test_reconnect import Bot
+from tests.test_tournament_e2e import PLAYED, spec_dict
+
+SHUTTING_DOWN = "the referee is shutting down"
+STOPPED = f"{SHUTTING_DOWN}: the game in progress was stopped before its end and does not count"
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+async def _status_at_end(bot: Bot, answer: bool) -> tuple[grpc.StatusCode, str]:
+    """Read ``bot``'s stream (answering every request with its first legal action if
+    ``answer``) until the call ends; its status code and details."""
+    try:
+        while True:
+            msg = await bot.call.read()
+            if msg is grpc.aio.EOF:
+                return grpc.StatusCode.OK, ""
+            if answer and msg.WhichOneof("kind") == "action_request":
+                await bot.answer(msg.action_request)
+    except grpc.aio.AioRpcError as e:
+        return e.code(), e.details()
+
+
+def test_a_game_still_running_when_the_grace_ends_is_stopped_without_a_result() -> None:
+    """One bot answers, the other never does (its clock is long): the game is in
+    progress when the shutdown grace runs out. It stops with no result and no forfeit
+    (the reconnect grace is short: the old shutdown recorded a disconnect forfeit), both
+    bots' streams end with UNAVAILABLE saying the game does not count, and a stream
+    opened during the shutdown is refused."""
+
+    async def main() -> None:
+        server = await start(["a", "b"])
+        outcomes: list[GameOutcome] = []
+
+        async def listener(o: GameOutcome) -> None:
+            outcomes.append(o)
+
+        server.referee.listeners.append(listener)
+        a, b = Bot(server.target, "a"), Bot(server.target, "b")
+        await a.back()
+        await b.back()
+        s = spec("stopped", ["a", "b"], tc=TimeControl(30.0, 30.0),
+                 policies=Policies(reconnect_grace=0.1))
+        game = asyncio.ensure_future(server.referee.play(s))
+        a_end = asyncio.ensure_future(_status_at_end(a, answer=True))
+        b_end = asyncio.ensure_future(_status_at_end(b, answer=False))
+        deadline = time.monotonic() + 10
+        while server.referee.games_running == 0:
+            assert time.monotonic() < deadline, "the game did not start"
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)  # b holds its first request
+        stopping = asyncio.ensure_future(server.stop(grace=1.0))
+        await asyncio.sleep(0.1)
+        late = Bot(server.target, "a")
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await late.back()
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert refused.value.details() == SHUTTING_DOWN
+        await late.channel.close()
+        assert not game.done()  # the grace is not over: the game goes on
+        t0 = time.monotonic()
+        await asyncio.wait_for(stopping, 15)
+        assert time.monotonic() - t0 < 10
+        with pytest.raises(ShuttingDown):
+            await game
+        assert await asyncio.wait_for(a_end, 10) == (grpc.StatusCode.UNAVAILABLE, STOPPED)
+        assert await asyncio.wait_for(b_end, 10) == (grpc.StatusCode.UNAVAILABLE, STOPPED)
+        await asyncio.sleep(0.3)  # more than the reconnect grace: still no result
+        assert outcomes == []
+        assert server.referee.games_running == 0
+        for bot in (a, b):
+            await bot.channel.close()
+
+    run(main())
+
+
+def test_no_game_starts_and_no_bot_is_waited_for_once_the_shutdown_begins() -> None:
+    """A game waiting for a bot that is not connected gives up at once when the shutdown
+    begins (it would have been a no-show forfeit after the reconnect grace), and a game
+    asked for after that does not start: both raise ShuttingDown and record nothing."""
+
+    async def main() -> None:
+        server = await start(["a", "b"])
+        outcomes: list[GameOutcome] = []
+
+        async def listener(o: GameOutcome) -> None:
+            outcomes.append(o)
+
+        server.referee.listeners.append(listener)
+        waiting = asyncio.ensure_future(server.referee.play(
+            spec("waiting", ["a", "b"], policies=Policies(reconnect_grace=30.0))))
+        await asyncio.sleep(0.2)
+        assert not waiting.done()
+        t0 = time.monotonic()
+        await server.stop(grace=5.0)
+        with pytest.raises(ShuttingDown):
+            await asyncio.wait_for(waiting, 5)
+        assert time.monotonic() - t0 < 3  # not the 5 s grace, not the 30 s reconnect grace
+        with pytest.raises(ShuttingDown):
+            await server.referee.play(spec("after", ["a", "house:greedy"]))
+        assert outcomes == []
+
+    run(main())
+
+
+def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
+    tmp_path: Path,
+) -> None:
+    """SDK bot processes play a tournament over a real SQLite file; the server is stopped
+    gracefully mid-tournament. The game in progress ends within the grace and counts, no
+    game starts after the shutdown began, nobody forfeits (the old shutdown went on
+    seating games through the grace, then recorded a disconnect forfeit and a no-show
+    for every game left). A new server on the same file resumes the tournament to its
+    end: every game is played exactly once, and none is forfeited."""
+    db = tmp_path / "t.sqlite3"
+
+    async def first_server() -> str:
+        tokens = TokenBook(ADMIN)
+        server = await start_server("127.0.0.1:0", None, tokens)
+        store = SqliteStore(str(db))
+        director = Director(server.referee, store, tokens)
+        spec_ = TournamentSpec.from_dict(spec_dict(
+            "paused", ["a", "b"], games_per_pairing=12, concurrency=1,
+            rules={"score_limit": 30}, policies={"reconnect_grace": 0.3}))
+        tid, _ = director.create(spec_)
+        procs = [await spawn(sdk_bot("greedy"), server, "a"),
+                 await spawn(sdk_bot("greedy"), server, "b")]
+        try:
+            assert await server.referee.lobby.wait_all(["a", "b"], 20)
+            director.start(tid)
+            deadline = time.monotonic() + 60
+            while True:
+                gs = store.games(tid)
+                if sum(x.status == "finished" for x in gs) >= 2 and any(
+                        x.status == "running" for x in gs):
+                    break
+                assert time.monotonic() < deadline, "no game running after two finished"
+                await asyncio.sleep(0.005)
+            before = {x.id: x.status for x in store.games(tid)}
+            await server.stop(grace=10.0)  # ample for the game in progress to end
+            await director.settle(5.0)
+            await asyncio.sleep(1.0)  # more than the reconnect grace: nothing more happens
+            after = {x.id: x for x in store.games(tid)}
+            for gid, was in before.items():
+                now = after[gid]
+                if was == "scheduled":
+                    assert now.status == "scheduled", (gid, now.status)  # never started
+                elif was == "running":
+                    assert now.status == "finished"  # ended within the grace: it counts
+                if now.status == "finished":
+                    assert now.result is not None
+                    assert now.result["termination"] in PLAYED, now.result
+            assert store.tournament(tid).status == "running"  # to resume, not finished
+            assert any(x.status == "scheduled" for x in after.values())
+            return tid
+        finally:
+            await stop(*procs)
+            store.close()
+
+    async def second_server(tid: str) -> None:
+        tokens = TokenBook(ADMIN)
+        server = await start_server("127.0.0.1:0", None, tokens)
+        store = SqliteStore(str(db))
+        director = Director(server.referee, store, tokens)
+        for name, dig in store.bots():  # as `chinchon serve` does: the stored digests
+            tokens.add_digest(name, dig)
+        procs = [await spawn(sdk_bot("greedy"), server, "a"),
+                 await spawn(sdk_bot("greedy"), server, "b")]
+        try:
+            assert await server.referee.lobby.wait_all(["a", "b"], 20)
+            assert director.resume_all() == [tid]
+            await asyncio.wait_for(director.wait(tid), 120)
+            games = store.games(tid)
+            assert store.tournament(tid).status == "finished"
+            assert len(games) == 12 and all(x.status == "finished" for x in games)
+            assert all(x.result["termination"] in PLAYED for x in games if x.result)
+            assert Counter(x.id for x in games) == Counter({x.id: 1 for x in games})
+        finally:
+            await stop(*procs)
+            await server.stop(0)
+            store.close()
+
+    tid = run(first_server())
+    run(second_server(tid))
