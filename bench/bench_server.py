@@ -10,7 +10,10 @@ Everything runs on loopback (127.0.0.1), in bounded loops that stop by themselve
 2. **Referee.** The real referee (``start_server`` + ``Referee``) in its own process,
    with 100 games in flight at all times ("lanes": each lane calls ``referee.play`` for
    one GameSpec after another), and 200 bot streams (100 games x 2 seats) from one
-   client process of minimal raw bots that answer every ActionRequest with its first
+   client process (50 streams per connection, as the echo's; ``--bot-per-channel 100``
+   puts them on as many connections as the echo's 100 streams, each then carrying as many
+   streams with a request outstanding: no difference measured, docs/benchmarks.md), of
+   minimal raw bots that answer every ActionRequest with its first
    legal action (no SDK; each message is read only as far as the request id, the phase
    and the first legal action, and the answer is written as bytes: the bots do as
    little as the echo client, so what is measured is the referee). Both servers run on
@@ -675,7 +678,7 @@ def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
         for k in range(args.client_procs):
             share = lanes // args.client_procs + (1 if k < lanes % args.client_procs else 0)
             plan = [(f"tok-{p}", share) for p in players]
-            bots.append(procs.start(bot_proc, target, plan, args.per_channel, total))
+            bots.append(procs.start(bot_proc, target, plan, args.bot_per_channel, total))
         ref.send(("wait_idle", (2 * lanes, 60)))
         got = _recv(ref, 90, "the referee")
         if got < 2 * lanes:
@@ -775,7 +778,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="echo streams = concurrent games (default 100)")
     ap.add_argument("--client-procs", type=int, default=1,
                     help="client processes for echo streams and bots (default 1)")
-    ap.add_argument("--per-channel", type=int, default=50, help="streams per gRPC channel")
+    ap.add_argument("--per-channel", type=int, default=50,
+                    help="echo streams per gRPC channel (default 50: 100 streams over 2 "
+                    "connections)")
+    ap.add_argument("--bot-per-channel", type=int,
+                    help="bot streams per gRPC channel (default: --per-channel; twice that "
+                    "puts the bots' 2 streams per game on as many connections as the echo's "
+                    "streams)")
     ap.add_argument("--rounds", type=int,
                     help="alternating echo / referee windows that share the measured time "
                     "(default 3; 2 with --quick, 1 with --smoke)")
@@ -790,6 +799,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="event loop of the echo clients and the bots (default asyncio)")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args(argv)
+    args.bot_per_channel = args.bot_per_channel or args.per_channel
     # Measured time in all (split over the rounds); the warm-ups are per round.
     if args.smoke:
         args.echo_warmup, args.echo_measure = 0.5, 1.0
@@ -817,14 +827,20 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"max {size['max']:.0f} B; {size['decisions_per_game']:.0f} decisions per game of "
           "first-legal-action bots")
     out: dict[str, Any] = {"machine": machine(), "request_size": size,
-                           "loops": {"servers": args.loop, "clients": args.client_loop}}
+                           "loops": {"servers": args.loop, "clients": args.client_loop},
+                           "streams_per_channel": {"echo": args.per_channel,
+                                                   "bots": args.bot_per_channel}}
     load0 = os.getloadavg()[0]
     try:
+        per_proc = args.streams // args.client_procs
         if "echo" in only:
-            print(f"echo: {args.streams} streams, {payload} B payload", flush=True)
-        if "referee" in only:
-            print(f"referee: {args.streams} concurrent games, {2 * args.streams} bot streams",
+            conns = args.client_procs * -(-per_proc // args.per_channel)
+            print(f"echo: {args.streams} streams over {conns} connections, {payload} B payload",
                   flush=True)
+        if "referee" in only:
+            conns = args.client_procs * -(-2 * per_proc // args.bot_per_channel)
+            print(f"referee: {args.streams} concurrent games, {2 * args.streams} bot streams "
+                  f"over {conns} connections", flush=True)
         if only & {"echo", "referee"}:
             out.update(bench_rounds(args, payload, procs, "echo" in only, "referee" in only))
         if "memory" in only:

@@ -13,6 +13,7 @@ from typing import Any
 
 import grpc
 import pytest
+from chinchon.v1 import referee_pb2 as pb
 from chinchon_referee.auth import TokenBook
 from chinchon_referee.config import Policies, TimeControl
 from chinchon_referee.director import Director
@@ -208,3 +209,45 @@ def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
 
     tid = run(first_server())
     run(second_server(tid))
+
+
+def test_a_practice_session_ends_after_its_current_game_with_unavailable() -> None:
+    """A bot in a long practice session against a house bot: when the shutdown begins,
+    the game being played goes on to its end (within the grace), no further game
+    starts, and the stream ends with UNAVAILABLE saying why (not OK, as if the session
+    were over)."""
+
+    async def main() -> None:
+        server = await start(["a"])
+        bot = Bot(server.target, "a")
+        await bot.back(pb.PracticeRequest(opponent="random", games=100))
+        ended_at: list[float] = []
+
+        async def play() -> tuple[grpc.StatusCode, str]:
+            try:
+                while True:
+                    msg = await bot.call.read()
+                    if msg is grpc.aio.EOF:
+                        return grpc.StatusCode.OK, ""
+                    kind = msg.WhichOneof("kind")
+                    if kind == "action_request":
+                        await bot.answer(msg.action_request)
+                    elif kind == "game_ended":
+                        ended_at.append(time.monotonic())
+            except grpc.aio.AioRpcError as e:
+                return e.code(), e.details()
+
+        player = asyncio.ensure_future(play())
+        deadline = time.monotonic() + 30
+        while not ended_at:
+            assert time.monotonic() < deadline, "no practice game ended"
+            await asyncio.sleep(0.01)
+        t0 = time.monotonic()
+        await server.stop(grace=10.0)
+        assert await asyncio.wait_for(player, 10) == (grpc.StatusCode.UNAVAILABLE,
+                                                       SHUTTING_DOWN)
+        assert sum(t > t0 for t in ended_at) <= 1  # the game in progress, no other
+        assert time.monotonic() - t0 < 8
+        await bot.channel.close()
+
+    run(main())

@@ -1111,6 +1111,9 @@ class Referee:
         if release is None:
             release = seats is None
         if self.closing is not None:
+            for s in seats or ():
+                if s.conn is not None:
+                    await self.lobby.release(s.conn)  # ended, saying why
             raise ShuttingDown(self.closing)
         if seats is None:
             seats = []
@@ -1365,6 +1368,9 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 conn.queue = True
                 await self.referee.lobby.add(conn)
                 await conn.closed.wait()
+            if conn.abort is None and self.referee.closing is not None:
+                # A practice session cut short by the shutdown: say so, not OK.
+                conn.abort = (grpc.StatusCode.UNAVAILABLE, self.referee.closing)
             if conn.abort:
                 await context.abort(*conn.abort)
         except Disconnected:
