@@ -325,7 +325,10 @@ def test_practice_any_pairs_only_bots_asking_for_as_many_games() -> None:
 def _request(**kw: Any) -> pb.PracticeRequest:
     rules = kw.pop("rules", None)
     tc = kw.pop("time_control", None)
+    wait = kw.pop("wait", None)
     req = pb.PracticeRequest(**kw)
+    if wait is not None:
+        req.wait.FromNanoseconds(int(wait * 1e9))
     if rules is not None:
         req.rules.CopyFrom(g.RuleSet(**rules))
     if tc is not None:
@@ -347,12 +350,19 @@ BAD_REQUESTS = [
     (_request(opponent="random", games=-2), r"games must be 1 to 100, got -2"),
     (_request(opponent="random", time_control=(-1.0, 5.0)),
      r"time control: per_move must be positive, got -1\.0"),
+    (_request(opponent="any", wait=0.0),
+     r"wait must be more than 0 s and at most 3600 s, got 0 s"),
+    (_request(opponent="any", wait=7200.0),
+     r"wait must be more than 0 s and at most 3600 s, got 7200 s"),
+    (_request(opponent="any", wait=0.4),
+     r"no other bot asked for the same practice \(rules, clock, games and seed\) within 0\.4 s"),
 ]
 
 
 @pytest.mark.parametrize(("req", "message"), BAD_REQUESTS,
                          ids=["opponent", "players-3", "any-players-4", "jokers", "deck",
-                              "games-101", "games-negative", "clock"])
+                              "games-101", "games-negative", "clock", "wait-0", "wait-2h",
+                              "nobody-came"])
 def test_a_practice_request_that_cannot_be_served_is_refused_in_band(
     req: pb.PracticeRequest, message: str,
 ) -> None:
@@ -454,3 +464,45 @@ def test_cli_practice_reports_each_stale_answer_in_its_game(tmp_path: Path) -> N
     assert [(i["kind"], i["code"], i["game_id"]) for i in data["incidents"]] == [
         ("protocol", "ERROR_CODE_STALE_REQUEST", "practice-1")] * 2 + [
         ("protocol", "ERROR_CODE_STALE_REQUEST", "practice-2")] * 2
+
+
+def test_practice_any_waits_as_long_as_asked_and_a_bot_may_meet_itself() -> None:
+    """A bot asking for ``any`` with ``wait`` set hears, once that time has passed with
+    nobody asking for the same practice, that nobody came (and is not paired later
+    with a stream that comes after it left). Two streams of the same bot with the same
+    request meet: a bot may practice against itself."""
+    from tests.test_reconnect import Bot
+
+    async def main() -> None:
+        server = await start(["alice"])
+        loop = asyncio.get_running_loop()
+        try:
+            lone = Bot(server.target, "alice")
+            t0 = loop.time()
+            await lone.back(_request(opponent="any", games=1, wait=0.3))
+            err = (await lone.next("error")).error
+            waited = loop.time() - t0
+            assert err.code == pb.ERROR_CODE_BAD_REQUEST
+            assert err.message == ("no other bot asked for the same practice (rules, clock, "
+                                   "games and seed) within 0.3 s")
+            assert 0.3 <= waited < 5
+            assert await asyncio.wait_for(lone.call.read(), 5) is grpc.aio.EOF
+            assert await lone.call.code() == grpc.StatusCode.OK
+            await lone.channel.close()
+
+            one, two = Bot(server.target, "alice"), Bot(server.target, "alice")
+            await one.back(_request(opponent="any", games=1, seed="self", wait=0.3))
+            await two.back(_request(opponent="any", games=1, seed="self", wait=0.3))
+            ended = await asyncio.wait_for(asyncio.gather(one.play_on(), two.play_on()), 60)
+            seats = sorted(m.game_ended.seat for m in ended)
+            assert seats == [0, 1]
+            for m in ended:
+                assert m.game_ended.result.termination in (
+                    g.TERMINATION_NORMAL, g.TERMINATION_CHINCHON)
+                assert [s.name for s in m.game_ended.record.seats] == ["alice", "alice"]
+            for bot in (one, two):
+                await bot.channel.close()
+        finally:
+            await server.stop(0)
+
+    run(main())

@@ -21,7 +21,8 @@ const PROTO_DIR = path.resolve(__dirname, '..', '..', 'protos');
 const RECONNECT_BUDGET_MS = 10000;
 
 const USAGE = `usage: node bot.js --target HOST:PORT --token TOKEN
-                   [--practice OPPONENT [--games N] [--seed SEED] [--rules FILE.json]]
+                   [--practice OPPONENT [--games N] [--seed SEED] [--rules FILE.json]
+                    [--wait SECONDS]]
                    [--strategy greedy|random] [--tls] [--verbose]
 
   --target HOST:PORT   referee address (or env CHINCHON_TARGET)
@@ -33,6 +34,8 @@ const USAGE = `usage: node bot.js --target HOST:PORT --token TOKEN
   --seed SEED          practice deal seed, to repeat a session exactly
   --rules FILE.json    practice rule set: a JSON object of RuleSet fields
                        (e.g. {"deck": 48, "jokers": 2}); unset fields take defaults
+  --wait SECONDS       with --practice any: how long to wait for another bot (default:
+                       the referee's, 2 minutes; at most 1 hour)
   --strategy NAME      greedy (default) or random
   --tls                connect with TLS (system roots) instead of plaintext
   --verbose            log every decision to stderr`;
@@ -63,6 +66,7 @@ function parseArgs(argv) {
     games: 1,
     seed: '',
     rules: null,
+    wait: undefined, // seconds (--wait), or undefined: the referee's default
     strategy: 'greedy',
     tls: false,
     verbose: false,
@@ -87,6 +91,7 @@ function parseArgs(argv) {
       case '--games': opts.games = Number(next()); break;
       case '--seed': opts.seed = next(); break;
       case '--rules': opts.rules = next(); break;
+      case '--wait': opts.wait = Number(next()); break;
       case '--strategy': opts.strategy = next(); break;
       case '--tls': opts.tls = true; break;
       case '--verbose': case '-v': opts.verbose = true; break;
@@ -98,6 +103,7 @@ function parseArgs(argv) {
   if (!opts.token) die(EXIT_USAGE, `no token: pass --token TOKEN or set CHINCHON_TOKEN\n${USAGE}`);
   if (!['greedy', 'random'].includes(opts.strategy)) die(EXIT_USAGE, `unknown strategy ${JSON.stringify(opts.strategy)}: greedy or random`);
   if (!Number.isInteger(opts.games) || opts.games < 1 || opts.games > 100) die(EXIT_USAGE, '--games must be a whole number from 1 to 100');
+  if (opts.wait !== undefined && !(opts.wait > 0 && opts.wait <= 3600)) die(EXIT_USAGE, '--wait must be more than 0 and at most 3600 seconds');
   if (opts.rules !== null) {
     try {
       opts.rules = JSON.parse(fs.readFileSync(opts.rules, 'utf8'));
@@ -284,6 +290,11 @@ class Bot {
       seed: this.opts.seed,
     };
     if (this.opts.rules) practice.rules = this.opts.rules;
+    if (this.opts.wait !== undefined) {
+      // A google.protobuf.Duration.
+      const whole = Math.floor(this.opts.wait);
+      practice.wait = { seconds: whole, nanos: Math.round((this.opts.wait - whole) * 1e9) };
+    }
     return { hello: { client, practice } };
   }
 

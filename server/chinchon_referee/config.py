@@ -70,6 +70,9 @@ class Limits:
     * keepalive: the server pings idle streams every ``keepalive_time`` seconds and
       drops them if no answer within ``keepalive_timeout``; clients may ping every
       ``min_client_ping`` seconds at most.
+    * ``practice_wait`` / ``max_practice_wait``: how long a bot asking for practice
+      against ``any`` other bot waits for one when its request does not say
+      (``PracticeRequest.wait``), and the most it may ask for.
     """
 
     max_message_bytes: int = 64 * 1024
@@ -80,6 +83,8 @@ class Limits:
     keepalive_time: float = 20.0
     keepalive_timeout: float = 10.0
     min_client_ping: float = 5.0
+    practice_wait: float = 120.0
+    max_practice_wait: float = 3600.0
 
 
 @dataclass(frozen=True)

@@ -1232,7 +1232,15 @@ class Referee:
         opponent = req.opponent or "greedy"
         seed = req.seed or uuid.uuid4().hex
         if opponent == "any":
-            await self._practice_pair(conn, req, rules, tc, seed, games)
+            lim = self.config.limits
+            wait = _seconds(req.wait) if req.HasField("wait") else lim.practice_wait
+            if not 0 < wait <= lim.max_practice_wait:
+                await conn.send(pb.PlayResponse(error=pb.Error(
+                    code=pb.ERROR_CODE_BAD_REQUEST,
+                    message=f"wait must be more than 0 s and at most "
+                            f"{lim.max_practice_wait:g} s, got {wait:g} s")))
+                return
+            await self._practice_pair(conn, req, rules, tc, seed, games, wait)
             return
         if opponent not in HOUSE_BOTS:
             await conn.send(pb.PlayResponse(error=pb.Error(
@@ -1265,7 +1273,7 @@ class Referee:
 
     async def _practice_pair(
         self, conn: Connection, req: pb.PracticeRequest, rules: RuleSet, tc: TimeControl,
-        seed: str, games: int,
+        seed: str, games: int, wait: float,
     ) -> None:
         # Bots meet when they ask for the same practice: the rule set and clock they
         # resolve to (however the request spells them), the number of games and the seed.
@@ -1276,8 +1284,24 @@ class Referee:
             done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             waiting.append((conn, done))
             closed = asyncio.ensure_future(conn.closed.wait())
-            await asyncio.wait([done, closed], return_when=asyncio.FIRST_COMPLETED)
-            closed.cancel()
+            try:
+                await asyncio.wait([done, closed], timeout=wait,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                if not (done.done() or closed.done()) and (conn, done) not in waiting:
+                    # A partner took us (its session plays our games): wait for the end.
+                    await asyncio.wait([done, closed], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                closed.cancel()
+            if (conn, done) in waiting:
+                # Nobody came in time (a partner that took us would have removed us).
+                waiting.remove((conn, done))
+                if not waiting:
+                    self._practice_waiting.pop(key, None)
+                if not conn.closed.is_set():
+                    await conn.send(pb.PlayResponse(error=pb.Error(
+                        code=pb.ERROR_CODE_BAD_REQUEST,
+                        message=f"no other bot asked for the same practice (rules, clock, "
+                                f"games and seed) within {wait:g} s")))
             return
         other, done = waiting.pop(0)
         session = asyncio.current_task()

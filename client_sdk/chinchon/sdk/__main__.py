@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="file.py[:NAME], module:NAME (a class, a choose function...), or an engine bot")
     ap.add_argument("--practice", metavar="OPPONENT", help="play practice games against a house bot or 'any'")
     ap.add_argument("--games", type=int, default=1, help="practice games (default 1)")
+    ap.add_argument("--wait", type=float, metavar="SECONDS",
+                    help="with --practice any: how long to wait for another bot "
+                         "(default: the referee's, 2 minutes)")
     ap.add_argument("--root-cert", help="PEM file to trust for TLS")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
@@ -88,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     bot = load_bot(args.bot)
-    practice = PracticeOptions(opponent=args.practice, games=args.games) if args.practice else None
+    practice = (PracticeOptions(opponent=args.practice, games=args.games, wait=args.wait)
+                if args.practice else None)
     root = Path(args.root_cert).read_bytes() if args.root_cert else None
     try:
         report = run_bot(bot, args.target, args.token, practice=practice, root_cert=root)

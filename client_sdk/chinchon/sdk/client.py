@@ -179,6 +179,8 @@ class PracticeOptions:
     per_move: float | None = None
     bank: float | None = None
     seed: str = ""
+    #: With opponent "any": seconds to wait for another bot (None: the referee's default).
+    wait: float | None = None
 
 
 class BotClient:
@@ -225,6 +227,8 @@ class BotClient:
                 req.time_control.per_move.FromNanoseconds(int(p.per_move * 1e9))
             if p.bank is not None:
                 req.time_control.bank.FromNanoseconds(int(p.bank * 1e9))
+            if p.wait is not None:
+                req.wait.FromNanoseconds(int(p.wait * 1e9))
             hello.practice.CopyFrom(req)
         return pb.PlayRequest(hello=hello)
 

@@ -61,18 +61,20 @@ class QueueMode(_message.Message):
     def __init__(self) -> None: ...
 
 class PracticeRequest(_message.Message):
-    __slots__ = ("opponent", "games", "rules", "time_control", "seed")
+    __slots__ = ("opponent", "games", "rules", "time_control", "seed", "wait")
     OPPONENT_FIELD_NUMBER: _ClassVar[int]
     GAMES_FIELD_NUMBER: _ClassVar[int]
     RULES_FIELD_NUMBER: _ClassVar[int]
     TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
     opponent: str
     games: int
     rules: _game_pb2.RuleSet
     time_control: _game_pb2.TimeControl
     seed: str
-    def __init__(self, opponent: _Optional[str] = ..., games: _Optional[int] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., seed: _Optional[str] = ...) -> None: ...
+    wait: _duration_pb2.Duration
+    def __init__(self, opponent: _Optional[str] = ..., games: _Optional[int] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., seed: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ActionReply(_message.Message):
     __slots__ = ("request_id", "action")

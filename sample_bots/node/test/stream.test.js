@@ -154,12 +154,13 @@ test('practice: plays every phase, answers by request_id, exits 0 after the game
   const ref = await startReferee((call, hello, seen) => playScript(call, hello, seen));
   try {
     const { code, stderr } = await runBot(['--target', `127.0.0.1:${ref.port}`, '--token', TOKEN,
-      '--practice', 'greedy', '--games', '1', '--seed', 's1']);
+      '--practice', 'greedy', '--games', '1', '--seed', 's1', '--wait', '2.5']);
     assert.equal(code, 0, stderr);
     assert.equal(ref.seen.metadata[0], `Bearer ${TOKEN}`);
     const hello = ref.seen.hellos[0];
     assert.equal(hello.mode, 'practice');
     assert.deepEqual([hello.practice.opponent, hello.practice.games, hello.practice.seed], ['greedy', 1, 's1']);
+    assert.deepEqual([Number(hello.practice.wait.seconds), hello.practice.wait.nanos], [2, 500000000]);
     assert.match(hello.client, /chinchon-sample-bot-node/);
     for (const [got, want] of ref.seen.ids) assert.equal(got, want);
     assert.equal(ref.seen.replies.length, SCRIPT.length + 1);
