@@ -506,3 +506,54 @@ def test_practice_any_waits_as_long_as_asked_and_a_bot_may_meet_itself() -> None
             await server.stop(0)
 
     run(main())
+
+
+def test_an_answer_too_late_for_its_game_is_reported_in_that_game() -> None:
+    """A bot lets its first request of game 1 time out, plays game 1 to its end, and
+    answers that request once game 2 has started: the stale answer is reported with
+    game 1's id (the game the request belonged to), not with the game in progress."""
+    from chinchon_referee.config import TimeControl
+
+    from tests.helpers import spec as game_spec
+    from tests.test_reconnect import Bot
+
+    async def main() -> list[dict[str, Any]]:
+        server = await start(["a", "b"])
+        try:
+            a, b = Bot(server.target, "a"), Bot(server.target, "b")
+            await a.back()
+            await b.back()
+            tc = TimeControl(0.3, 0.1)
+            held: list[pb.ActionRequest] = []
+
+            async def a_game() -> None:
+                while True:
+                    msg = await asyncio.wait_for(a.call.read(), 30)
+                    kind = msg.WhichOneof("kind")
+                    if kind == "game_ended":
+                        return
+                    if kind == "action_request":
+                        if not held:
+                            held.append(msg.action_request)  # left to time out
+                        else:
+                            await a.answer(msg.action_request)
+
+            first = asyncio.ensure_future(server.referee.play(game_spec("late-1", ["a", "b"], tc=tc)))
+            await asyncio.wait_for(asyncio.gather(a_game(), b.play_on(), first), 60)
+            second = asyncio.ensure_future(server.referee.play(game_spec("late-2", ["a", "b"], tc=tc)))
+            await a.next("game_started")
+            await a.answer(held[0])  # far too late: game 1 is over
+            await asyncio.wait_for(asyncio.gather(a.play_on(), b.play_on(), second), 60)
+            for bot in (a, b):
+                await bot.channel.close()
+            return list(server.referee.incidents)
+        finally:
+            await server.stop(0)
+
+    incidents = run(main())
+    stale = [i for i in incidents if i.get("code") == "ERROR_CODE_STALE_REQUEST"]
+    assert len(stale) == 1, incidents
+    assert stale[0]["game_id"] == "late-1"
+    assert stale[0]["bot"] == "a"
+    timeouts = [i for i in incidents if i["kind"] == "timeout"]
+    assert [i["game_id"] for i in timeouts] == ["late-1"]

@@ -265,6 +265,10 @@ class Connection:
         self._pending: tuple[int, asyncio.Future[tuple[bytes, float]]] | None = None
         self._last_request = 0
         self.request_written = 0.0  # monotonic time the last action request was written
+        # The game this stream plays now (set by Seat.attach), and the first request id
+        # of each of its last games: a late answer is reported in the game it belongs to.
+        self.game_id = ""
+        self._games: list[tuple[int, str]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop = loop = asyncio.get_running_loop()
         self._watch = WriteWatch.of(loop)
@@ -349,7 +353,7 @@ class Connection:
                     code=pb.ERROR_CODE_STALE_REQUEST, request_id=rid,
                     message=f"request {rid} is not outstanding: answered already or too late"
                     + want,
-                ))
+                ), self._game_of(rid))
         elif kind == "hello":
             if not self.hello.done():
                 self.hello.set_result(msg.hello)
@@ -362,7 +366,14 @@ class Connection:
                 code=pb.ERROR_CODE_MALFORMED, message="empty message: set hello or action"
             ))
 
-    def _reject(self, err: pb.Error) -> None:
+    def _game_of(self, request_id: int) -> str | None:
+        """The game in which this stream was sent request ``request_id``, if known."""
+        for first, game in reversed(self._games):
+            if request_id >= first:
+                return game
+        return None
+
+    def _reject(self, err: pb.Error, game_id: str | None = None) -> None:
         self.unsolicited += 1
         if self.unsolicited > self.limits.max_unsolicited:
             self.abort = (
@@ -377,8 +388,9 @@ class Connection:
             return
         log.info("bad_message", bot=self.bot, code=pb.ErrorCode.Name(err.code), msg=err.message)
         if self.on_incident is not None:
+            where = {} if game_id is None else {"game_id": game_id}
             self.on_incident("protocol", bot=self.bot, code=pb.ErrorCode.Name(err.code),
-                             message=err.message)
+                             message=err.message, **where)
         self.spawn(self._send_quiet(pb.PlayResponse(error=err)))
 
     def spawn(self, coro: Awaitable[Any]) -> None:
@@ -461,6 +473,11 @@ class Connection:
         fut: asyncio.Future[tuple[bytes, float]] = loop.create_future()
         self._pending = (request_id, fut)
         self._last_request = request_id
+        games = self._games
+        if not games or games[-1][1] != self.game_id:
+            games.append((request_id, self.game_id))  # the first request of a game
+            if len(games) > 8:
+                del games[0]
         try:
             t0 = await self.send(request, task)
         except BaseException:
@@ -519,6 +536,8 @@ class Seat:
     #: The practice session the seat belongs to, if any: a practice stream of the bot
     #: that comes back takes the seat over and stays until the session ends.
     session: asyncio.Future[None] | None = None
+    #: The game the seat is in (set by the game when it starts).
+    game_id: str = ""
 
     @property
     def remote(self) -> bool:
@@ -528,6 +547,7 @@ class Seat:
         """Seat ``conn`` here (a stream of this seat's bot), and watch it."""
         self.conn = conn
         conn.busy = True
+        conn.game_id = self.game_id
         hook = self.lost_hook
         conn.on_lost = None if hook is None else (lambda: hook(self))
         self.reattached.set()
@@ -789,6 +809,7 @@ class GameRunner:
         rec.labels.setdefault("started_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         for s in self.seats:
             s.bank = spec.time_control.bank
+            s.game_id = spec.game_id
             if s.remote:
                 s.lost_hook = self._lost
             if s.conn is not None:
