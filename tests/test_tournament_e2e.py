@@ -728,6 +728,90 @@ def test_kill_9_mid_tournament_then_resume(tmp_path: Path) -> None:
     assert servers[-1].proc.returncode == 0, servers[-1].err.read_text(encoding="utf-8")[-3000:]
 
 
+def test_sigterm_mid_tournament_then_resume(tmp_path: Path) -> None:
+    """``chinchon serve`` stopped with SIGTERM in the middle of a tournament, with a short
+    reconnect grace: it exits 0; no game is forfeited because of the shutdown (before,
+    the game cut at the end of the grace became a disconnect forfeit, and each game left
+    a no-show) and the tournament stays running. Started again on the same port and
+    database, it resumes; the SDK bots, which retry a referee that is shutting down,
+    come back by themselves, and every game is played to its end exactly once."""
+    port = free_port()
+    db = tmp_path / "referee.sqlite3"
+    admin = (("authorization", f"Bearer {ADMIN}"),)
+    servers: list[Serve] = []
+    bot_procs: list[subprocess.Popen[bytes]] = []
+    try:
+        servers.append(Serve(tmp_path, port, db, 1))
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+            stub = tpb_grpc.TournamentServiceStub(ch)
+            spec = tpb.TournamentSpec(
+                name="sigterm cup",
+                participants=[tpb.Participant(name=b, token=f"tok-{b}") for b in ("sa", "sb")],
+                rules=g.RuleSet(score_limit=40),
+                time_control=g.TimeControl(per_move=dur(1.0), bank=dur(5.0)),
+                policies=tpb.Policies(reconnect_grace=dur(0.5)),
+                table_size=2, games_per_pairing=10, start_when_connected=True,
+                concurrency=1, seed="sigterm-seed",
+            )
+            tid = stub.CreateTournament(tpb.CreateTournamentRequest(spec=spec),
+                                        metadata=admin, timeout=10).tournament.id
+        for b in ("sa", "sb"):
+            with open(tmp_path / f"{b}.log", "wb") as err:
+                bot_procs.append(subprocess.Popen(
+                    [*sdk_bot("greedy"), "--target", f"127.0.0.1:{port}", "--token", f"tok-{b}"],
+                    stdout=subprocess.DEVNULL, stderr=err,
+                    env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                ))
+        deadline = time.monotonic() + 60
+        while True:
+            status = Counter(x["status"] for x in db_games(db, tid).values())
+            if status["finished"] >= 2 and status["running"] >= 1:
+                break
+            assert time.monotonic() < deadline, f"no progress: {status}"
+            time.sleep(0.01)
+        servers[0].proc.send_signal(signal.SIGTERM)
+        assert servers[0].proc.wait(20) == 0
+        err = servers[0].err.read_text(encoding="utf-8")
+        assert "Traceback" not in err and "never retrieved" not in err, err[-3000:]
+        time.sleep(1.0)  # twice the reconnect grace: nothing is recorded after the exit
+        stopped = db_games(db, tid)
+        done = {k: v for k, v in stopped.items() if v["status"] == "finished"}
+        assert 2 <= len(done) < 10
+        for v in done.values():
+            assert json.loads(v["record"])["result"]["termination"] in PLAYED
+        con = sqlite3.connect(db)
+        try:
+            (t_status,) = con.execute("SELECT status FROM tournaments WHERE id = ?",
+                                      (tid,)).fetchone()
+        finally:
+            con.close()
+        assert t_status == "running"
+
+        servers.append(Serve(tmp_path, port, db, 2))
+        deadline = time.monotonic() + 120
+        while True:
+            after = db_games(db, tid)
+            if all(v["status"] == "finished" for v in after.values()):
+                break
+            assert time.monotonic() < deadline, Counter(v["status"] for v in after.values())
+            time.sleep(0.05)
+        assert len(after) == 10
+        for k, v in done.items():  # kept as they were
+            assert after[k]["record"] == v["record"]
+        for v in after.values():
+            rec = json.loads(v["record"])
+            assert rec["result"]["termination"] in PLAYED, rec["result"]
+            check_record(rec)
+    finally:
+        for p in bot_procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        for s in servers:
+            s.stop()
+    assert servers[-1].proc.returncode == 0, servers[-1].err.read_text(encoding="utf-8")[-3000:]
+
+
 # -- e: the admin API needs the admin token ------------------------------------------------
 
 

@@ -94,8 +94,9 @@ class Director:
         return TournamentSpec.from_dict({k: v for k, v in row.spec.items() if not k.startswith("_")})
 
     # -- running --------------------------------------------------------------------------
-    def start(self, tid: str) -> None:
-        """Run (or resume) a tournament in the background."""
+    def start(self, tid: str, resumed: bool = False) -> None:
+        """Run (or resume) a tournament in the background. ``resumed``: it was running
+        when the referee stopped (its bots are given time to reconnect first)."""
         row = self.store.tournament(tid)
         if row is None:
             raise KeyError(tid)
@@ -103,7 +104,7 @@ class Director:
             raise ValueError(f"tournament {tid} is {row.status}")
         task = self._tasks.get(tid)
         if task is None or task.done():
-            self._tasks[tid] = asyncio.ensure_future(self.run(tid))
+            self._tasks[tid] = asyncio.ensure_future(self.run(tid, resumed=resumed))
 
     def resume_all(self) -> list[str]:
         """At start-up: pick up every tournament that was running, or scheduled to start
@@ -114,7 +115,8 @@ class Director:
             or (t.status == "scheduled" and t.spec.get("start") != "manual")
         ]
         for tid in ids:
-            self.start(tid)
+            row = self.store.tournament(tid)
+            self.start(tid, resumed=row is not None and row.status == "running")
         return ids
 
     async def start_now(self, tid: str) -> None:
@@ -164,9 +166,9 @@ class Director:
         self._emit(tid, "tournament cancelled")
         self._close_watchers(tid)
 
-    async def run(self, tid: str, force_start: bool = False) -> None:
+    async def run(self, tid: str, force_start: bool = False, resumed: bool = False) -> None:
         try:
-            await self._run(tid, force_start)
+            await self._run(tid, force_start, resumed)
         except ShuttingDown:
             # The referee stopped: the tournament stays "running", and its games that
             # were stopped are voided and played again when it resumes.
@@ -175,12 +177,20 @@ class Director:
                             "where it stopped")
             self._close_watchers(tid)
 
-    async def _run(self, tid: str, force_start: bool) -> None:
+    async def _run(self, tid: str, force_start: bool, resumed: bool) -> None:
         spec = self.spec_of(tid)
         row = self.store.tournament(tid)
         assert row is not None
         if row.status == "scheduled" and not force_start:
             await self._wait_for_start(tid, spec)
+        elif resumed:
+            # The referee was restarted: its bots need a moment to find it again (the
+            # SDK retries for 30 s) before a game may count them absent.
+            wait = max(30.0, spec.policies.reconnect_grace)
+            self._emit(tid, f"resuming: waiting up to {wait:g} s for every bot to reconnect")
+            if not await self.referee.lobby.wait_all(spec.bots, wait):
+                missing = [b for b in spec.bots if not self.referee.lobby.connected(b)]
+                log.info("resuming_without", tournament=tid, missing=missing)
         voided = self.store.void_running(tid)
         if voided:
             log.info("games_voided", tournament=tid, count=voided)
