@@ -113,6 +113,7 @@ class InProcess:
         if self._watch is not None and not self._watch.done():
             self._watch.cancel()
         await self.server.stop(0)
+        await self.director.settle(5.0)  # nothing is written to the store after it closes
         self.store.close()
 
     @classmethod
