@@ -117,7 +117,9 @@ def test_sigterm_with_a_bot_stream_open_stops_cleanly(tmp_path: Path) -> None:
             assert code == grpc.StatusCode.UNAVAILABLE
             assert details == "the referee is shutting down"
             assert proc.wait(20) == 0
-            assert time.monotonic() - t0 < 20
+            # No game runs: the open health watch does not hold the shutdown for its 5 s
+            # grace (it did before), the process is gone within a second or so.
+            assert time.monotonic() - t0 < 4.5
         finally:
             outgoing.put(None)
             channel.close()
