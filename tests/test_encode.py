@@ -23,7 +23,7 @@ from chinchon.engine import (
 )
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
-from chinchon.wire import action_from_wire, action_to_wire, observation_to_wire
+from chinchon.wire import action_from_wire, action_to_wire, duration, observation_to_wire
 from chinchon_referee.encode import (
     RequestEncoder,
     answer_fields,
@@ -32,7 +32,6 @@ from chinchon_referee.encode import (
     duration_bytes,
     varint,
 )
-from chinchon_referee.referee import duration
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.internal.encoder import _VarintBytes
 from hypothesis import given, settings

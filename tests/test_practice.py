@@ -30,7 +30,7 @@ from chinchon.engine import (
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
-from chinchon.wire import rules_to_wire
+from chinchon.wire import rules_to_wire, seconds_of
 from chinchon_referee.house import make_house_bot
 from google.protobuf import json_format
 
@@ -43,10 +43,6 @@ PLAYED = ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
 
 def run(coro: Any) -> Any:
     return asyncio.run(coro)
-
-
-def _secs(d: Any) -> float:
-    return float(d.seconds + d.nanos / 1e9)
 
 
 def _received(proc: BotProc) -> list[pb.PlayResponse]:
@@ -180,14 +176,14 @@ def test_practice_with_a_named_rule_set_and_clock_echoes_and_enforces_them() -> 
     assert started.rules == rules_to_wire(want)
     for f in g.RuleSet.DESCRIPTOR.fields:
         assert started.rules.HasField(f.name), f.name
-    assert _secs(started.time_control.per_move) == pytest.approx(0.75)
-    assert _secs(started.time_control.bank) == pytest.approx(4.5)
+    assert seconds_of(started.time_control.per_move) == pytest.approx(0.75)
+    assert seconds_of(started.time_control.bank) == pytest.approx(4.5)
     requests = _kinds(msgs, "action_request")
     assert requests[0].observation.rules == rules_to_wire(want)
     # The clock is in force: the first request has the whole move time and bank.
-    assert _secs(requests[0].move_time) == pytest.approx(0.75)
-    assert _secs(requests[0].bank_time) == pytest.approx(4.5)
-    assert all(_secs(r.move_time) <= 0.75 + 1e-9 for r in requests)
+    assert seconds_of(requests[0].move_time) == pytest.approx(0.75)
+    assert seconds_of(requests[0].bank_time) == pytest.approx(4.5)
+    assert all(seconds_of(r.move_time) <= 0.75 + 1e-9 for r in requests)
     # The rule set is in force, not only echoed: 48 cards and 2 jokers are dealt.
     (ended,) = _kinds(msgs, "game_ended")
     rec = _record_dict(ended)
@@ -247,8 +243,8 @@ def test_practice_any_pairs_two_bots_with_the_same_rules_and_clock_only() -> Non
         assert sorted(x.players) == ["alice", "bob"]
         assert x.players[x.seat] == "alice" and y.players[y.seat] == "bob"
         assert x.rules == rules_to_wire(RuleSet(score_limit=40, max_turns_per_hand=30))
-        assert _secs(x.time_control.per_move) == pytest.approx(2.0)
-        assert _secs(x.time_control.bank) == pytest.approx(10.0)
+        assert seconds_of(x.time_control.per_move) == pytest.approx(2.0)
+        assert seconds_of(x.time_control.bank) == pytest.approx(10.0)
     assert sa[0].seat != sa[1].seat  # seats alternate
     ea, eb = _kinds(a, "game_ended"), _kinds(b, "game_ended")
     for x, y, s in zip(ea, eb, sa, strict=True):

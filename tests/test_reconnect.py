@@ -13,6 +13,7 @@ import pytest
 from chinchon.engine import replay
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
+from chinchon.wire import seconds_of
 from chinchon_referee.config import Policies, RefereeConfig, TimeControl
 from chinchon_referee.referee import Seat, _record_to_wire
 
@@ -21,10 +22,6 @@ from tests.helpers import spec, start
 
 def run(coro):
     return asyncio.run(coro)
-
-
-def _secs(d: Any) -> float:
-    return float(d.seconds + d.nanos / 1e9)
 
 
 class Bot:
@@ -111,7 +108,7 @@ def test_the_clock_keeps_running_while_the_bot_is_away() -> None:
                      policies=Policies(reconnect_grace=10.0, max_strikes=3))
             game = asyncio.ensure_future(server.referee.play(s))
             first = (await bot.next("action_request")).action_request
-            allowed = _secs(first.move_time) + _secs(first.bank_time)
+            allowed = seconds_of(first.move_time) + seconds_of(first.bank_time)
             assert abs(allowed - 1.2) < 1e-9
             # Think 0.5 s, then drop and come back: 0.5 s of the 1.2 s are gone.
             await asyncio.sleep(0.5)
@@ -124,7 +121,7 @@ def test_the_clock_keeps_running_while_the_bot_is_away() -> None:
             away = time.monotonic() - t_drop
             assert again.request_id != first.request_id
             assert list(again.legal_actions) == list(first.legal_actions)  # the same decision
-            left = _secs(again.move_time) + _secs(again.bank_time)
+            left = seconds_of(again.move_time) + seconds_of(again.bank_time)
             assert left <= 1.2 - 0.5 + 0.01, (left, away)
             assert left >= 1.2 - 0.5 - away - 0.05, (left, away)
             # Now leave at once and stay away past what is left: the move is timed out

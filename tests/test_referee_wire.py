@@ -19,6 +19,7 @@ from chinchon.engine import cards_of, deck_cards
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
+from chinchon.wire import seconds_of
 from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
 from chinchon_referee.referee import Connection, Deadlines, Disconnected, WriteWatch
 
@@ -28,10 +29,6 @@ from tests.test_referee import _play_call
 
 def run(coro):
     return asyncio.run(coro)
-
-
-def _secs(d: Any) -> float:
-    return d.seconds + d.nanos / 1e9
 
 
 # -- confirmations over a real server -------------------------------------------------------
@@ -120,7 +117,7 @@ def _check_confirmations(
             acc = msg.accepted
             assert acc.request_id == rid
             assert acc.action == action
-            assert 0.0 <= _secs(acc.time_taken) < 5.0
+            assert 0.0 <= seconds_of(acc.time_taken) < 5.0
             assert acc.time_taken.seconds >= 0 and acc.time_taken.nanos >= 0
             confirmations.append(acc)
         else:

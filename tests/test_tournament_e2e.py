@@ -31,6 +31,7 @@ from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import record_pb2
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
+from chinchon.wire import duration
 from chinchon_referee.admin import add_admin_service
 from chinchon_referee.auth import TokenBook
 from chinchon_referee.director import Director, TournamentEvent
@@ -39,7 +40,6 @@ from chinchon_referee.standings import compute, summarize_game
 from chinchon_referee.storage import SqliteStore
 from chinchon_referee.tournament import TournamentSpec
 from google.protobuf import json_format
-from google.protobuf.duration_pb2 import Duration
 
 from tests.helpers import ADMIN, NODE_BOT, ROOT, sdk_bot, spawn, stop
 
@@ -506,12 +506,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def dur(seconds: float) -> Duration:
-    d = Duration()
-    d.FromNanoseconds(int(seconds * 1e9))
-    return d
-
-
 class Serve:
     """``chinchon serve`` as a child process; stdout and stderr go to files."""
 
@@ -577,8 +571,8 @@ def test_kill_9_mid_tournament_then_resume(tmp_path: Path) -> None:
                 name="kill-9 cup",
                 participants=[tpb.Participant(name=b, token=f"tok-{b}") for b in bots],
                 rules=g.RuleSet(score_limit=60),
-                time_control=g.TimeControl(per_move=dur(1.0), bank=dur(5.0)),
-                policies=tpb.Policies(reconnect_grace=dur(15.0)),
+                time_control=g.TimeControl(per_move=duration(1.0), bank=duration(5.0)),
+                policies=tpb.Policies(reconnect_grace=duration(15.0)),
                 table_size=2, games_per_pairing=6, start_when_connected=True,
                 concurrency=2, seed="kill-seed",
             )
@@ -749,8 +743,8 @@ def test_sigterm_mid_tournament_then_resume(tmp_path: Path) -> None:
                 name="sigterm cup",
                 participants=[tpb.Participant(name=b, token=f"tok-{b}") for b in ("sa", "sb")],
                 rules=g.RuleSet(score_limit=40),
-                time_control=g.TimeControl(per_move=dur(1.0), bank=dur(5.0)),
-                policies=tpb.Policies(reconnect_grace=dur(0.5)),
+                time_control=g.TimeControl(per_move=duration(1.0), bank=duration(5.0)),
+                policies=tpb.Policies(reconnect_grace=duration(0.5)),
                 table_size=2, games_per_pairing=10, start_when_connected=True,
                 concurrency=1, seed="sigterm-seed",
             )

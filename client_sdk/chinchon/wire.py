@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from google.protobuf.duration_pb2 import Duration
+
 from chinchon.engine import (
     DRAW_DISCARD,
     DRAW_STOCK,
@@ -41,6 +43,19 @@ from chinchon.engine import (
 from chinchon.engine.game import SHARED_EVENTS
 from chinchon.engine.record import rules_to_json
 from chinchon.v1 import game_pb2 as g
+
+
+def duration(seconds: float) -> Duration:
+    """``seconds`` as a ``google.protobuf.Duration`` (a negative time counts as 0)."""
+    d = Duration()
+    d.FromNanoseconds(max(0, int(seconds * 1e9)))
+    return d
+
+
+def seconds_of(d: Duration) -> float:
+    """A ``google.protobuf.Duration`` in seconds."""
+    return float(d.seconds + d.nanos / 1e9)
+
 
 _PHASE_TO_WIRE = {
     Phase.DEAL: g.PHASE_DEAL,

@@ -52,11 +52,12 @@ from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon.v1 import tournament_pb2 as t
 from chinchon.wire import (
     action_to_wire,
+    duration,
     hand_result_to_wire,
     rules_from_wire,
     rules_to_wire,
+    seconds_of,
 )
-from google.protobuf.duration_pb2 import Duration
 
 from . import __version__
 from .config import Limits, Policies, RefereeConfig, TimeControl
@@ -67,16 +68,6 @@ from .logs import get_logger
 
 log = get_logger("referee")
 _request_ids = itertools.count(1)
-
-
-def duration(seconds: float) -> Duration:
-    d = Duration()
-    d.FromNanoseconds(max(0, int(seconds * 1e9)))
-    return d
-
-
-def _seconds(d: Duration) -> float:
-    return d.seconds + d.nanos / 1e9
 
 
 class Disconnected(Exception):
@@ -1243,8 +1234,8 @@ class Referee:
         if req.HasField("time_control"):
             try:
                 tc = TimeControl(
-                    _seconds(req.time_control.per_move) or tc.per_move,
-                    _seconds(req.time_control.bank) if req.time_control.HasField("bank") else tc.bank,
+                    seconds_of(req.time_control.per_move) or tc.per_move,
+                    seconds_of(req.time_control.bank) if req.time_control.HasField("bank") else tc.bank,
                 )
             except ValueError as e:
                 await conn.send(pb.PlayResponse(error=pb.Error(
@@ -1254,7 +1245,7 @@ class Referee:
         seed = req.seed or uuid.uuid4().hex
         if opponent == "any":
             lim = self.config.limits
-            wait = _seconds(req.wait) if req.HasField("wait") else lim.practice_wait
+            wait = seconds_of(req.wait) if req.HasField("wait") else lim.practice_wait
             if not 0 < wait <= lim.max_practice_wait:
                 await conn.send(pb.PlayResponse(error=pb.Error(
                     code=pb.ERROR_CODE_BAD_REQUEST,

@@ -41,7 +41,7 @@ import grpc
 from chinchon.engine import Action, Bot, Observation
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
-from chinchon.wire import action_from_wire, action_to_wire, observation_from_wire
+from chinchon.wire import action_from_wire, action_to_wire, observation_from_wire, seconds_of
 
 log = logging.getLogger("chinchon.sdk")
 
@@ -299,7 +299,7 @@ class BotClient:
     def _handle(self, msg: pb.PlayResponse) -> pb.PlayRequest | None:
         if msg.HasField("accepted"):
             self.report.accepted += 1
-            self.report.think_time += _seconds(msg.accepted.time_taken)
+            self.report.think_time += seconds_of(msg.accepted.time_taken)
         kind = msg.WhichOneof("kind")
         if kind == "welcome":
             self._welcomed = True
@@ -310,7 +310,7 @@ class BotClient:
             legal: list[Action] = [action_from_wire(a) for a in req.legal_actions]
             context = RequestContext(
                 game_id=req.game_id, seat=obs.seat, request_id=req.request_id, attempt=req.attempt,
-                move_time=_seconds(req.move_time), bank_time=_seconds(req.bank_time),
+                move_time=seconds_of(req.move_time), bank_time=seconds_of(req.bank_time),
                 received_at=now,
             )
             action = self._choose(obs, legal, context)
@@ -341,11 +341,6 @@ class BotClient:
             if msg.error.code == pb.ERROR_CODE_BAD_REQUEST:
                 raise FatalError(msg.error.message)
         return None
-
-
-def _seconds(d: Any) -> float:
-    """A ``google.protobuf.Duration`` in seconds."""
-    return float(d.seconds + d.nanos / 1e9)
 
 
 def run_bot(
