@@ -1123,9 +1123,7 @@ class Referee:
         if release is None:
             release = seats is None
         if self.closing is not None:
-            for s in seats or ():
-                if s.conn is not None:
-                    await self.lobby.release(s.conn)  # ended, saying why
+            await self._release(seats)  # the lobby ends their streams, saying why
             raise ShuttingDown(self.closing)
         if seats is None:
             seats = []
@@ -1142,14 +1140,10 @@ class Referee:
                         if s.conn is None:
                             absent.append(s.index)
             except ShuttingDown:
-                for s in seats:
-                    if s.conn is not None:
-                        await self.lobby.release(s.conn)
+                await self._release(seats)
                 raise
             if absent:
-                for s in seats:
-                    if s.conn is not None:
-                        await self.lobby.release(s.conn)
+                await self._release(seats)
                 return self._no_show(spec, seats, absent)
         self.games_running += 1
         given = [s.conn for s in seats]
@@ -1171,6 +1165,13 @@ class Referee:
         for listener in self.listeners:
             await listener(outcome)
         return outcome
+
+    async def _release(self, seats: Sequence[Seat] | None) -> None:
+        """Give the seats' streams back to the lobby (which ends them, saying why, once
+        the referee is shutting down)."""
+        for s in seats or ():
+            if s.conn is not None:
+                await self.lobby.release(s.conn)
 
     def _aborted(self, spec: GameSpec, seats: list[Seat], why: str) -> GameOutcome:
         rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
@@ -1222,13 +1223,11 @@ class Referee:
             if rules.players != 2:
                 raise RuleSetError("players", "practice games are for 2 players")
         except RuleSetError as e:
-            await conn.send(pb.PlayResponse(error=pb.Error(
-                code=pb.ERROR_CODE_BAD_REQUEST, message=str(e))))
+            await _refuse(conn, str(e))
             return
         games = req.games or 1
         if not 1 <= games <= 100:
-            await conn.send(pb.PlayResponse(error=pb.Error(
-                code=pb.ERROR_CODE_BAD_REQUEST, message=f"games must be 1 to 100, got {games}")))
+            await _refuse(conn, f"games must be 1 to 100, got {games}")
             return
         tc = self.config.time_control
         if req.HasField("time_control"):
@@ -1238,8 +1237,7 @@ class Referee:
                     seconds_of(req.time_control.bank) if req.time_control.HasField("bank") else tc.bank,
                 )
             except ValueError as e:
-                await conn.send(pb.PlayResponse(error=pb.Error(
-                    code=pb.ERROR_CODE_BAD_REQUEST, message=str(e))))
+                await _refuse(conn, str(e))
                 return
         opponent = req.opponent or "greedy"
         seed = req.seed or uuid.uuid4().hex
@@ -1247,17 +1245,14 @@ class Referee:
             lim = self.config.limits
             wait = seconds_of(req.wait) if req.HasField("wait") else lim.practice_wait
             if not 0 < wait <= lim.max_practice_wait:
-                await conn.send(pb.PlayResponse(error=pb.Error(
-                    code=pb.ERROR_CODE_BAD_REQUEST,
-                    message=f"wait must be more than 0 s and at most "
-                            f"{lim.max_practice_wait:g} s, got {wait:g} s")))
+                await _refuse(conn, f"wait must be more than 0 s and at most "
+                                    f"{lim.max_practice_wait:g} s, got {wait:g} s")
                 return
             await self._practice_pair(conn, req, rules, tc, seed, games, wait)
             return
         if opponent not in HOUSE_BOTS:
-            await conn.send(pb.PlayResponse(error=pb.Error(
-                code=pb.ERROR_CODE_BAD_REQUEST,
-                message=f"unknown opponent '{opponent}': choose {', '.join(HOUSE_BOTS)} or any")))
+            await _refuse(conn, f"unknown opponent '{opponent}': choose "
+                                f"{', '.join(HOUSE_BOTS)} or any")
             return
         session = asyncio.current_task()
         sid = conn.id  # names the session's games, whichever stream holds the seat
@@ -1310,10 +1305,8 @@ class Referee:
                 if not waiting:
                     self._practice_waiting.pop(key, None)
                 if not conn.closed.is_set():
-                    await conn.send(pb.PlayResponse(error=pb.Error(
-                        code=pb.ERROR_CODE_BAD_REQUEST,
-                        message=f"no other bot asked for the same practice (rules, clock, "
-                                f"games and seed) within {wait:g} s")))
+                    await _refuse(conn, "no other bot asked for the same practice (rules, "
+                                        f"clock, games and seed) within {wait:g} s")
             return
         other, done = waiting.pop(0)
         session = asyncio.current_task()
@@ -1343,6 +1336,11 @@ class Referee:
 
 
 # -- the gRPC service -------------------------------------------------------------------------
+
+
+async def _refuse(conn: Connection, message: str) -> None:
+    """Refuse a practice request: an ERROR_CODE_BAD_REQUEST error saying why."""
+    await conn.send(pb.PlayResponse(error=pb.Error(code=pb.ERROR_CODE_BAD_REQUEST, message=message)))
 
 
 def _log_session_error(session: asyncio.Future[None]) -> None:
