@@ -1402,9 +1402,6 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 conn.queue = True
                 await self.referee.lobby.add(conn)
                 await conn.closed.wait()
-            if conn.abort is None and self.referee.closing is not None:
-                # A practice session cut short by the shutdown: say so, not OK.
-                conn.abort = (grpc.StatusCode.UNAVAILABLE, self.referee.closing)
             if conn.abort:
                 await context.abort(*conn.abort)
         except Disconnected:
