@@ -109,15 +109,14 @@ class Director:
     def resume_all(self) -> list[str]:
         """At start-up: pick up every tournament that was running, or scheduled to start
         by itself (a "manual" one waits for StartTournament)."""
-        ids = [
-            t.id for t in self.store.tournaments()
+        rows = [
+            t for t in self.store.tournaments()
             if t.status == "running"
             or (t.status == "scheduled" and t.spec.get("start") != "manual")
         ]
-        for tid in ids:
-            row = self.store.tournament(tid)
-            self.start(tid, resumed=row is not None and row.status == "running")
-        return ids
+        for t in rows:
+            self.start(t.id, resumed=t.status == "running")
+        return [t.id for t in rows]
 
     async def start_now(self, tid: str) -> None:
         """Start at once, whatever the declared start (admin StartTournament)."""
