@@ -556,6 +556,43 @@ def db_games(db: Path, tid: str) -> dict[str, dict[str, Any]]:
                    "voided": r[5], "record": r[6], "stats": r[7]} for r in rows}
 
 
+def launch_sdk_bots(tmp_path: Path, port: int, bots: dict[str, str],
+                    streams: int = 1) -> list[subprocess.Popen[bytes]]:
+    """``streams`` SDK bot processes per bot (name -> engine bot) against the referee on
+    ``port``, each logging to ``tmp_path/NAME.I.log``."""
+    procs = []
+    for b, kind in bots.items():
+        for i in range(streams):
+            with open(tmp_path / f"{b}.{i}.log", "wb") as err:
+                procs.append(subprocess.Popen(
+                    [*sdk_bot(kind), "--target", f"127.0.0.1:{port}", "--token", f"tok-{b}"],
+                    stdout=subprocess.DEVNULL, stderr=err,
+                    env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                ))
+    return procs
+
+
+def wait_mid_tournament(db: Path, tid: str) -> None:
+    """Wait until at least two games of ``tid`` are done and another is in flight."""
+    deadline = time.monotonic() + 60
+    while True:
+        status = Counter(x["status"] for x in db_games(db, tid).values())
+        if status["finished"] >= 2 and status["running"] >= 1:
+            return
+        assert time.monotonic() < deadline, f"no progress: {status}"
+        time.sleep(0.01)
+
+
+def stop_all(bot_procs: list[subprocess.Popen[bytes]], servers: list[Serve]) -> None:
+    """Kill the bot processes and stop the servers (SIGTERM)."""
+    for p in bot_procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+    for s in servers:
+        s.stop()
+
+
 def test_kill_9_mid_tournament_then_resume(tmp_path: Path) -> None:
     port = free_port()
     db = tmp_path / "referee.sqlite3"
@@ -589,22 +626,10 @@ def test_kill_9_mid_tournament_then_resume(tmp_path: Path) -> None:
                 games_per_pairing=2)), metadata=admin, timeout=10)
             assert other.tournament.status == tpb.TOURNAMENT_STATUS_SCHEDULED
             assert all(p.token for p in other.participants)  # generated, shown once
-        for b, kind in bots.items():
-            for i in range(2):  # two streams per bot: two games at once
-                with open(tmp_path / f"{b}.{i}.log", "wb") as err:
-                    bot_procs.append(subprocess.Popen(
-                        [*sdk_bot(kind), "--target", f"127.0.0.1:{port}", "--token", f"tok-{b}"],
-                        stdout=subprocess.DEVNULL, stderr=err,
-                        env=dict(os.environ, PYTHONUNBUFFERED="1"),
-                    ))
+        # Two streams per bot: two games at once.
+        bot_procs += launch_sdk_bots(tmp_path, port, bots, streams=2)
         # Kill the referee when at least two games are done and others are in flight.
-        deadline = time.monotonic() + 60
-        while True:
-            status = Counter(x["status"] for x in db_games(db, tid).values())
-            if status["finished"] >= 2 and status["running"] >= 1:
-                break
-            assert time.monotonic() < deadline, f"no progress: {status}"
-            time.sleep(0.01)
+        wait_mid_tournament(db, tid)
         servers[0].kill9()
         before = db_games(db, tid)
         done_before = {k: v for k, v in before.items() if v["status"] == "finished"}
@@ -713,12 +738,7 @@ def test_kill_9_mid_tournament_then_resume(tmp_path: Path) -> None:
             except grpc.RpcError as e:
                 assert e.code() == grpc.StatusCode.FAILED_PRECONDITION
     finally:
-        for p in bot_procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-        for s in servers:
-            s.stop()
+        stop_all(bot_procs, servers)
     # The restarted referee shut down cleanly on SIGTERM.
     assert servers[-1].proc.returncode == 0, servers[-1].err.read_text(encoding="utf-8")[-3000:]
 
@@ -750,20 +770,8 @@ def test_sigterm_mid_tournament_then_resume(tmp_path: Path) -> None:
             )
             tid = stub.CreateTournament(tpb.CreateTournamentRequest(spec=spec),
                                         metadata=admin, timeout=10).tournament.id
-        for b in ("sa", "sb"):
-            with open(tmp_path / f"{b}.log", "wb") as err:
-                bot_procs.append(subprocess.Popen(
-                    [*sdk_bot("greedy"), "--target", f"127.0.0.1:{port}", "--token", f"tok-{b}"],
-                    stdout=subprocess.DEVNULL, stderr=err,
-                    env=dict(os.environ, PYTHONUNBUFFERED="1"),
-                ))
-        deadline = time.monotonic() + 60
-        while True:
-            status = Counter(x["status"] for x in db_games(db, tid).values())
-            if status["finished"] >= 2 and status["running"] >= 1:
-                break
-            assert time.monotonic() < deadline, f"no progress: {status}"
-            time.sleep(0.01)
+        bot_procs += launch_sdk_bots(tmp_path, port, {"sa": "greedy", "sb": "greedy"})
+        wait_mid_tournament(db, tid)
         servers[0].proc.send_signal(signal.SIGTERM)
         assert servers[0].proc.wait(20) == 0
         err = servers[0].err.read_text(encoding="utf-8")
@@ -798,12 +806,7 @@ def test_sigterm_mid_tournament_then_resume(tmp_path: Path) -> None:
             assert rec["result"]["termination"] in PLAYED, rec["result"]
             check_record(rec)
     finally:
-        for p in bot_procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-        for s in servers:
-            s.stop()
+        stop_all(bot_procs, servers)
     assert servers[-1].proc.returncode == 0, servers[-1].err.read_text(encoding="utf-8")[-3000:]
 
 
