@@ -18,7 +18,7 @@ from chinchon_referee.auth import TokenBook
 from chinchon_referee.config import Policies, TimeControl
 from chinchon_referee.director import Director
 from chinchon_referee.referee import GameOutcome, ShuttingDown
-from chinchon_referee.server import start_server
+from chinchon_referee.server import RunningServer, start_server
 from chinchon_referee.storage import SqliteStore
 from chinchon_referee.tournament import TournamentSpec
 
@@ -32,6 +32,18 @@ STOPPED = f"{SHUTTING_DOWN}: the game in progress was stopped before its end and
 
 def run(coro: Any) -> Any:
     return asyncio.run(coro)
+
+
+def _recorded(server: RunningServer) -> list[GameOutcome]:
+    """The outcomes the referee reports to its listeners from now on (what a tournament
+    or `chinchon serve` would record)."""
+    outcomes: list[GameOutcome] = []
+
+    async def listener(o: GameOutcome) -> None:
+        outcomes.append(o)
+
+    server.referee.listeners.append(listener)
+    return outcomes
 
 
 async def _status_at_end(bot: Bot, answer: bool) -> tuple[grpc.StatusCode, str]:
@@ -57,12 +69,7 @@ def test_a_game_still_running_when_the_grace_ends_is_stopped_without_a_result() 
 
     async def main() -> None:
         server = await start(["a", "b"])
-        outcomes: list[GameOutcome] = []
-
-        async def listener(o: GameOutcome) -> None:
-            outcomes.append(o)
-
-        server.referee.listeners.append(listener)
+        outcomes = _recorded(server)
         a, b = Bot(server.target, "a"), Bot(server.target, "b")
         await a.back()
         await b.back()
@@ -108,12 +115,7 @@ def test_no_game_starts_and_no_bot_is_waited_for_once_the_shutdown_begins() -> N
 
     async def main() -> None:
         server = await start(["a", "b"])
-        outcomes: list[GameOutcome] = []
-
-        async def listener(o: GameOutcome) -> None:
-            outcomes.append(o)
-
-        server.referee.listeners.append(listener)
+        outcomes = _recorded(server)
         waiting = asyncio.ensure_future(server.referee.play(
             spec("waiting", ["a", "b"], policies=Policies(reconnect_grace=30.0))))
         await asyncio.sleep(0.2)
