@@ -27,7 +27,8 @@ from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon.wire import observation_to_wire
 from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
-from chinchon_referee.referee import GameSpec
+from chinchon_referee.referee import GameOutcome, GameSpec
+from chinchon_referee.server import RunningServer
 from google.protobuf import json_format
 from hypothesis import Phase as HPhase
 from hypothesis import example, given, settings
@@ -620,18 +621,32 @@ async def _requests_seen(bot: BotProc, n: int, timeout: float = 20) -> None:
     raise AssertionError(f"fewer than {n} requests in {timeout:g} s")
 
 
+async def _victim_killed_mid_game(
+    server: RunningServer, victim_cmd: list[str], game_id: str, grace: float,
+    procs: list[BotProc],
+) -> tuple[asyncio.Future[GameOutcome], float]:
+    """Start a game between ``victim`` (a raw bot run as ``victim_cmd``) and ``other`` (an
+    SDK bot), both appended to ``procs``, and SIGKILL the victim once it has seen six
+    requests. The game's task, and the monotonic time of the kill."""
+    victim = await spawn(victim_cmd, server, "victim")
+    procs.append(victim)
+    procs.append(await spawn(sdk_bot("greedy"), server, "other"))
+    await _connected(server, "victim", "other")
+    s = spec(game_id, ["victim", "other"], policies=Policies(reconnect_grace=grace))
+    game = asyncio.ensure_future(play(server.referee, s))
+    await _requests_seen(victim, 6)
+    killed = time.monotonic()
+    victim.proc.kill()  # SIGKILL: no goodbye
+    await victim.wait()
+    return game, killed
+
+
 async def _kill_mid_game(restart_after: float | None, grace: float) -> tuple:
     server = await start(["victim", "other"])
-    victim = await spawn(raw_bot("slow", "--delay", "0.02"), server, "victim")
-    other = await spawn(sdk_bot("greedy"), server, "other")
-    procs = [victim, other]
+    procs: list[BotProc] = []
     try:
-        await _connected(server, "victim", "other")
-        s = spec("kill9", ["victim", "other"], policies=Policies(reconnect_grace=grace))
-        game = asyncio.ensure_future(play(server.referee, s))
-        await _requests_seen(victim, 6)
-        victim.proc.kill()  # SIGKILL: no goodbye
-        await victim.wait()
+        game, _ = await _victim_killed_mid_game(
+            server, raw_bot("slow", "--delay", "0.02"), "kill9", grace, procs)
         if restart_after is not None:
             await asyncio.sleep(restart_after)
             again = await spawn(raw_bot("slow", "--delay", "0.0"), server, "victim")
@@ -666,17 +681,10 @@ def test_reconnect_after_the_grace_finds_the_game_forfeited_and_waits_in_the_lob
 
     async def main() -> None:
         server = await start(["victim", "other"])
-        victim = await spawn(raw_bot("first"), server, "victim")
-        other = await spawn(sdk_bot("greedy"), server, "other")
-        procs = [victim, other]
+        procs: list[BotProc] = []
         try:
-            await _connected(server, "victim", "other")
-            s = spec("kill9-late", ["victim", "other"], policies=Policies(reconnect_grace=grace))
-            game = asyncio.ensure_future(play(server.referee, s))
-            await _requests_seen(victim, 6)
-            killed = time.monotonic()
-            victim.proc.kill()
-            await victim.wait()
+            game, killed = await _victim_killed_mid_game(
+                server, raw_bot("first"), "kill9-late", grace, procs)
             out = await game
             assert time.monotonic() - killed >= grace  # the seat was kept for the grace
             assert out.termination == "TERMINATION_FORFEIT_DISCONNECT"
