@@ -183,9 +183,8 @@ class Director:
         if row.status == "scheduled" and not force_start:
             await self._wait_for_start(tid, spec)
         elif resumed:
-            # The referee was restarted: its bots need a moment to find it again (the
-            # SDK retries for 30 s) before a game may count them absent.
-            wait = max(30.0, spec.policies.reconnect_grace)
+            # The referee was restarted: its bots need a moment to find it again.
+            wait = spec.connect_wait
             self._emit(tid, f"resuming: waiting up to {wait:g} s for every bot to reconnect")
             if not await self.referee.lobby.wait_all(spec.bots, wait):
                 missing = [b for b in spec.bots if not self.referee.lobby.connected(b)]

@@ -223,6 +223,13 @@ class TournamentSpec:
     def bots(self) -> list[str]:
         return [p.name for p in self.participants]
 
+    @property
+    def connect_wait(self) -> float:
+        """How long the bots are waited for, when they start or after the referee
+        restarted, before a game may count one absent: 30 s (a bot slow to start, the
+        SDK retrying for 30 s), or the reconnect grace if that is longer."""
+        return max(30.0, self.policies.reconnect_grace)
+
     def fingerprint(self) -> str:
         """Identifies a declaration (without tokens): the same file resumes the same run."""
         import json

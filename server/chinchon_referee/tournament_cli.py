@@ -262,7 +262,7 @@ async def run_tournament(args: argparse.Namespace) -> int:
             # Bots that are slow to start (a busy machine, a JVM) are waited for,
             # boundedly (bots whose processes exited are not): the reconnect grace alone
             # would make them forfeit their first games.
-            deadline = loop.time() + max(30.0, spec.policies.reconnect_grace)
+            deadline = loop.time() + spec.connect_wait
             while loop.time() < deadline and not stop.is_set():
                 alive = sorted({n for n, proc in launcher.procs if proc.returncode is None})
                 if await referee.lobby.wait_all(alive, 0.2):
