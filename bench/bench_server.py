@@ -428,8 +428,10 @@ async def _referee_harness(pipe: Any, names: list[str]) -> None:
     from chinchon_referee.auth import TokenBook
     from chinchon_referee.config import Policies, RefereeConfig, TimeControl
     from chinchon_referee.logs import configure
+    from chinchon_referee.referee import WriteGate
     from chinchon_referee.server import start_server, tune_gc
 
+    WriteGate.enabled = os.environ.get("BENCH_WRITE_GATE", "on") == "on"
     tune = os.environ.get("BENCH_GC", "1") == "1"
     configure("warning", "text")
     tokens = TokenBook()
@@ -797,6 +799,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "`chinchon serve`, uvloop where installed)")
     ap.add_argument("--client-loop", choices=["uvloop", "asyncio"], default="asyncio",
                     help="event loop of the echo clients and the bots (default asyncio)")
+    ap.add_argument("--write-gate", choices=["on", "off"], default="on",
+                    help="the referee's WriteGate (default on, as `chinchon serve`; off: "
+                    "each write goes to gRPC at once, the baseline it is measured against)")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args(argv)
     args.bot_per_channel = args.bot_per_channel or args.per_channel
@@ -816,11 +821,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.rounds = args.rounds or 3
     os.environ["BENCH_LOOP"] = args.loop
     os.environ["BENCH_CLIENT_LOOP"] = args.client_loop
+    os.environ["BENCH_WRITE_GATE"] = args.write_gate
     nofile = raise_nofile()
     only = set(args.only or ["echo", "referee", "memory"])
     procs = Procs()
     print(f"machine: {machine()}; RLIMIT_NOFILE soft {nofile}")
-    print(f"event loops: servers {args.loop}, clients {args.client_loop}")
+    print(f"event loops: servers {args.loop}, clients {args.client_loop}; "
+          f"referee write gate {args.write_gate}")
     size = typical_request_size()
     payload = round(size["mean"])
     print(f"ActionRequest (PlayResponse) size: mean {size['mean']:.0f} B, p50 {size['p50']:.0f} B, "
@@ -828,6 +835,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           "first-legal-action bots")
     out: dict[str, Any] = {"machine": machine(), "request_size": size,
                            "loops": {"servers": args.loop, "clients": args.client_loop},
+                           "write_gate": args.write_gate,
                            "streams_per_channel": {"echo": args.per_channel,
                                                    "bots": args.bot_per_channel}}
     load0 = os.getloadavg()[0]

@@ -21,7 +21,7 @@ from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon.wire import seconds_of
 from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
-from chinchon_referee.referee import Connection, Deadlines, Disconnected, WriteWatch
+from chinchon_referee.referee import Connection, Deadlines, Disconnected, WriteGate, WriteWatch
 
 from tests.helpers import spec, start
 from tests.test_referee import _play_call
@@ -468,6 +468,86 @@ def test_cancelling_a_writer_from_outside_raises_cancelled_error() -> None:
         await asyncio.wait_for(asyncio.gather(first, third), 5)
         assert queued.cancelled()
         assert gated.sent == [b"1", b"3"]
+
+    run(main())
+
+
+# -- WriteGate --------------------------------------------------------------------------------
+
+
+class LoggingContext:
+    """Writes complete at once and are logged in ``events`` with the stream's name."""
+
+    def __init__(self, name: str, events: list[str]) -> None:
+        self.name, self.events = name, events
+
+    async def write(self, msg: Any) -> None:
+        self.events.append(f"write {self.name}")
+
+
+async def _games_write(names: str, events: list[str]) -> dict[str, asyncio.Task[float]]:
+    """One task per name, as a game's: some work, then a write on its own stream. All are
+    started in the same pass of the loop."""
+
+    async def game(conn: Connection, name: str) -> float:
+        events.append(f"work {name}")
+        return await conn.send(name.encode())
+
+    return {n: asyncio.ensure_future(game(_conn(LoggingContext(n, events), 5.0), n))
+            for n in names}
+
+
+def test_write_gate_sends_the_writes_of_a_pass_together_in_order() -> None:
+    async def main() -> None:
+        events: list[str] = []
+        tasks = await _games_write("abc", events)
+        await asyncio.wait_for(asyncio.gather(*tasks.values()), 5)
+        assert events == ["work a", "work b", "work c", "write a", "write b", "write c"]
+
+    assert WriteGate.enabled
+    run(main())
+
+
+def test_write_gate_off_sends_each_write_at_once() -> None:
+    async def main() -> None:
+        events: list[str] = []
+        tasks = await _games_write("abc", events)
+        await asyncio.wait_for(asyncio.gather(*tasks.values()), 5)
+        assert events == ["work a", "write a", "work b", "write b", "work c", "write c"]
+
+    WriteGate.enabled = False
+    try:
+        run(main())
+    finally:
+        WriteGate.enabled = True
+
+
+def test_a_writer_cancelled_at_the_gate_leaves_the_others_and_its_stream_alone() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        events: list[str] = []
+        tasks = await _games_write("abc", events)
+        await asyncio.sleep(0)  # each did its work and waits at the gate
+        assert events == ["work a", "work b", "work c"]
+        assert len(WriteGate.of(loop).waiting) == 3
+        tasks["b"].cancel()
+        done = await asyncio.wait_for(asyncio.gather(*tasks.values(), return_exceptions=True), 5)
+        assert isinstance(done[1], asyncio.CancelledError)
+        assert all(isinstance(t, float) for t in (done[0], done[2]))
+        assert events == ["work a", "work b", "work c", "write a", "write c"]
+        assert WriteGate.of(loop).waiting == []
+        # b's stream is neither closed nor left marked as writing: it writes again.
+        ctx = LoggingContext("b", events)
+        conn = _conn(ctx, 5.0)
+        t = asyncio.ensure_future(conn.send(b"1"))
+        await asyncio.sleep(0)
+        t.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await t
+        assert not conn.closed.is_set() and conn.abort is None
+        assert conn not in WriteWatch.of(loop).writing
+        await asyncio.wait_for(conn.send(b"2"), 5)
+        assert events[-1] == "write b"
 
     run(main())
 

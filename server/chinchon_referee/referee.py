@@ -221,9 +221,56 @@ class WriteWatch:
             self.sweeper = None
 
 
+class WriteGate:
+    """Holds each write to a bot until the tasks already due to run in this pass of the
+    event loop have run, then lets the writes through together, in the order they came.
+
+    Under load, the games' tasks run one after another in each pass of the loop, and
+    each one's Python work (apply, observation, encoding) would sit between two writes
+    to gRPC. Written back to back instead, the writes meet gRPC's transport together:
+    it sends them in fewer system calls, and the bots receive them in fewer wake-ups.
+    Measured with ``bench/bench_server.py`` (``--write-gate off`` is the baseline):
+    about 10% more decisions per second, mostly from cheaper work on the bots' side;
+    a write waits one extra pass of the loop.
+
+    Each writer waits on a future of its own: a cancelled writer (a write timeout, a
+    game stopped) leaves the others alone.
+    """
+
+    #: Off, writes go to gRPC at once (the benchmark's baseline).
+    enabled = True
+
+    def __init__(self) -> None:
+        self.waiting: list[asyncio.Future[None]] = []
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> WriteGate:
+        """The one instance of the loop."""
+        gate = _WRITE_GATES.get(loop)
+        if gate is None:
+            gate = _WRITE_GATES[loop] = cls()
+        return gate
+
+    def wait(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+        """A future done when the gate next opens (on ``loop``, the running loop)."""
+        fut = loop.create_future()
+        if not self.waiting:
+            loop.call_soon(self._open)
+        self.waiting.append(fut)
+        return fut
+
+    def _open(self) -> None:
+        waiting, self.waiting = self.waiting, []
+        for fut in waiting:
+            if not fut.done():
+                fut.set_result(None)
+
+
 _DEADLINES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Deadlines] = (
     weakref.WeakKeyDictionary())
 _WRITE_WATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, WriteWatch] = (
+    weakref.WeakKeyDictionary())
+_WRITE_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, WriteGate] = (
     weakref.WeakKeyDictionary())
 
 
@@ -264,6 +311,7 @@ class Connection:
         self._loop = loop = asyncio.get_running_loop()
         self._watch = WriteWatch.of(loop)
         self._deadlines = Deadlines.of(loop)
+        self._gate = WriteGate.of(loop) if WriteGate.enabled else None
         self.write_expired = False
 
     # reading ------------------------------------------------------------------------
@@ -420,6 +468,8 @@ class Connection:
         self._writing = True
         self._watch.start(self, self.limits.write_timeout, task, self._loop)
         try:
+            if self._gate is not None:
+                await self._gate.wait(self._loop)
             await self.context.write(msg)
         except asyncio.CancelledError:
             if not self.write_expired:
