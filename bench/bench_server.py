@@ -513,7 +513,7 @@ async def run_load(referee: Any, lanes: int, warmup: float, measure: float, late
     ``warmup``, then the referee's per-decision time over ``latency`` seconds."""
     from chinchon.engine import RuleSet
     from chinchon_referee.config import Policies, TimeControl
-    from chinchon_referee.referee import GameSpec
+    from chinchon_referee.referee import GameSpec, WriteGate
 
     rules = RuleSet(players=len(players))
     tc = TimeControl(per_move=30.0, bank=60.0)
@@ -580,6 +580,7 @@ async def run_load(referee: Any, lanes: int, warmup: float, measure: float, late
         "referee_to_discard_ms": [x * 1000 for x in timing.to_discard],
         "terminations": dict(terms), "unfinished": len(pending),
         "gc_seconds": gc_time[0], "gc_collections": gc_time[2],
+        "write_gate": WriteGate.enabled,
     }
 
 
@@ -655,6 +656,7 @@ def _merge_load(rounds: list[dict[str, Any]]) -> dict[str, Any]:
         "gc_seconds": sum(r["gc_seconds"] for r in rounds),
         "gc_collections": sum(r["gc_collections"] for r in rounds),
         "rounds": [r["decisions"] / r["seconds"] for r in rounds],
+        "write_gate": all(r["write_gate"] for r in rounds),
     }
 
 

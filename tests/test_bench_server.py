@@ -12,19 +12,25 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_server_benchmark_runs_every_part(tmp_path: Path) -> None:
-    out = tmp_path / "bench.json"
+def _smoke(out: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "bench_server.py"), "--smoke", "--json", str(out)],
+        [sys.executable, str(ROOT / "bench" / "bench_server.py"), "--smoke", "--json", str(out),
+         *args],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-    got = json.loads(out.read_text())
+    return proc, json.loads(out.read_text())
+
+
+def test_the_server_benchmark_runs_every_part(tmp_path: Path) -> None:
+    proc, got = _smoke(tmp_path / "bench.json")
+    assert got["write_gate"] == "on"
     assert got["echo"]["rate"] > 0
     for key in ("many", "one"):
         run = got["referee"][key]
@@ -38,3 +44,13 @@ def test_the_server_benchmark_runs_every_part(tmp_path: Path) -> None:
     assert got["memory"]["connected"] == 40
     assert got["memory"]["per_conn_kib"] > 0
     assert "referee / echo ratio" in proc.stdout
+    assert got["referee"]["many"]["write_gate"] is True  # the referee as `chinchon serve` runs
+
+
+def test_the_baseline_without_the_write_gate_runs(tmp_path: Path) -> None:
+    proc, got = _smoke(tmp_path / "bench.json", "--only", "referee", "--write-gate", "off")
+    assert "referee write gate off" in proc.stdout
+    many = got["referee"]["many"]
+    assert many["write_gate"] is False  # the referee process really ran without it
+    assert many["decisions"] > 0
+    assert set(many["terminations"]) <= {"TERMINATION_NORMAL", "TERMINATION_CHINCHON"}
