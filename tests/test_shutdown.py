@@ -213,6 +213,56 @@ def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
     run(second_server(tid))
 
 
+def test_a_forfeit_launched_just_as_the_shutdown_begins_is_not_recorded(
+    tmp_path: Path,
+) -> None:
+    """Bot "b" never connects: the tournament's first game is its no-show, and "b" is
+    then known to be absent, so its next game is launched to forfeit at once. The
+    shutdown begins between that launch and the game's first step (the director asks
+    the lobby whether "b" is back just before it launches the game; the shutdown is
+    queued right there). That game records nothing: it stays scheduled, for the resumed
+    tournament to play if "b" is back by then."""
+
+    async def main() -> None:
+        tokens = TokenBook(ADMIN)
+        server = await start_server("127.0.0.1:0", None, tokens)
+        store = SqliteStore(str(tmp_path / "t.sqlite3"))
+        director = Director(server.referee, store, tokens)
+        spec_ = TournamentSpec.from_dict(spec_dict(
+            "absent", ["a", "b"], games_per_pairing=4, concurrency=1,
+            policies={"reconnect_grace": 0.2}))
+        tid, _ = director.create(spec_)
+        a = Bot(server.target, "a")
+        lobby = server.referee.lobby
+        real_connected = lobby.connected
+        loop = asyncio.get_running_loop()
+        queued: list[str] = []
+
+        def connected(bot: str) -> int:
+            if bot == "b" and director._absent.get(tid) and not queued:
+                queued.append(bot)
+                loop.call_soon(server.referee.begin_shutdown, SHUTTING_DOWN)
+            return real_connected(bot)
+
+        lobby.connected = connected  # type: ignore[method-assign]
+        try:
+            await a.back()
+            await director.start_now(tid)  # not waiting for "b" to connect
+            await asyncio.wait_for(director.wait(tid), 10)
+            assert queued == ["b"]  # the shutdown began while a forfeit was launched
+            games = sorted(store.games(tid), key=lambda x: x.seq)
+            assert [x.status for x in games] == ["finished", "scheduled", "scheduled", "scheduled"]
+            assert games[0].result is not None
+            assert games[0].result["termination"] == "TERMINATION_FORFEIT_NO_SHOW"
+            assert store.tournament(tid).status == "running"  # to resume
+        finally:
+            await a.drop()
+            await server.stop(0)
+            store.close()
+
+    run(main())
+
+
 def test_a_practice_session_ends_after_its_current_game_with_unavailable() -> None:
     """A bot in a long practice session against a house bot: when the shutdown begins,
     the game being played goes on to its end (within the grace), no further game

@@ -291,6 +291,11 @@ class Director:
     ) -> None:
         gs = self._game_spec(tid, spec, game)
         absent = self._absent.setdefault(tid, set())
+        if mode == "forfeit" and self.referee.closing is not None:
+            # The shutdown began after this forfeit was launched: no result. The game
+            # stays scheduled, and the resumed tournament plays it if the bot is back.
+            log.info("game_not_recorded", tournament=tid, game_id=game.id)
+            return
         self.store.mark_running(game.id)
         self._emit(tid, f"game {game.id} started: {' vs '.join(game.players)}", game.id)
         if mode == "forfeit":
