@@ -201,12 +201,18 @@ class Director:
         absent = self._absent.setdefault(tid, set())
         changed = asyncio.Event()
 
+        replayed: set[str] = set()  # games played again after an internal error
+
         def launch(game: GameRow, mode: str, seats: list[Seat] | None = None) -> None:
             pending.remove(game)
 
             async def one() -> None:
                 try:
-                    await self._play(tid, spec, game, mode, seats)
+                    again = await self._play(tid, spec, game, mode, seats,
+                                             may_replay=game.id not in replayed)
+                    if again:
+                        replayed.add(game.id)
+                        pending.insert(0, game)
                 finally:
                     changed.set()
 
@@ -287,15 +293,19 @@ class Director:
         )
 
     async def _play(
-        self, tid: str, spec: TournamentSpec, game: GameRow, mode: str, seats: list[Seat] | None
-    ) -> None:
+        self, tid: str, spec: TournamentSpec, game: GameRow, mode: str, seats: list[Seat] | None,
+        may_replay: bool = True,
+    ) -> bool:
+        """Play (or forfeit) one game and record it. Returns True when the game is to be
+        played again instead: it hit an internal error of the referee (not a bot's
+        fault) for the first time; its row is back to ``scheduled``."""
         gs = self._game_spec(tid, spec, game)
         absent = self._absent.setdefault(tid, set())
         if mode == "forfeit" and self.referee.closing is not None:
             # The shutdown began after this forfeit was launched: no result. The game
             # stays scheduled, and the resumed tournament plays it if the bot is back.
             log.info("game_not_recorded", tournament=tid, game_id=game.id)
-            return
+            return False
         self.store.mark_running(game.id)
         self._emit(tid, f"game {game.id} started: {' vs '.join(game.players)}", game.id)
         if mode == "forfeit":
@@ -311,10 +321,18 @@ class Director:
                 # Stopped before its end (or before its start): no result; the row stays
                 # "running" and is voided, then played again, when the tournament resumes.
                 log.info("game_not_recorded", tournament=tid, game_id=game.id)
-                return
+                return False
+            if outcome.termination == "TERMINATION_ABORTED" and may_replay:
+                self.store.void_game(game.id)
+                log.warning("game_replayed", tournament=tid, game_id=game.id,
+                            why=outcome.record["result"].get("summary", ""))
+                self._emit(tid, f"game {game.id} was stopped by an internal error of the "
+                                "referee: it will be played again from the same deal", game.id)
+                return True
         if outcome.termination == "TERMINATION_FORFEIT_NO_SHOW":
             absent.update(b for i, b in enumerate(game.players) if i not in outcome.winners)
         self._finish(tid, game, outcome)
+        return False
 
     def _finish(self, tid: str, game: GameRow, outcome: GameOutcome) -> None:
         game.result = outcome.record["result"]

@@ -1205,6 +1205,8 @@ class Referee:
         except Exception:
             log.exception("game_crashed", game_id=spec.game_id)
             outcome = self._aborted(spec, seats, "the referee hit an internal error")
+            self.incident("aborted", game_id=spec.game_id, message=outcome.record["result"]["summary"])
+            await self._tell_aborted(spec, seats, outcome)
         finally:
             self.games_running -= 1
             for s, first in zip(seats, given, strict=True):
@@ -1222,6 +1224,18 @@ class Referee:
         for s in seats or ():
             if s.conn is not None:
                 await self.lobby.release(s.conn)
+
+    @staticmethod
+    async def _tell_aborted(spec: GameSpec, seats: list[Seat], outcome: GameOutcome) -> None:
+        """Tell the seats still connected that the game ended without a result."""
+        result = _result_to_wire(outcome.record["result"])
+        for s in seats:
+            if s.conn is not None and not s.conn.closed.is_set():
+                try:
+                    await s.conn.send(pb.PlayResponse(game_ended=pb.GameEnded(
+                        game_id=spec.game_id, result=result, seat=s.index)))
+                except Disconnected:
+                    pass
 
     def _aborted(self, spec: GameSpec, seats: list[Seat], why: str) -> GameOutcome:
         rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))

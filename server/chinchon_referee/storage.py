@@ -119,6 +119,11 @@ class Store(ABC):
     def void_running(self, tid: str) -> int: ...
 
     @abstractmethod
+    def void_game(self, game_id: str) -> None:
+        """Set one running game back to ``scheduled`` (counted in ``voided``), to be
+        played again."""
+
+    @abstractmethod
     def close(self) -> None: ...
 
 
@@ -260,6 +265,13 @@ class SqliteStore(Store):
                 "WHERE tournament_id = ? AND status = 'running'", (tid,),
             )
             return cur.rowcount
+
+    def void_game(self, game_id: str) -> None:
+        with self._tx() as c:
+            c.execute(
+                "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL "
+                "WHERE id = ? AND status = 'running'", (game_id,),
+            )
 
     def close(self) -> None:
         with self._lock:
