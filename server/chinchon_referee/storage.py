@@ -259,19 +259,19 @@ class SqliteStore(Store):
                 )
 
     def void_running(self, tid: str) -> int:
+        return self._void("tournament_id", tid)
+
+    def void_game(self, game_id: str) -> None:
+        self._void("id", game_id)
+
+    def _void(self, column: str, value: str) -> int:
+        """Set the running games whose ``column`` is ``value`` back to scheduled."""
         with self._tx() as c:
             cur = c.execute(
                 "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL "
-                "WHERE tournament_id = ? AND status = 'running'", (tid,),
+                f"WHERE {column} = ? AND status = 'running'", (value,),
             )
             return cur.rowcount
-
-    def void_game(self, game_id: str) -> None:
-        with self._tx() as c:
-            c.execute(
-                "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL "
-                "WHERE id = ? AND status = 'running'", (game_id,),
-            )
 
     def close(self) -> None:
         with self._lock:
