@@ -472,6 +472,53 @@ def test_cancelling_a_writer_from_outside_raises_cancelled_error() -> None:
     run(main())
 
 
+def test_a_write_completed_in_the_pass_of_its_deadline_is_not_a_timeout() -> None:
+    """The write's completion reaches the loop in the same pass as the sweep that finds
+    it past its deadline: the write stands, the stream stays open."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+
+        writing = asyncio.Event()
+
+        class Completing(RecordingContext):
+            async def write(self, msg: Any) -> None:
+                writing.set()
+                await done
+                await super().write(msg)
+
+        ctx = Completing()
+        conn = _conn(ctx, 0.2)
+        watch = WriteWatch.of(loop)
+        writer = asyncio.ensure_future(conn.send(b"late but written"))
+        await asyncio.wait_for(writing.wait(), 5)  # the write is with gRPC
+        _, task = watch.writing[conn]
+        watch.writing[conn] = (loop.time() - 1.0, task)  # past its deadline
+        done.set_result(None)  # the completion arrives ...
+        watch.expire(loop)  # ... in the pass the sweep finds the deadline passed
+        t = await asyncio.wait_for(writer, 5)
+        assert isinstance(t, float)
+        assert ctx.sent == [b"late but written"]
+        assert not conn.closed.is_set() and conn.abort is None and not conn.write_expired
+        assert conn not in watch.writing
+        # A write still stuck at its deadline is cancelled all the same.
+        stuck = _conn(HangingContext(), 0.2)
+        hung = asyncio.ensure_future(stuck.send(b"x"))
+        for _ in range(100):
+            if stuck in watch.writing:
+                break
+            await asyncio.sleep(0)
+        _, task = watch.writing[stuck]
+        watch.writing[stuck] = (loop.time() - 1.0, task)
+        watch.expire(loop)
+        with pytest.raises(Disconnected):
+            await asyncio.wait_for(hung, 5)
+        assert stuck.abort is not None and stuck.abort[0] == grpc.StatusCode.DEADLINE_EXCEEDED
+
+    run(main())
+
+
 # -- WriteGate --------------------------------------------------------------------------------
 
 

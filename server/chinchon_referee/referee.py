@@ -211,14 +211,25 @@ class WriteWatch:
         try:
             while self.writing:
                 await asyncio.sleep(self.period)
-                now = asyncio.get_running_loop().time()
-                for conn, (deadline, task) in list(self.writing.items()):
-                    if now >= deadline:
-                        del self.writing[conn]
-                        conn.write_expired = True
-                        task.cancel()
+                self.expire(asyncio.get_running_loop())
         finally:
             self.sweeper = None
+
+    def expire(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Cancel the writes past their deadline at ``loop``'s time. Each is cancelled
+        after the callbacks already due on the loop: a write whose completion arrived in
+        this same pass resumes its task first, and is not taken for a timeout."""
+        now = loop.time()
+        for conn, entry in self.writing.items():
+            if now >= entry[0]:
+                loop.call_soon(self._cancel, conn, entry)
+
+    def _cancel(self, conn: Connection, entry: tuple[float, asyncio.Task[Any]]) -> None:
+        if self.writing.get(conn) is not entry:
+            return  # the write completed meanwhile (and maybe another one began)
+        del self.writing[conn]
+        conn.write_expired = True
+        entry[1].cancel()
 
 
 class WriteGate:
