@@ -553,3 +553,44 @@ def test_an_answer_too_late_for_its_game_is_reported_in_that_game() -> None:
     assert stale[0]["bot"] == "a"
     timeouts = [i for i in incidents if i["kind"] == "timeout"]
     assert [i["game_id"] for i in timeouts] == ["late-1"]
+
+
+# -- a failure of the referee is not the bot's -------------------------------------------------
+
+
+def test_chinchon_practice_tells_a_referee_failure_from_a_bot_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`chinchon practice` (in process, a real SDK bot process) with an internal error of
+    the referee injected in its second game: the game is listed as ABORTED with an
+    "aborted" problem, the report says it is not the bot's fault, and the verdict is
+    INCONCLUSIVE, not FAIL. With a problem of the bot's as well, it is FAIL."""
+    from chinchon_referee import practice
+    from chinchon_referee.config import TimeControl
+
+    from tests.helpers import sdk_bot
+    from tests.test_tournament_e2e import _referee_fails
+
+    failed = _referee_fails(monkeypatch, "practice-2", 1)
+    rep = asyncio.run(practice.run_practice(sdk_bot("greedy"), 3, "greedy", RuleSet(),
+                                            TimeControl(5.0, 30.0), "referee-fails"))
+    assert failed == ["practice-2"]
+    terms = [o.termination for o in rep.outcomes]
+    assert terms[1] == "TERMINATION_ABORTED" and len(terms) == 3
+    assert {terms[0], terms[2]} <= {"TERMINATION_NORMAL", "TERMINATION_CHINCHON"}
+    assert [(i["kind"], i["game_id"]) for i in rep.incidents] == [("aborted", "practice-2")]
+    assert not rep.clean and rep.referee_only_failed
+
+    def printed_report() -> str:
+        with practice.console.capture() as cap:
+            practice.print_report(rep)
+        return cap.get()
+
+    out = printed_report()
+    assert "1 game(s) stopped by an internal error of the referee: not your bot's fault" in out
+    assert "INCONCLUSIVE: your bot played cleanly, but the referee failed" in out
+    assert "FAIL" not in out
+    rep.incidents.append({"kind": "timeout", "game_id": "practice-3", "waited": 6.0,
+                          "allowed": 5.0})
+    assert not rep.referee_only_failed
+    assert "FAIL: see the problems above" in printed_report()

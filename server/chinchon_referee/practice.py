@@ -78,6 +78,17 @@ class PracticeReport:
                     for o in self.outcomes)
         )
 
+    @property
+    def referee_only_failed(self) -> bool:
+        """Not clean only because the referee hit internal errors (ABORTED games)."""
+        return (
+            self.connected
+            and bool(self.outcomes)
+            and all(i["kind"] == "aborted" for i in self.incidents)
+            and all(o.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON",
+                                      "TERMINATION_ABORTED") for o in self.outcomes)
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "bot": self.bot,
@@ -210,8 +221,18 @@ def print_report(rep: PracticeReport) -> None:
     if rep.bot_stderr.strip() and not rep.clean:
         tail = "\n".join(rep.bot_stderr.strip().splitlines()[-15:])
         console.print(f"[dim]bot stderr (last lines):\n{tail}[/]")
-    verdict = "[bold green]PASS[/]: every game played cleanly" if rep.clean else (
-        "[bold red]FAIL[/]: see the problems above")
+    aborted = sum(1 for i in rep.incidents if i["kind"] == "aborted")
+    if aborted:
+        console.print(f"[yellow]{aborted} game(s) stopped by an internal error of the referee: "
+                      "not your bot's fault. The traceback is in the referee's log "
+                      "(game_crashed); please report it.[/]")
+    if rep.clean:
+        verdict = "[bold green]PASS[/]: every game played cleanly"
+    elif aborted and rep.referee_only_failed:
+        verdict = ("[bold yellow]INCONCLUSIVE[/]: your bot played cleanly, but the referee "
+                   "failed; run it again")
+    else:
+        verdict = "[bold red]FAIL[/]: see the problems above"
     console.print(verdict)
 
 
