@@ -503,12 +503,14 @@ def test_a_write_completed_in_the_pass_of_its_deadline_is_not_a_timeout() -> Non
         assert not conn.closed.is_set() and conn.abort is None and not conn.write_expired
         assert conn not in watch.writing
         # A write still stuck at its deadline is cancelled all the same.
-        stuck = _conn(HangingContext(), 0.2)
+        hanging = HangingContext()
+        stuck = _conn(hanging, 0.2)
         hung = asyncio.ensure_future(stuck.send(b"x"))
         for _ in range(100):
-            if stuck in watch.writing:
+            if hanging.calls:
                 break
             await asyncio.sleep(0)
+        assert hanging.calls == 1  # the write is with gRPC, past the gate
         _, task = watch.writing[stuck]
         watch.writing[stuck] = (loop.time() - 1.0, task)
         watch.expire(loop)
@@ -595,6 +597,21 @@ def test_a_writer_cancelled_at_the_gate_leaves_the_others_and_its_stream_alone()
         assert conn not in WriteWatch.of(loop).writing
         await asyncio.wait_for(conn.send(b"2"), 5)
         assert events[-1] == "write b"
+
+    run(main())
+
+
+def test_a_stream_ended_while_its_write_waits_at_the_gate_writes_nothing() -> None:
+    async def main() -> None:
+        ctx = RecordingContext()
+        conn = _conn(ctx, 5.0)
+        writer = asyncio.ensure_future(conn.send(b"too late"))
+        await asyncio.sleep(0)  # the writer waits at the gate
+        assert len(WriteGate.of(asyncio.get_running_loop()).waiting) == 1
+        conn._close()  # the stream ends (a shutdown, a flood) in the same pass
+        with pytest.raises(Disconnected):
+            await asyncio.wait_for(writer, 5)
+        assert ctx.sent == []
 
     run(main())
 

@@ -217,8 +217,9 @@ class WriteWatch:
 
     def expire(self, loop: asyncio.AbstractEventLoop) -> None:
         """Cancel the writes past their deadline at ``loop``'s time. Each is cancelled
-        after the callbacks already due on the loop: a write whose completion arrived in
-        this same pass resumes its task first, and is not taken for a timeout."""
+        after the callbacks already due on the loop: a write whose completion reached
+        the loop before this sweep resumes its task first, and is not taken for a
+        timeout."""
         now = loop.time()
         for conn, entry in self.writing.items():
             if now >= entry[0]:
@@ -481,6 +482,8 @@ class Connection:
         try:
             if self._gate is not None:
                 await self._gate.wait(self._loop)
+                if self.closed.is_set():
+                    raise Disconnected()  # ended while the write waited at the gate
             await self.context.write(msg)
         except asyncio.CancelledError:
             if not self.write_expired:
