@@ -27,7 +27,7 @@ import uuid
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import grpc
 from chinchon.engine import (
@@ -104,7 +104,26 @@ class ShuttingDown(Exception):
 # -- one stream ---------------------------------------------------------------------------
 
 
-class Deadlines:
+class _PerLoop:
+    """A class with one instance per event loop, kept in a weak mapping keyed by the
+    loop (so the instance does not hold its loop: it runs on the loop that is running)."""
+
+    _instances: ClassVar[weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._instances = weakref.WeakKeyDictionary()
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> Self:
+        """The one instance of the loop."""
+        inst: Self | None = cls._instances.get(loop)
+        if inst is None:
+            inst = cls._instances[loop] = cls()
+        return inst
+
+
+class Deadlines(_PerLoop):
     """Expires the futures of outstanding requests at their deadlines, with one event-loop
     timer for all of them.
 
@@ -116,23 +135,12 @@ class Deadlines:
     grown), and the single timer is armed for the earliest deadline still pending.
     """
 
-    # The instance does not hold its loop (it is the value of a weak mapping keyed by
-    # the loop): it runs on the loop that is running.
-
     def __init__(self) -> None:
         self.heap: list[tuple[float, int, asyncio.Future[Any]]] = []
         self.seq = itertools.count()
         self.timer: asyncio.TimerHandle | None = None
         self.armed = float("inf")
         self.compact_at = 1024
-
-    @classmethod
-    def of(cls, loop: asyncio.AbstractEventLoop) -> Deadlines:
-        """The one instance of the loop."""
-        d = _DEADLINES.get(loop)
-        if d is None:
-            d = _DEADLINES[loop] = cls()
-        return d
 
     def add(self, when: float, fut: asyncio.Future[Any]) -> None:
         """Fail ``fut`` with TimeoutError at loop time ``when`` unless it is done by then."""
@@ -164,7 +172,7 @@ class Deadlines:
             self._arm(heap[0][0])
 
 
-class WriteWatch:
+class WriteWatch(_PerLoop):
     """Bounds every write to a bot in time, without a timer per write.
 
     A write to a bot that does not read its stream waits for HTTP/2 flow control and
@@ -181,15 +189,6 @@ class WriteWatch:
         self.period = 1.0
         self.shortest = float("inf")  # the shortest write timeout seen sets the period
         self.sweeper: asyncio.Task[None] | None = None
-
-    @classmethod
-    def of(cls, loop: asyncio.AbstractEventLoop) -> WriteWatch:
-        """The one instance of the loop."""
-        watch = _WRITE_WATCHES.get(loop)
-        if watch is None:
-            watch = _WRITE_WATCHES[loop] = cls()
-        return watch
-
 
     def start(
         self, conn: Connection, timeout: float, task: asyncio.Task[Any] | None,
@@ -233,7 +232,7 @@ class WriteWatch:
         entry[1].cancel()
 
 
-class WriteGate:
+class WriteGate(_PerLoop):
     """Holds each write to a bot until the tasks already due to run in this pass of the
     event loop have run, then lets the writes through together, in the order they came.
 
@@ -255,14 +254,6 @@ class WriteGate:
     def __init__(self) -> None:
         self.waiting: list[asyncio.Future[None]] = []
 
-    @classmethod
-    def of(cls, loop: asyncio.AbstractEventLoop) -> WriteGate:
-        """The one instance of the loop."""
-        gate = _WRITE_GATES.get(loop)
-        if gate is None:
-            gate = _WRITE_GATES[loop] = cls()
-        return gate
-
     def wait(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
         """A future done when the gate next opens (on ``loop``, the running loop)."""
         fut = loop.create_future()
@@ -276,14 +267,6 @@ class WriteGate:
         for fut in waiting:
             if not fut.done():
                 fut.set_result(None)
-
-
-_DEADLINES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Deadlines] = (
-    weakref.WeakKeyDictionary())
-_WRITE_WATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, WriteWatch] = (
-    weakref.WeakKeyDictionary())
-_WRITE_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, WriteGate] = (
-    weakref.WeakKeyDictionary())
 
 
 class Connection:
