@@ -823,6 +823,12 @@ class GameRunner:
     async def _broadcast(self, make: Callable[[Seat], pb.PlayResponse]) -> None:
         await asyncio.gather(*(self._send(s, make(s)) for s in self.seats if s.remote))
 
+    async def tell_ended(self, result: g.GameResult, record: r.GameRecord | None = None) -> None:
+        """``game_ended`` to every remote seat still connected."""
+        game_id = self.spec.game_id
+        await self._broadcast(lambda s: pb.PlayResponse(game_ended=pb.GameEnded(
+            game_id=game_id, result=result, seat=s.index, record=record)))
+
     def _started(self, seat: Seat, resumed: bool = False) -> pb.PlayResponse:
         tc = self.spec.time_control
         return pb.PlayResponse(game_started=pb.GameStarted(
@@ -901,10 +907,8 @@ class GameRunner:
                 forfeited=forfeit.seat if forfeit else None,
                 winners=list(result["winners"]),
             )
-            res_msg = _result_to_wire(result)
-            rec_msg = _record_to_wire(record) if spec.send_record else None
-            await self._broadcast(lambda s: pb.PlayResponse(game_ended=pb.GameEnded(
-                game_id=spec.game_id, result=res_msg, seat=s.index, record=rec_msg)))
+            await self.tell_ended(_result_to_wire(result),
+                                  _record_to_wire(record) if spec.send_record else None)
             log.info("game_ended", game_id=spec.game_id, termination=outcome.termination,
                      winners=[self.names[w] for w in outcome.winners], summary=result["summary"])
             return outcome
@@ -1194,8 +1198,9 @@ class Referee:
                 return self._no_show(spec, seats, absent)
         self.games_running += 1
         given = [s.conn for s in seats]
+        runner = GameRunner(spec, seats, self)
         try:
-            outcome = await GameRunner(spec, seats, self).run()
+            outcome = await runner.run()
         except ShuttingDown:
             log.info("game_stopped", game_id=spec.game_id, why="the referee is shutting down")
             raise
@@ -1203,7 +1208,7 @@ class Referee:
             log.exception("game_crashed", game_id=spec.game_id)
             outcome = self._aborted(spec, seats, "the referee hit an internal error")
             self.incident("aborted", game_id=spec.game_id, message=outcome.record["result"]["summary"])
-            await self._tell_aborted(spec, seats, outcome)
+            await runner.tell_ended(_result_to_wire(outcome.record["result"]))
         finally:
             self.games_running -= 1
             for s, first in zip(seats, given, strict=True):
@@ -1221,18 +1226,6 @@ class Referee:
         for s in seats or ():
             if s.conn is not None:
                 await self.lobby.release(s.conn)
-
-    @staticmethod
-    async def _tell_aborted(spec: GameSpec, seats: list[Seat], outcome: GameOutcome) -> None:
-        """Tell the seats still connected that the game ended without a result."""
-        result = _result_to_wire(outcome.record["result"])
-        for s in seats:
-            if s.conn is not None and not s.conn.closed.is_set():
-                try:
-                    await s.conn.send(pb.PlayResponse(game_ended=pb.GameEnded(
-                        game_id=spec.game_id, result=result, seat=s.index)))
-                except Disconnected:
-                    pass
 
     def _aborted(self, spec: GameSpec, seats: list[Seat], why: str) -> GameOutcome:
         rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
