@@ -58,6 +58,9 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_practice)
 
 
+_PLAYED = ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+
+
 @dataclass
 class PracticeReport:
     bot: str
@@ -70,23 +73,23 @@ class PracticeReport:
 
     @property
     def clean(self) -> bool:
-        return (
-            self.connected
-            and bool(self.outcomes)
-            and not self.incidents
-            and all(o.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-                    for o in self.outcomes)
-        )
+        return self._played_cleanly(excuse_referee=False)
 
     @property
     def referee_only_failed(self) -> bool:
         """Not clean only because the referee hit internal errors (ABORTED games)."""
+        return not self.clean and self._played_cleanly(excuse_referee=True)
+
+    def _played_cleanly(self, excuse_referee: bool) -> bool:
+        """Connected, played, and no problem; with ``excuse_referee``, games the referee
+        aborted by an internal error are not counted as problems."""
+        excused = ("aborted",) if excuse_referee else ()
+        ends = _PLAYED + (("TERMINATION_ABORTED",) if excuse_referee else ())
         return (
             self.connected
             and bool(self.outcomes)
-            and all(i["kind"] == "aborted" for i in self.incidents)
-            and all(o.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON",
-                                      "TERMINATION_ABORTED") for o in self.outcomes)
+            and all(i["kind"] in excused for i in self.incidents)
+            and all(o.termination in ends for o in self.outcomes)
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -228,7 +231,7 @@ def print_report(rep: PracticeReport) -> None:
                       "(game_crashed); please report it.[/]")
     if rep.clean:
         verdict = "[bold green]PASS[/]: every game played cleanly"
-    elif aborted and rep.referee_only_failed:
+    elif rep.referee_only_failed:
         verdict = ("[bold yellow]INCONCLUSIVE[/]: your bot played cleanly, but the referee "
                    "failed; run it again")
     else:
