@@ -313,13 +313,16 @@ def test_deadlines_compaction_keeps_the_heap_small() -> None:
 
 
 class HangingContext:
-    """A stream whose writes never complete (a bot that stopped reading)."""
+    """A stream whose writes never complete (a bot that stopped reading). ``called`` is
+    set once a write has reached it (past the WriteGate)."""
 
     def __init__(self) -> None:
         self.calls = 0
+        self.called = asyncio.Event()
 
     async def write(self, msg: Any) -> None:
         self.calls += 1
+        self.called.set()
         await asyncio.Event().wait()
 
 
@@ -438,10 +441,7 @@ def test_cancelling_a_writer_from_outside_raises_cancelled_error() -> None:
         ctx = HangingContext()
         conn = _conn(ctx, 5.0)
         task = asyncio.ensure_future(conn.send(b"x"))
-        for _ in range(100):
-            if ctx.calls:
-                break
-            await asyncio.sleep(0.01)
+        await asyncio.wait_for(ctx.called.wait(), 5)
         assert conn in WriteWatch.of(loop).writing
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -472,6 +472,12 @@ def test_cancelling_a_writer_from_outside_raises_cancelled_error() -> None:
     run(main())
 
 
+def _past_deadline(watch: WriteWatch, conn: Connection, loop: asyncio.AbstractEventLoop) -> None:
+    """Move the deadline of ``conn``'s watched write into the past."""
+    _, task = watch.writing[conn]
+    watch.writing[conn] = (loop.time() - 1.0, task)
+
+
 def test_a_write_completed_in_the_pass_of_its_deadline_is_not_a_timeout() -> None:
     """The write's completion reaches the loop in the same pass as the sweep that finds
     it past its deadline: the write stands, the stream stays open."""
@@ -493,8 +499,7 @@ def test_a_write_completed_in_the_pass_of_its_deadline_is_not_a_timeout() -> Non
         watch = WriteWatch.of(loop)
         writer = asyncio.ensure_future(conn.send(b"late but written"))
         await asyncio.wait_for(writing.wait(), 5)  # the write is with gRPC
-        _, task = watch.writing[conn]
-        watch.writing[conn] = (loop.time() - 1.0, task)  # past its deadline
+        _past_deadline(watch, conn, loop)
         done.set_result(None)  # the completion arrives ...
         watch.expire(loop)  # ... in the pass the sweep finds the deadline passed
         t = await asyncio.wait_for(writer, 5)
@@ -506,13 +511,9 @@ def test_a_write_completed_in_the_pass_of_its_deadline_is_not_a_timeout() -> Non
         hanging = HangingContext()
         stuck = _conn(hanging, 0.2)
         hung = asyncio.ensure_future(stuck.send(b"x"))
-        for _ in range(100):
-            if hanging.calls:
-                break
-            await asyncio.sleep(0)
-        assert hanging.calls == 1  # the write is with gRPC, past the gate
-        _, task = watch.writing[stuck]
-        watch.writing[stuck] = (loop.time() - 1.0, task)
+        await asyncio.wait_for(hanging.called.wait(), 5)  # with gRPC, past the gate
+        assert hanging.calls == 1
+        _past_deadline(watch, stuck, loop)
         watch.expire(loop)
         with pytest.raises(Disconnected):
             await asyncio.wait_for(hung, 5)
