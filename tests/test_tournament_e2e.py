@@ -701,6 +701,21 @@ def wait_mid_tournament(db: Path, tid: str) -> None:
         time.sleep(0.01)
 
 
+def admin_spec(name: str, bots: list[str], *, score_limit: int, reconnect_grace: float,
+               games_per_pairing: int, concurrency: int, seed: str) -> tpb.TournamentSpec:
+    """A 2-player round-robin for CreateTournament: tokens tok-NAME, a 1 s + 5 s clock,
+    started when every bot is connected."""
+    return tpb.TournamentSpec(
+        name=name,
+        participants=[tpb.Participant(name=b, token=f"tok-{b}") for b in bots],
+        rules=g.RuleSet(score_limit=score_limit),
+        time_control=g.TimeControl(per_move=duration(1.0), bank=duration(5.0)),
+        policies=tpb.Policies(reconnect_grace=duration(reconnect_grace)),
+        table_size=2, games_per_pairing=games_per_pairing, start_when_connected=True,
+        concurrency=concurrency, seed=seed,
+    )
+
+
 def stop_all(bot_procs: list[subprocess.Popen[bytes]], servers: list[Serve]) -> None:
     """Kill the bot processes and stop the servers (SIGTERM)."""
     for p in bot_procs:
@@ -722,15 +737,8 @@ def test_kill_9_mid_tournament_then_resume(tmp_path: Path) -> None:
         servers.append(Serve(tmp_path, port, db, 1))
         with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
             stub = tpb_grpc.TournamentServiceStub(ch)
-            spec = tpb.TournamentSpec(
-                name="kill-9 cup",
-                participants=[tpb.Participant(name=b, token=f"tok-{b}") for b in bots],
-                rules=g.RuleSet(score_limit=60),
-                time_control=g.TimeControl(per_move=duration(1.0), bank=duration(5.0)),
-                policies=tpb.Policies(reconnect_grace=duration(15.0)),
-                table_size=2, games_per_pairing=6, start_when_connected=True,
-                concurrency=2, seed="kill-seed",
-            )
+            spec = admin_spec("kill-9 cup", list(bots), score_limit=60, reconnect_grace=15.0,
+                              games_per_pairing=6, concurrency=2, seed="kill-seed")
             created = stub.CreateTournament(tpb.CreateTournamentRequest(spec=spec),
                                             metadata=admin, timeout=10)
             tid = created.tournament.id
@@ -877,15 +885,8 @@ def test_sigterm_mid_tournament_then_resume(tmp_path: Path) -> None:
         servers.append(Serve(tmp_path, port, db, 1))
         with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
             stub = tpb_grpc.TournamentServiceStub(ch)
-            spec = tpb.TournamentSpec(
-                name="sigterm cup",
-                participants=[tpb.Participant(name=b, token=f"tok-{b}") for b in ("sa", "sb")],
-                rules=g.RuleSet(score_limit=40),
-                time_control=g.TimeControl(per_move=duration(1.0), bank=duration(5.0)),
-                policies=tpb.Policies(reconnect_grace=duration(0.5)),
-                table_size=2, games_per_pairing=10, start_when_connected=True,
-                concurrency=1, seed="sigterm-seed",
-            )
+            spec = admin_spec("sigterm cup", ["sa", "sb"], score_limit=40, reconnect_grace=0.5,
+                              games_per_pairing=10, concurrency=1, seed="sigterm-seed")
             tid = stub.CreateTournament(tpb.CreateTournamentRequest(spec=spec),
                                         metadata=admin, timeout=10).tournament.id
         bot_procs += launch_sdk_bots(tmp_path, port, {"sa": "greedy", "sb": "greedy"})
