@@ -308,6 +308,22 @@ def test_laydown_of_a_named_split_and_of_nothing() -> None:
     assert (1, "6E 7E 10E") in [(t.owner, str(t.meld)) for t in after.results[-1].table]
 
 
+def test_laydown_best_leaves_the_fewest_cards_among_equal_points() -> None:
+    # 4E 5E 7E 11E JK1 leaves 9 points as 7E JK1 11E (4E 5E unmatched) or as
+    # 4E 5E JK1 7E (11E unmatched): best lays down the second, so 11E stays in the hand
+    # alone and the record's unmatched list has one card of the four, not two.
+    rules = RuleSet(jokers=1)
+    st = position(rules, {0: "1O 2O 3O 6C 6E 6B 1B", 1: "4E 5E 7E 11E JK1 12C 10B"}, "11B", "12B")
+    st = apply(apply(st, DRAW_STOCK), Close(C("12B")))
+    assert table_text(st) == [(0, "1O 2O 3O"), (0, "6C 6E 6B")]
+    st = apply(st, PASS)  # (the joker could go on either meld: seat 1 keeps it)
+    assert steps(st) == (Phase.LAYDOWN, 1)
+    hr = apply(st, LAYDOWN_BEST).results[-1]
+    assert (1, "4E 5E JK1 7E") in [(t.owner, str(t.meld)) for t in hr.table]
+    assert hr.unmatched[1] == tuple(CS("12C 11E 10B"))
+    assert hr.points[1] == 9 + 10 + 8
+
+
 # == bonuses ==================================================================================
 
 

@@ -61,7 +61,9 @@ class _SuitTables:
 
     * ``best[k][p]``: least unmatched points in that suit when runs use exactly ``k``
       jokers (``INF`` when ``k`` jokers cannot all be used);
-    * ``windows[k][p]``: the runs achieving it, as (first position, length);
+    * ``windows[k][p]``: the runs achieving it, as (first position, length), with
+      the fewest unmatched cards among the splits that achieve it;
+    * ``count[k][p]``: how many cards those runs leave unmatched;
     * ``cover[k][p]``: rank bits of the cards that belong to some run with <= k jokers;
     * ``d1``/``d2``: ``best[1] - best[0]`` and ``best[2] - best[0]``;
     * ``points[p]``: points of all the cards of the pattern.
@@ -86,6 +88,7 @@ class _SuitTables:
         self.best: list[list[int]] = [[INF] * size for _ in range(3)]
         self.windows: list[list[tuple[tuple[int, int], ...]]] = [[()] * size for _ in range(3)]
         self.cover: list[list[int]] = [[0] * size for _ in range(3)]
+        self.count: list[list[int]] = [[0] * size for _ in range(3)]
         self.points = [0] * size
         for pp in range(1 << n):
             rp = to_rank[pp]
@@ -99,14 +102,18 @@ class _SuitTables:
                         cov[k] |= held
             for k in range(3):
                 self.cover[k][rp] = to_rank[cov[k]]
-            # f[i][k]: (least points of positions i.., runs) using exactly k jokers.
-            f: list[list[tuple[int, tuple[tuple[int, int], ...]]]] = [
-                [(INF, ())] * 3 for _ in range(n + 1)
+            # f[i][k]: (least points of positions i.., then fewest unmatched cards
+            # among those, runs) using exactly k jokers. The card count breaks ties:
+            # 4O 5O 7O 11O with a joker leaves 9 points as 4O 5O (7O JK 11O) or as 11O
+            # (4O 5O JK 7O), and best_arrangement promises the one-card split.
+            f: list[list[tuple[int, int, tuple[tuple[int, int], ...]]]] = [
+                [(INF, 0, ())] * 3 for _ in range(n + 1)
             ]
-            f[n][0] = (0, ())
+            f[n][0] = (0, 0, ())
             for i in range(n - 1, -1, -1):
-                skip = pts[i] if pp >> i & 1 else 0
-                row = [(v + skip, w) for v, w in f[i + 1]]
+                held_here = pp >> i & 1
+                skip = pts[i] if held_here else 0
+                row = [(v + skip, c + held_here, w) for v, c, w in f[i + 1]]
                 for length in range(3, MAX_RUN_FROM_HAND + 1):
                     if i + length > n:
                         break
@@ -116,12 +123,13 @@ class _SuitTables:
                         continue
                     nxt = f[i + length]
                     for k in range(gaps, 3):
-                        v, w = nxt[k - gaps]
-                        if v < row[k][0]:
-                            row[k] = (v, ((i, length),) + w)
+                        v, c, w = nxt[k - gaps]
+                        if v < row[k][0] or (v == row[k][0] and c < row[k][1]):
+                            row[k] = (v, c, ((i, length),) + w)
                 f[i] = row
             for k in range(3):
-                self.best[k][rp], self.windows[k][rp] = f[0][k]
+                v, c, w = f[0][k]
+                self.best[k][rp], self.count[k][rp], self.windows[k][rp] = v, c, w
         b0, b1, b2 = self.best
         self.d1 = [INF if b1[p] >= INF else b1[p] - b0[p] for p in range(size)]
         self.d2 = [INF if b2[p] >= INF else b2[p] - b0[p] for p in range(size)]
@@ -193,12 +201,6 @@ class Solver:
         self.pts = t.points
         self.cover = t.cover
         self.jp = rules.joker_points
-        #: Rank bits of each run window (first position, length) of the tables.
-        self._window_bits = {
-            (lo, length): sum(1 << (r - 1) for r in rules.ranks[lo : lo + length])
-            for lo in range(len(rules.ranks))
-            for length in range(3, MAX_RUN_FROM_HAND + 1)
-        }
         #: Points of each card number when left unmatched.
         self.card_points = _points_of(rules)
         self.max_unmatched = rules.close_max_unmatched
@@ -309,6 +311,7 @@ class Solver:
                     sure_sets.append((low, sum(1 << i for i in range(4) if pats[i] & low), 0))
                 pats = (a & ~sure, b & ~sure, c & ~sure, d & ~sure)
         run_best = self._t.best
+        count = self._t.count
         for sets, rest, jr in self._set_choices(pats, len(jokers_held)):
             a, b, c, d = rest
             for alloc in _JOKER_ALLOCATIONS[jr]:
@@ -323,24 +326,12 @@ class Solver:
                 )
                 if v >= INF or (best is not None and v > best[0]):
                     continue  # (the count only breaks ties in points)
-                cnt = self._count(rest, alloc) + left
+                cnt = count[ka][a] + count[kb][b] + count[kc][c] + count[kd][d] + left
                 if best is None or (v, cnt) < (best[0], best[1]):
                     best = (v, cnt, sure_sets + sets, rest, alloc)  # type: ignore[assignment]
         assert best is not None
         _, _, sets, rest, alloc = best  # type: ignore[misc]
         return self._build(mask, sets, rest, alloc, jokers_held)
-
-    def _count(self, rest: tuple[int, int, int, int], alloc: tuple[int, ...]) -> int:
-        """Unmatched natural cards when the suits' runs use ``alloc`` jokers."""
-        n = 0
-        windows = self._t.windows
-        window_bits = self._window_bits
-        for k, p in zip(alloc, rest, strict=True):
-            covered = 0
-            for w in windows[k][p]:
-                covered |= window_bits[w]
-            n += (p & ~covered).bit_count()
-        return n
 
     def _set_choices(
         self, pats: tuple[int, int, int, int], jokers: int

@@ -75,6 +75,15 @@ test('jokers: fill a gap, need two naturals, cannot go past the deck ends', () =
   assert.equal(s.unmatchedPoints(hand('JK1 JK2 7B'), r), 25 + 25 + 7);
 });
 
+test('equal points: the split with fewer unmatched cards wins', () => {
+  // 4O 5O 7O 11O JK1 leaves 9 points as 7O JK1 11O + 4O 5O or as 4O 5O JK1 7O + 11O
+  // (the Python engine's solver used to pick the first; docs/rules.md, section 3).
+  const a = s.bestArrangement(hand('4O 5O 7O 11O JK1'), s.normalizeRules({ jokers: 1 }));
+  assert.equal(a.points, 9);
+  assert.deepEqual(a.unmatched, ['11O']);
+  assert.deepEqual(a.melds, [{ kind: 'run', cards: ['4O', '5O', 'JK1', '7O'] }]);
+});
+
 test('close values: chinchón, -50, -25, -10, points', () => {
   const r = s.normalizeRules({ jokers: 2 });
   assert.equal(s.closeValue(hand('4B 5B 6B 7B 10B 11B 12B'), r), -1000);
