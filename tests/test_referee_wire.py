@@ -711,3 +711,57 @@ def test_the_flood_bound_counts_from_the_last_answer() -> None:
             await server.stop(0)
 
     run(main())
+
+
+# -- request ids are numbered per stream ------------------------------------------------------
+
+
+async def _answer_all(call: Any) -> list[int]:
+    """Answer every request of one game on a queue stream with legal_actions[0]; return
+    the request ids seen, in order."""
+    ids: list[int] = []
+    while True:
+        msg = await asyncio.wait_for(call.read(), 60)
+        assert msg is not grpc.aio.EOF, "the stream ended before game_ended"
+        kind = msg.WhichOneof("kind")
+        if kind == "game_ended":
+            return ids
+        if kind == "action_request":
+            req = msg.action_request
+            ids.append(req.request_id)
+            await call.write(pb.PlayRequest(action=pb.ActionReply(
+                request_id=req.request_id, action=req.legal_actions[0])))
+
+
+def test_request_ids_are_numbered_per_stream_and_reveal_no_other_traffic() -> None:
+    """Two bots playing each other see request ids 1, 2, 3... on their own streams, not
+    the interleaved ids of a server-wide counter; a stream opened after a whole game was
+    played elsewhere starts at 1 too (it cannot tell how busy the server was)."""
+
+    async def main() -> None:
+        server = await start(["a", "b", "c"])
+        try:
+            calls = {}
+            for name in ("a", "b", "c"):
+                call = await _play_call(server.target, f"tok-{name}")
+                await call.write(pb.PlayRequest(hello=pb.Hello(client=name,
+                                                               queue=pb.QueueMode())))
+                assert (await call.read()).WhichOneof("kind") == "welcome"
+                calls[name] = call
+            game = asyncio.ensure_future(server.referee.play(spec("ids-ab", ["a", "b"])))
+            ids_a, ids_b = await asyncio.gather(_answer_all(calls["a"]), _answer_all(calls["b"]))
+            await asyncio.wait_for(game, 60)
+            assert ids_a and ids_b
+            assert ids_a == list(range(1, len(ids_a) + 1))
+            assert ids_b == list(range(1, len(ids_b) + 1))
+            game = asyncio.ensure_future(server.referee.play(
+                spec("ids-c", ["c", "house:greedy"])))
+            ids_c = await _answer_all(calls["c"])
+            await asyncio.wait_for(game, 60)
+            assert ids_c[0] == 1 and ids_c == list(range(1, len(ids_c) + 1))
+            for call in calls.values():
+                call.cancel()
+        finally:
+            await server.stop(0)
+
+    run(main())
