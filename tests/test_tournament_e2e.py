@@ -42,7 +42,7 @@ from chinchon_referee.storage import SqliteStore
 from chinchon_referee.tournament import TournamentSpec
 from google.protobuf import json_format
 
-from tests.helpers import ADMIN, NODE_BOT, ROOT, sdk_bot, spawn, spec, start, stop
+from tests.helpers import ADMIN, NODE_BOT, ROOT, BotProc, sdk_bot, spawn, spec, start, stop
 from tests.test_reconnect import Bot
 
 CLI = [sys.executable, "-m", "chinchon_referee.cli"]
@@ -337,7 +337,10 @@ def test_a_bot_that_never_connects_forfeits_every_game(tmp_path: Path) -> None:
     grace = 1.0
 
     async def main(env: InProcess) -> None:
-        spec = TournamentSpec.from_dict(spec_dict("no-show", ["a", "b", "ghost"]))
+        # absence_limit 0: once the ghost missed a game, its other games forfeit at once.
+        spec = TournamentSpec.from_dict(spec_dict(
+            "no-show", ["a", "b", "ghost"],
+            policies={"reconnect_grace": grace, "absence_limit": 0.0}))
         tid, parts = env.director.create(spec)
         assert [p.token for p in parts] == ["tok-a", "tok-b", "tok-ghost"]
         procs = [await spawn(sdk_bot("greedy"), env.server, "a"),
@@ -372,6 +375,9 @@ def test_a_bot_that_never_connects_forfeits_every_game(tmp_path: Path) -> None:
         # The tournament waited the grace once; the later games forfeited at once.
         started = {e.game_id: e.time for e in env.events if e.game_id and e.result is None}
         ended = {e.game_id: e.time for e in env.events if e.result is not None}
+        # The ghost's games were postponed: the a-b games were played first.
+        assert max(ended[x.id] for x in games if "ghost" not in x.players) <= min(
+            started[x.id] for x in ghost_games)
         waits = sorted(ended[x.id] - started[x.id] for x in ghost_games)
         assert waits[-1] >= grace * 0.9, waits
         assert all(w < grace * 0.5 for w in waits[:-1]), waits
@@ -557,6 +563,86 @@ def test_a_bot_that_crashes_forfeits_its_remaining_games(tmp_path: Path) -> None
         crash = next(r for r in st.rows if r.bot == "crash")
         assert crash.games == 6 and crash.forfeits == 5
         assert sum(r.games for r in st.rows) == 24
+
+    InProcess.run(tmp_path, main)
+
+
+def test_a_bot_back_after_the_grace_loses_only_the_games_due_while_nothing_else_could_be_played(
+    tmp_path: Path,
+) -> None:
+    """A bot killed mid-tournament and restarted after longer than the grace: while it is
+    away every other game is played; only a game that came due with nothing else to play
+    forfeits (NO_SHOW, after the grace); once back it plays its postponed games."""
+    grace = 5.0
+
+    async def main(env: InProcess) -> None:
+        bots = ["a", "b", "d", "crash"]
+        spec = TournamentSpec.from_dict(spec_dict(
+            "absent", bots, policies={"reconnect_grace": grace, "absence_limit": 600.0}))
+        tid, _ = env.director.create(spec)
+        players = {x.id: x.players for x in env.store.games(tid)}
+        procs = {b: await spawn(sdk_bot("greedy"), env.server, b) for b in bots}
+        # The restarted bot: started now, connects when the test lets it (a line on stdin).
+        gated = BotProc(await asyncio.create_subprocess_exec(
+            sys.executable, str(ROOT / "tests" / "bots" / "gated_bot.py"), "--bot", "greedy",
+            "--target", env.server.target, "--token", "tok-crash",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=dict(os.environ, PYTHONUNBUFFERED="1")))
+        killed_after: list[str] = []
+        released: list[str] = []
+
+        async def killer() -> None:
+            async for ev in env.director.watch(tid):
+                if ev.result is None or "crash" not in players[ev.game_id]:
+                    continue
+                if not killed_after:
+                    procs["crash"].proc.send_signal(signal.SIGKILL)
+                    killed_after.append(ev.game_id)
+                elif ev.result["termination"] == "TERMINATION_FORFEIT_NO_SHOW" and not released:
+                    # Away for longer than the grace: come back now.
+                    assert gated.proc.stdin is not None
+                    gated.proc.stdin.write(b"go\n")
+                    await gated.proc.stdin.drain()
+                    released.append(ev.game_id)
+
+        try:
+            assert await env.server.referee.lobby.wait_all(bots, 20)
+            env.watch(tid)
+            kill_task = asyncio.ensure_future(killer())
+            await asyncio.wait_for(env.director.run(tid), 150)
+            await env.watched()
+            await asyncio.wait_for(kill_task, 5)
+        finally:
+            await stop(*procs.values(), gated)
+        assert killed_after and released
+        games = env.store.games(tid)
+        assert len(games) == 12 and all(x.status == "finished" and x.voided == 0 for x in games)
+        assert env.ended() == Counter({x.id: 1 for x in games})
+        started = {e.game_id: e.time for e in env.events if e.game_id and e.result is None}
+        ended = {e.game_id: e.time for e in env.events if e.result is not None}
+        term = {x.id: x.record["result"]["termination"] for x in games}
+        others = [x.id for x in games if "crash" not in x.players]
+        mine = [x.id for x in games if "crash" in x.players]
+        assert all(term[i] in PLAYED for i in others), term
+        assert term[killed_after[0]] in PLAYED
+        no_shows = [i for i in mine if term[i] == "TERMINATION_FORFEIT_NO_SHOW"]
+        dropped = [i for i in mine if term[i] == "TERMINATION_FORFEIT_DISCONNECT"]
+        # At most the game it was seated in when killed is lost by disconnection.
+        assert len(dropped) <= 1
+        # Each no-show came due when nothing else was left to play: after every other game
+        # (postponed, not forfeited at once), and it waited the grace.
+        assert 1 <= len(no_shows) <= 2, term  # a second one only if the restart is slow
+        last_other = max(ended[i] for i in others + dropped)
+        for i in no_shows:
+            assert started[i] >= last_other - 0.01, (i, started[i], last_other)
+            assert ended[i] - started[i] >= grace * 0.9
+        # Back: its postponed games were played, not forfeited.
+        after = [i for i in mine if started[i] > ended[released[0]]]
+        played_after = [i for i in after if term[i] in PLAYED]
+        assert len(played_after) >= 2 and len(played_after) == len(after) - (len(no_shows) - 1)
+        st = env.director.standings(tid)
+        crash = next(r for r in st.rows if r.bot == "crash")
+        assert crash.forfeits == len(no_shows) + len(dropped)
 
     InProcess.run(tmp_path, main)
 

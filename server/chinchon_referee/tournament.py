@@ -21,6 +21,7 @@ A tournament is declared in TOML (or through the admin service)::
     max_illegal_retries = 2
     max_strikes = 3
     reconnect_grace = 10.0
+    absence_limit = 300.0       # seconds absent before all of a bot's games forfeit
 
     [[participants]]
     name = "greedy-py"
@@ -58,6 +59,10 @@ _TOP_KEYS = {
     "name", "participants", "rules", "time_control", "policies", "table_size",
     "games_per_pairing", "duplicate_deals", "start", "concurrency", "seed",
 }
+
+
+#: The policies given in seconds (the others are counts).
+_SECONDS = ("reconnect_grace", "absence_limit")
 
 
 class SpecError(ValueError):
@@ -142,7 +147,7 @@ class TournamentSpec:
         try:
             tc = TimeControl(**{k: float(v) for k, v in tc_d.items()})
             pol = Policies(**{
-                k: (float(v) if k == "reconnect_grace" else int(v)) for k, v in pol_d.items()
+                k: (float(v) if k in _SECONDS else int(v)) for k, v in pol_d.items()
             })
         except TypeError as e:
             raise SpecError(f"time_control/policies: {e}") from None
@@ -205,6 +210,7 @@ class TournamentSpec:
                 "max_illegal_retries": self.policies.max_illegal_retries,
                 "max_strikes": self.policies.max_strikes,
                 "reconnect_grace": self.policies.reconnect_grace,
+                "absence_limit": self.policies.absence_limit,
             },
             "table_size": self.table_size,
             "games_per_pairing": self.games_per_pairing,
@@ -239,6 +245,8 @@ class TournamentSpec:
         for p in d["participants"]:
             p.pop("command", None)
             p.pop("instances", None)
+        if self.policies.absence_limit == Policies.absence_limit:
+            del d["policies"]["absence_limit"]  # runs declared before it existed resume
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
