@@ -17,7 +17,7 @@ from chinchon.wire import seconds_of
 from chinchon_referee.config import Policies, RefereeConfig, TimeControl
 from chinchon_referee.referee import Seat, _record_to_wire
 
-from tests.helpers import spec, start
+from tests.helpers import bot_token, spec, start
 
 
 def run(coro):
@@ -39,7 +39,7 @@ class Bot:
 
     async def back(self, practice: pb.PracticeRequest | None = None) -> None:
         self.channel = grpc.aio.insecure_channel(self.target)
-        self.call = await _play_call_on(self.channel, f"tok-{self.name}")
+        self.call = await _play_call_on(self.channel, bot_token(self.name))
         hello = (pb.Hello(client="reconnect-test", queue=pb.QueueMode()) if practice is None
                  else pb.Hello(client="reconnect-test", practice=practice))
         await self.call.write(pb.PlayRequest(hello=hello))

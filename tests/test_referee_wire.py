@@ -23,7 +23,7 @@ from chinchon.wire import seconds_of
 from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
 from chinchon_referee.referee import Connection, Deadlines, Disconnected, WriteGate, WriteWatch
 
-from tests.helpers import spec, start
+from tests.helpers import bot_token, spec, start
 from tests.test_referee import _play_call
 
 
@@ -64,7 +64,7 @@ async def _play_raw(players: list[str], me: str, illegal_once: bool = False):
     discard request, answered first with a card it does not hold."""
     server = await start([me])
     try:
-        call = await _play_call(server.target, f"tok-{me}")
+        call = await _play_call(server.target, bot_token(me))
         await call.write(pb.PlayRequest(hello=pb.Hello(client="wire-test", queue=pb.QueueMode())))
         welcome = await call.read()
         assert welcome.WhichOneof("kind") == "welcome"
@@ -635,7 +635,7 @@ def test_a_bot_that_stops_reading_is_dropped_and_forfeits() -> None:
         ])
         try:
             call = pb_grpc.RefereeServiceStub(channel).Play(
-                metadata=(("authorization", "Bearer tok-deaf"),))
+                metadata=(("authorization", f"Bearer {bot_token('deaf')}"),))
             await call.write(pb.PlayRequest(hello=pb.Hello(client="deaf")))
             assert (await call.read()).WhichOneof("kind") == "welcome"
             assert await server.referee.lobby.wait_all(["deaf"], 10)
@@ -678,7 +678,7 @@ def test_the_flood_bound_counts_from_the_last_answer() -> None:
         config = RefereeConfig(limits=Limits(max_unsolicited=5))
         server = await start(["late"], config)
         try:
-            call = await _play_call(server.target, "tok-late")
+            call = await _play_call(server.target, bot_token("late"))
             await call.write(pb.PlayRequest(hello=pb.Hello(client="late", queue=pb.QueueMode())))
             assert (await call.read()).WhichOneof("kind") == "welcome"
             game = asyncio.ensure_future(server.referee.play(
@@ -743,7 +743,7 @@ def test_request_ids_are_numbered_per_stream_and_reveal_no_other_traffic() -> No
         try:
             calls = {}
             for name in ("a", "b", "c"):
-                call = await _play_call(server.target, f"tok-{name}")
+                call = await _play_call(server.target, bot_token(name))
                 await call.write(pb.PlayRequest(hello=pb.Hello(client=name,
                                                                queue=pb.QueueMode())))
                 assert (await call.read()).WhichOneof("kind") == "welcome"

@@ -42,7 +42,7 @@ from chinchon_referee.storage import SqliteStore
 from chinchon_referee.tournament import TournamentSpec
 from google.protobuf import json_format
 
-from tests.helpers import ADMIN, NODE_BOT, ROOT, BotProc, sdk_bot, spawn, spec, start, stop
+from tests.helpers import ADMIN, NODE_BOT, ROOT, BotProc, bot_token, sdk_bot, spawn, spec, start, stop
 from tests.test_reconnect import Bot
 
 CLI = [sys.executable, "-m", "chinchon_referee.cli"]
@@ -73,7 +73,7 @@ def check_record(rec: dict[str, Any]) -> None:
 def spec_dict(name: str, bots: list[str], **extra: Any) -> dict[str, Any]:
     d: dict[str, Any] = {
         "name": name,
-        "participants": [{"name": b, "token": f"tok-{b}"} for b in bots],
+        "participants": [{"name": b, "token": bot_token(b)} for b in bots],
         "games_per_pairing": 2,
         "concurrency": 2,
         "seed": f"seed-{name}",
@@ -342,7 +342,7 @@ def test_a_bot_that_never_connects_forfeits_every_game(tmp_path: Path) -> None:
             "no-show", ["a", "b", "ghost"],
             policies={"reconnect_grace": grace, "absence_limit": 0.0}))
         tid, parts = env.director.create(spec)
-        assert [p.token for p in parts] == ["tok-a", "tok-b", "tok-ghost"]
+        assert [p.token for p in parts] == [bot_token("a"), bot_token("b"), bot_token("ghost")]
         procs = [await spawn(sdk_bot("greedy"), env.server, "a"),
                  await spawn(sdk_bot("random"), env.server, "b")]
         try:
@@ -585,7 +585,7 @@ def test_a_bot_back_after_the_grace_loses_only_the_games_due_while_nothing_else_
         # The restarted bot: started now, connects when the test lets it (a line on stdin).
         gated = BotProc(await asyncio.create_subprocess_exec(
             sys.executable, str(ROOT / "tests" / "bots" / "gated_bot.py"), "--bot", "greedy",
-            "--target", env.server.target, "--token", "tok-crash",
+            "--target", env.server.target, "--token", bot_token("crash"),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=dict(os.environ, PYTHONUNBUFFERED="1")))
         killed_after: list[str] = []
@@ -769,7 +769,7 @@ def launch_sdk_bots(tmp_path: Path, port: int, bots: dict[str, str],
         for i in range(streams):
             with open(tmp_path / f"{b}.{i}.log", "wb") as err:
                 procs.append(subprocess.Popen(
-                    [*sdk_bot(kind), "--target", f"127.0.0.1:{port}", "--token", f"tok-{b}"],
+                    [*sdk_bot(kind), "--target", f"127.0.0.1:{port}", "--token", bot_token(b)],
                     stdout=subprocess.DEVNULL, stderr=err,
                     env=dict(os.environ, PYTHONUNBUFFERED="1"),
                 ))
@@ -789,11 +789,11 @@ def wait_mid_tournament(db: Path, tid: str) -> None:
 
 def admin_spec(name: str, bots: list[str], *, score_limit: int, reconnect_grace: float,
                games_per_pairing: int, concurrency: int, seed: str) -> tpb.TournamentSpec:
-    """A 2-player round-robin for CreateTournament: tokens tok-NAME, a 1 s + 5 s clock,
+    """A 2-player round-robin for CreateTournament: tokens bot_token(NAME), a 1 s + 5 s clock,
     started when every bot is connected."""
     return tpb.TournamentSpec(
         name=name,
-        participants=[tpb.Participant(name=b, token=f"tok-{b}") for b in bots],
+        participants=[tpb.Participant(name=b, token=bot_token(b)) for b in bots],
         rules=g.RuleSet(score_limit=score_limit),
         time_control=g.TimeControl(per_move=duration(1.0), bank=duration(5.0)),
         policies=tpb.Policies(reconnect_grace=duration(reconnect_grace)),
@@ -830,7 +830,7 @@ def test_kill_9_mid_tournament_then_resume(tmp_path: Path) -> None:
             tid = created.tournament.id
             assert created.tournament.games_total == 18
             assert [(p.name, p.token) for p in created.participants] == [
-                (b, f"tok-{b}") for b in bots]
+                (b, bot_token(b)) for b in bots]
             # A second tournament, started by hand only: it must survive the crash as is.
             other = stub.CreateTournament(tpb.CreateTournamentRequest(spec=tpb.TournamentSpec(
                 name="manual cup", participants=[tpb.Participant(name="mx"),
@@ -1021,7 +1021,7 @@ def test_sigterm_mid_tournament_then_resume(tmp_path: Path) -> None:
 def test_admin_calls_need_the_admin_token(tmp_path: Path) -> None:
     async def main() -> None:
         tokens = TokenBook(ADMIN)
-        tokens.add("bot", "tok-bot")
+        tokens.add("bot", bot_token("bot"))
         store = SqliteStore(str(tmp_path / "admin.sqlite3"))
         server = await start_server(
             "127.0.0.1:0", None, tokens,
@@ -1046,7 +1046,7 @@ def test_admin_calls_need_the_admin_token(tmp_path: Path) -> None:
                     "ExportResults": lambda md: stub.ExportResults(
                         tpb.ExportResultsRequest(tournament_id="t-x"), metadata=md, timeout=10),
                 }
-                bad = [None, (("authorization", "Bearer tok-bot"),),
+                bad = [None, (("authorization", f"Bearer {bot_token('bot')}"),),
                        (("authorization", "Bearer wrong"),), (("authorization", ADMIN),)]
                 for md in bad:
                     for name, call in calls.items():

@@ -286,6 +286,8 @@ def test_the_demo_declaration_is_valid() -> None:
         (base_decl(name="  "), "name"),
         (base_decl(rules={"jokers": 99}), "rules.jokers"),
         (base_decl(policies={"absence_limit": -1}), "policies: absence_limit"),
+        (base_decl(participants=[{"name": "a"}, {"name": "b", "token": "short-tok"}]),
+         "participants[1].token (bot 'b'): a token needs at least 16 characters"),
     ],
 )
 def test_bad_declarations_are_refused_naming_the_field(decl: dict[str, object], field: str) -> None:
@@ -327,3 +329,14 @@ def test_the_absence_limit_defaults_keeps_old_fingerprints_and_crosses_the_admin
     msg.policies.absence_limit.seconds = -1
     with pytest.raises(SpecError, match="absence_limit"):
         spec_from_proto(msg)
+
+
+def test_create_tournament_refuses_a_short_token() -> None:
+    from chinchon.v1 import tournament_pb2 as tpb
+    from chinchon_referee.admin import spec_from_proto
+
+    msg = tpb.TournamentSpec(name="x", participants=[
+        tpb.Participant(name="a", token="a" * 16), tpb.Participant(name="b", token="b" * 15)])
+    with pytest.raises(SpecError, match=r"participants\[1\]\.token .*16 characters") as e:
+        spec_from_proto(msg)
+    assert "b" * 15 not in str(e.value)

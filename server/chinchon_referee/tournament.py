@@ -50,6 +50,7 @@ from typing import Any
 
 from chinchon.engine import RuleSet, RuleSetError
 
+from .auth import check_token
 from .config import Policies, TimeControl
 
 #: Above this many k-subsets the scheduler picks a balanced subset of tables.
@@ -108,6 +109,12 @@ class TournamentSpec:
                 raise SpecError(
                     f"participants: bot name '{n}' must be letters, digits, '-', '_' or '.'"
                 )
+        for i, p in enumerate(self.participants):
+            if p.token:
+                try:
+                    check_token(p.token, f"participants[{i}].token (bot '{p.name}')")
+                except ValueError as e:
+                    raise SpecError(str(e)) from None
         if not 2 <= self.table_size <= len(names):
             raise SpecError(
                 f"table_size: must be 2 to the number of participants ({len(names)}), "
