@@ -38,6 +38,9 @@ class Absences:
     def __contains__(self, bot: object) -> bool:
         return bot in self.since
 
+    def __len__(self) -> int:
+        return len(self.since)
+
     def mark(self, bots: Iterable[str], now: float) -> None:
         """``bots`` missed a game: absent from now (or still since their first miss)."""
         for b in bots:

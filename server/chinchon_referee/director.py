@@ -323,8 +323,10 @@ class Director:
             return False
         self.store.mark_running(game.id)
         self._emit(tid, f"game {game.id} started: {' vs '.join(game.players)}", game.id)
+        missing = absent.missing(game.players)
+        if mode == "forfeit" and not missing:
+            mode = "wait"  # its bots came back between the launch and now: play it
         if mode == "forfeit":
-            missing = absent.missing(game.players)
             outcome = self.referee.no_show(gs, missing)
         else:
             try:
