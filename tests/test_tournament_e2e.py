@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import signal
 import socket
@@ -392,6 +393,47 @@ def test_a_bot_that_never_connects_forfeits_every_game(tmp_path: Path) -> None:
         assert st.games == 6
         # Forfeits are not card luck: only the a-b deal counts, too little to measure.
         assert st.duplicate_variance_reduction is None
+
+    InProcess.run(tmp_path, main)
+
+
+def test_an_absent_bot_forfeits_its_remaining_games_at_once_after_the_absence_limit(
+    tmp_path: Path,
+) -> None:
+    """Below the organizer's absence limit, each game of a missing bot that comes due
+    (nothing else left to play) waits the grace alone; past the limit, counted from its
+    first no-show, the rest forfeit at once."""
+    grace, limit = 1.0, 2.5
+
+    async def main(env: InProcess) -> None:
+        spec = TournamentSpec.from_dict(spec_dict(
+            "limit", ["a", "b", "ghost"], games_per_pairing=6,
+            policies={"reconnect_grace": grace, "absence_limit": limit}))
+        tid, _ = env.director.create(spec)
+        procs = [await spawn(sdk_bot("greedy"), env.server, "a"),
+                 await spawn(sdk_bot("random"), env.server, "b")]
+        try:
+            assert await env.server.referee.lobby.wait_all(["a", "b"], 20)
+            env.watch(tid)
+            await asyncio.wait_for(env.director.run(tid), 120)
+            await env.watched()
+        finally:
+            await stop(*procs)
+        games = env.store.games(tid)
+        ghost = [x for x in games if "ghost" in x.players]
+        assert len(ghost) == 12
+        assert all(x.record["result"]["termination"] == "TERMINATION_FORFEIT_NO_SHOW"
+                   for x in ghost)
+        started = {e.game_id: e.time for e in env.events if e.game_id and e.result is None}
+        ended = {e.game_id: e.time for e in env.events if e.result is not None}
+        order = sorted(ghost, key=lambda x: started[x.id])
+        waited = [ended[x.id] - started[x.id] >= grace * 0.9 for x in order]
+        n = waited.index(False)  # the first game forfeited at once
+        # Waited one at a time first (more than the first no-show alone), then none.
+        assert 2 <= n <= 1 + math.ceil(limit / (grace * 0.9)), waited
+        assert not any(waited[n:]), waited
+        first_no_show = ended[order[0].id]
+        assert started[order[n].id] - first_no_show >= limit * 0.9
 
     InProcess.run(tmp_path, main)
 
