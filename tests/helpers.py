@@ -20,10 +20,15 @@ NODE_BOT = ROOT / "sample_bots" / "node" / "bot.js"
 ADMIN = "admin-token-for-tests"
 
 
+def bot_token(name: str) -> str:
+    """The test token of bot ``name`` (long enough for the organizer's minimum)."""
+    return f"tok-{name}-test-token"
+
+
 def tokens_for(names: Sequence[str]) -> TokenBook:
     book = TokenBook(ADMIN)
     for n in names:
-        book.add(n, f"tok-{n}")
+        book.add(n, bot_token(n))
     return book
 
 
@@ -65,7 +70,7 @@ class BotProc:
 async def spawn(cmd: Sequence[str], server: RunningServer, name: str) -> BotProc:
     """Start a bot process for ``name`` with its token."""
     proc = await asyncio.create_subprocess_exec(
-        *cmd, "--target", server.target, "--token", f"tok-{name}",
+        *cmd, "--target", server.target, "--token", bot_token(name),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env=dict(os.environ, PYTHONUNBUFFERED="1"),
     )

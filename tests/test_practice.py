@@ -34,7 +34,7 @@ from chinchon.wire import rules_to_wire, seconds_of
 from chinchon_referee.house import make_house_bot
 from google.protobuf import json_format
 
-from tests.helpers import RAW_BOT, BotProc, printed, raw_bot, spawn, start, stop
+from tests.helpers import RAW_BOT, BotProc, bot_token, printed, raw_bot, spawn, start, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "chinchon_referee.cli"]
@@ -367,7 +367,7 @@ def test_a_practice_request_that_cannot_be_served_is_refused_in_band(
         try:
             async with grpc.aio.insecure_channel(server.target) as channel:
                 call = pb_grpc.RefereeServiceStub(channel).Play(
-                    metadata=(("authorization", "Bearer tok-alice"),))
+                    metadata=(("authorization", f"Bearer {bot_token('alice')}"),))
                 await call.write(pb.PlayRequest(hello=pb.Hello(client="bad", practice=req)))
                 got: list[pb.PlayResponse] = []
                 while (msg := await asyncio.wait_for(call.read(), 15)) is not grpc.aio.EOF:

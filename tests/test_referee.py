@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 
 from tests.helpers import (
     BotProc,
+    bot_token,
     node_bot,
     play,
     printed,
@@ -376,12 +377,13 @@ def test_wrong_or_missing_token_is_unauthenticated(token: str | None) -> None:
         server = await start(["alice"])
         try:
             call = await _play_call(server.target, token)
-            await call.write(pb.PlayRequest(hello=pb.Hello(client="x")))
             with pytest.raises(grpc.aio.AioRpcError) as err:
+                # The refusal may come before the write ends: either call raises it.
+                await call.write(pb.PlayRequest(hello=pb.Hello(client="x")))
                 await call.read()
             assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
             # The server still serves the right token.
-            ok = await _play_call(server.target, "tok-alice")
+            ok = await _play_call(server.target, bot_token("alice"))
             await ok.write(pb.PlayRequest(hello=pb.Hello(client="x")))
             msg = await ok.read()
             assert msg.welcome.bot_name == "alice"
@@ -414,7 +416,7 @@ def test_garbage_bytes_fail_only_that_stream() -> None:
         b = await spawn(sdk_bot("greedy"), server, "bob")
         c = await spawn(sdk_bot("greedy"), server, "carol")
         try:
-            channel, call = _raw_play_call(server.target, "tok-alice")
+            channel, call = _raw_play_call(server.target, bot_token("alice"))
             await call.write(GARBAGE)
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await call.read()
@@ -440,7 +442,7 @@ def test_garbage_bytes_mid_game_fail_that_stream_and_the_seat_is_a_disconnect() 
         names = ["alice", "bob", "carol", "dave"]
         server = await start(names)
         others = [await spawn(sdk_bot("greedy"), server, n) for n in names[1:]]
-        channel, call = _raw_play_call(server.target, "tok-alice")
+        channel, call = _raw_play_call(server.target, bot_token("alice"))
         try:
             await call.write(pb.PlayRequest(hello=pb.Hello(client="garbage")).SerializeToString())
             assert pb.PlayResponse.FromString(await call.read()).WhichOneof("kind") == "welcome"
@@ -501,7 +503,7 @@ def test_oversize_message_is_refused() -> None:
     async def main() -> None:
         server = await start(["alice"], RefereeConfig(limits=Limits(max_message_bytes=4096)))
         try:
-            call = await _play_call(server.target, "tok-alice")
+            call = await _play_call(server.target, bot_token("alice"))
             await call.write(pb.PlayRequest(hello=pb.Hello(client="x" * 10_000)))
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await call.read()
@@ -516,7 +518,7 @@ def test_stale_unsolicited_and_protocol_errors_are_answered_in_band() -> None:
     async def main() -> None:
         server = await start(["alice"])
         try:
-            call = await _play_call(server.target, "tok-alice")
+            call = await _play_call(server.target, bot_token("alice"))
             # An action before anything was asked.
             await call.write(pb.PlayRequest(hello=pb.Hello(client="test")))
             assert (await call.read()).WhichOneof("kind") == "welcome"
@@ -585,7 +587,7 @@ def test_flood_of_unsolicited_messages_closes_the_stream() -> None:
     async def main() -> None:
         server = await start(["flooder"], RefereeConfig(limits=Limits(max_unsolicited=20)))
         try:
-            call = await _play_call(server.target, "tok-flooder")
+            call = await _play_call(server.target, bot_token("flooder"))
             await call.write(pb.PlayRequest(hello=pb.Hello(client="flood")))
             assert (await call.read()).WhichOneof("kind") == "welcome"
             # One more than the limit: each is answered in-band until the limit is
@@ -880,7 +882,7 @@ def test_admin_service_needs_the_admin_token() -> None:
 
             async with grpc.aio.insecure_channel(server.target) as ch:
                 stub = tpb_grpc.TournamentServiceStub(ch)
-                for md in ((), (("authorization", "Bearer tok-alice"),)):
+                for md in ((), (("authorization", f"Bearer {bot_token('alice')}"),)):
                     with pytest.raises(grpc.aio.AioRpcError) as err:
                         await stub.ListTournaments(tpb.ListTournamentsRequest(), metadata=md)
                     assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED

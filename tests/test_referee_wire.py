@@ -23,7 +23,7 @@ from chinchon.wire import seconds_of
 from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
 from chinchon_referee.referee import Connection, Deadlines, Disconnected, WriteGate, WriteWatch
 
-from tests.helpers import spec, start
+from tests.helpers import bot_token, spec, start
 from tests.test_referee import _play_call
 
 
@@ -64,7 +64,7 @@ async def _play_raw(players: list[str], me: str, illegal_once: bool = False):
     discard request, answered first with a card it does not hold."""
     server = await start([me])
     try:
-        call = await _play_call(server.target, f"tok-{me}")
+        call = await _play_call(server.target, bot_token(me))
         await call.write(pb.PlayRequest(hello=pb.Hello(client="wire-test", queue=pb.QueueMode())))
         welcome = await call.read()
         assert welcome.WhichOneof("kind") == "welcome"
@@ -635,7 +635,7 @@ def test_a_bot_that_stops_reading_is_dropped_and_forfeits() -> None:
         ])
         try:
             call = pb_grpc.RefereeServiceStub(channel).Play(
-                metadata=(("authorization", "Bearer tok-deaf"),))
+                metadata=(("authorization", f"Bearer {bot_token('deaf')}"),))
             await call.write(pb.PlayRequest(hello=pb.Hello(client="deaf")))
             assert (await call.read()).WhichOneof("kind") == "welcome"
             assert await server.referee.lobby.wait_all(["deaf"], 10)
@@ -678,7 +678,7 @@ def test_the_flood_bound_counts_from_the_last_answer() -> None:
         config = RefereeConfig(limits=Limits(max_unsolicited=5))
         server = await start(["late"], config)
         try:
-            call = await _play_call(server.target, "tok-late")
+            call = await _play_call(server.target, bot_token("late"))
             await call.write(pb.PlayRequest(hello=pb.Hello(client="late", queue=pb.QueueMode())))
             assert (await call.read()).WhichOneof("kind") == "welcome"
             game = asyncio.ensure_future(server.referee.play(
@@ -707,6 +707,60 @@ def test_the_flood_bound_counts_from_the_last_answer() -> None:
             assert stale_sent == 20 and errors == 20  # four times the bound, all answered
             assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
             assert not any(i["kind"] == "flood" for i in server.referee.incidents)
+        finally:
+            await server.stop(0)
+
+    run(main())
+
+
+# -- request ids are numbered per stream ------------------------------------------------------
+
+
+async def _answer_all(call: Any) -> list[int]:
+    """Answer every request of one game on a queue stream with legal_actions[0]; return
+    the request ids seen, in order."""
+    ids: list[int] = []
+    while True:
+        msg = await asyncio.wait_for(call.read(), 60)
+        assert msg is not grpc.aio.EOF, "the stream ended before game_ended"
+        kind = msg.WhichOneof("kind")
+        if kind == "game_ended":
+            return ids
+        if kind == "action_request":
+            req = msg.action_request
+            ids.append(req.request_id)
+            await call.write(pb.PlayRequest(action=pb.ActionReply(
+                request_id=req.request_id, action=req.legal_actions[0])))
+
+
+def test_request_ids_are_numbered_per_stream_and_reveal_no_other_traffic() -> None:
+    """Two bots playing each other see request ids 1, 2, 3... on their own streams, not
+    the interleaved ids of a server-wide counter; a stream opened after a whole game was
+    played elsewhere starts at 1 too (it cannot tell how busy the server was)."""
+
+    async def main() -> None:
+        server = await start(["a", "b", "c"])
+        try:
+            calls = {}
+            for name in ("a", "b", "c"):
+                call = await _play_call(server.target, bot_token(name))
+                await call.write(pb.PlayRequest(hello=pb.Hello(client=name,
+                                                               queue=pb.QueueMode())))
+                assert (await call.read()).WhichOneof("kind") == "welcome"
+                calls[name] = call
+            game = asyncio.ensure_future(server.referee.play(spec("ids-ab", ["a", "b"])))
+            ids_a, ids_b = await asyncio.gather(_answer_all(calls["a"]), _answer_all(calls["b"]))
+            await asyncio.wait_for(game, 60)
+            assert ids_a and ids_b
+            assert ids_a == list(range(1, len(ids_a) + 1))
+            assert ids_b == list(range(1, len(ids_b) + 1))
+            game = asyncio.ensure_future(server.referee.play(
+                spec("ids-c", ["c", "house:greedy"])))
+            ids_c = await _answer_all(calls["c"])
+            await asyncio.wait_for(game, 60)
+            assert ids_c[0] == 1 and ids_c == list(range(1, len(ids_c) + 1))
+            for call in calls.values():
+                call.cancel()
         finally:
             await server.stop(0)
 

@@ -16,7 +16,7 @@ import pytest
 from chinchon.engine import replay
 from chinchon_referee.config import Policies, TimeControl
 
-from tests.helpers import BotProc, play, sdk_bot, spec, start, stop
+from tests.helpers import BotProc, bot_token, play, sdk_bot, spec, start, stop
 
 
 def run(coro: Coroutine[Any, Any, None]) -> None:
@@ -101,7 +101,7 @@ async def spawn_via(proxy: Proxy, name: str) -> BotProc:
     """An SDK bot process (``sdk_bot("greedy")``) for ``name`` that reaches the referee
     through ``proxy``."""
     proc = await asyncio.create_subprocess_exec(
-        *sdk_bot("greedy"), "--target", proxy.target, "--token", f"tok-{name}",
+        *sdk_bot("greedy"), "--target", proxy.target, "--token", bot_token(name),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env=dict(os.environ, PYTHONUNBUFFERED="1"),
     )

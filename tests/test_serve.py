@@ -20,14 +20,16 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[1]
+ALICE = "tok-alice-serve-test"
+ADMIN_TOKEN = "admin-token-serve-test"
 
 
 @contextmanager
 def serve(tmp_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "chinchon_referee.cli", "serve", "--address", "127.0.0.1:0",
-         "--db", str(tmp_path / "ref.sqlite3"), "--admin-token", "adm",
-         "--bot", "alice=tok-a", *extra],
+         "--db", str(tmp_path / "ref.sqlite3"), "--admin-token", ADMIN_TOKEN,
+         "--bot", f"alice={ALICE}", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )
     try:
@@ -66,7 +68,7 @@ def test_serve_health_reflection_practice_storage_and_graceful_stop(tmp_path: Pa
             names = {s.name for s in answers[0].list_services_response.service}
             assert {"chinchon.v1.RefereeService", "chinchon.v1.TournamentService",
                     "grpc.health.v1.Health"} <= names
-        res = sdk(target, "tok-a")
+        res = sdk(target, ALICE)
         assert res.returncode == 0, res.stderr
         assert "1 games" in res.stderr
         proc.send_signal(signal.SIGTERM)
@@ -91,7 +93,7 @@ def test_sigterm_with_a_bot_stream_open_stops_cleanly(tmp_path: Path) -> None:
 
         try:
             play = referee_pb2_grpc.RefereeServiceStub(channel).Play(
-                requests(), metadata=(("authorization", "Bearer tok-a"),))
+                requests(), metadata=(("authorization", f"Bearer {ALICE}"),))
             outgoing.put(referee_pb2.PlayRequest(hello=referee_pb2.Hello(client="idle")))
             assert next(play).welcome.bot_name == "alice"
             watch = health_pb2_grpc.HealthStub(channel).Watch(
@@ -136,7 +138,7 @@ def test_serve_with_tls(tmp_path: Path) -> None:
         check=True, capture_output=True, timeout=60,
     )
     with serve(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key)) as (_, port):
-        ok = sdk(f"localhost:{port}", "tok-a", "--root-cert", str(cert))
+        ok = sdk(f"localhost:{port}", ALICE, "--root-cert", str(cert))
         assert ok.returncode == 0, ok.stderr
         # A plaintext client cannot talk to a TLS server.
         with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:

@@ -217,7 +217,8 @@ def test_a_forfeit_launched_just_as_the_shutdown_begins_is_not_recorded(
     tmp_path: Path,
 ) -> None:
     """Bot "b" never connects: the tournament's first game is its no-show, and "b" is
-    then known to be absent, so its next game is launched to forfeit at once. The
+    then known to be absent (with ``absence_limit = 0``: absent too long at once), so
+    its next game is launched to forfeit at once. The
     shutdown begins between that launch and the game's first step (the director asks
     the lobby whether "b" is back just before it launches the game; the shutdown is
     queued right there). That game records nothing: it stays scheduled, for the resumed
@@ -230,7 +231,7 @@ def test_a_forfeit_launched_just_as_the_shutdown_begins_is_not_recorded(
         director = Director(server.referee, store, tokens)
         spec_ = TournamentSpec.from_dict(spec_dict(
             "absent", ["a", "b"], games_per_pairing=4, concurrency=1,
-            policies={"reconnect_grace": 0.2}))
+            policies={"reconnect_grace": 0.2, "absence_limit": 0.0}))
         tid, _ = director.create(spec_)
         a = Bot(server.target, "a")
         lobby = server.referee.lobby

@@ -242,12 +242,14 @@ def base_decl(**changes: object) -> dict[str, object]:
 def test_a_good_declaration_round_trips() -> None:
     spec = TournamentSpec.from_dict(base_decl(
         table_size=3, rules={"jokers": 1}, time_control={"per_move": 0.5, "bank": 3},
-        policies={"reconnect_grace": 2, "max_strikes": 2}, start="2030-01-01T10:00:00",
+        policies={"reconnect_grace": 2, "max_strikes": 2, "absence_limit": 90},
+        start="2030-01-01T10:00:00",
         seed="abc", duplicate_deals=False, concurrency=3,
     ))
     assert spec.bots == ["a", "b", "c"]
     assert spec.rules.players == 3 and spec.rules.jokers == 1
     assert spec.time_control.per_move == 0.5 and spec.policies.reconnect_grace == 2.0
+    assert spec.policies.absence_limit == 90.0
     again = TournamentSpec.from_dict(spec.to_dict())
     assert again == spec
     assert again.fingerprint() == spec.fingerprint()
@@ -283,6 +285,9 @@ def test_the_demo_declaration_is_valid() -> None:
         (base_decl(concurrency=0), "concurrency"),
         (base_decl(name="  "), "name"),
         (base_decl(rules={"jokers": 99}), "rules.jokers"),
+        (base_decl(policies={"absence_limit": -1}), "policies: absence_limit"),
+        (base_decl(participants=[{"name": "a"}, {"name": "b", "token": "short-tok"}]),
+         "participants[1].token (bot 'b'): a token needs at least 16 characters"),
     ],
 )
 def test_bad_declarations_are_refused_naming_the_field(decl: dict[str, object], field: str) -> None:
@@ -298,3 +303,40 @@ def test_bad_toml_is_refused(tmp_path) -> None:
         TournamentSpec.from_toml(p)
     with pytest.raises(SpecError, match="cannot read"):
         TournamentSpec.from_toml(tmp_path / "missing.toml")
+
+
+def test_the_absence_limit_defaults_keeps_old_fingerprints_and_crosses_the_admin_api() -> None:
+    """``policies.absence_limit``: 300 s by default (a declaration without it keeps the
+    fingerprint it had before the field existed); CreateTournament sets it through the
+    additive ``Policies.absence_limit`` Duration, and 0 there means 0, not the default."""
+    from chinchon.v1 import tournament_pb2 as tpb
+    from chinchon.wire import duration
+    from chinchon_referee.admin import spec_from_proto
+
+    spec = TournamentSpec.from_dict(base_decl())
+    assert spec.policies.absence_limit == 300.0
+    assert "absence_limit" in spec.to_dict()["policies"]
+    assert TournamentSpec.from_dict(base_decl(policies={"absence_limit": 300})).fingerprint() \
+        == spec.fingerprint()
+    assert TournamentSpec.from_dict(base_decl(policies={"absence_limit": 30})).fingerprint() \
+        != spec.fingerprint()
+    msg = tpb.TournamentSpec(name="x", participants=[tpb.Participant(name=n) for n in "ab"])
+    assert spec_from_proto(msg).policies.absence_limit == 300.0
+    msg.policies.CopyFrom(tpb.Policies(absence_limit=duration(0.0)))
+    assert spec_from_proto(msg).policies.absence_limit == 0.0
+    msg.policies.CopyFrom(tpb.Policies(absence_limit=duration(45.5)))
+    assert spec_from_proto(msg).policies.absence_limit == 45.5
+    msg.policies.absence_limit.seconds = -1
+    with pytest.raises(SpecError, match="absence_limit"):
+        spec_from_proto(msg)
+
+
+def test_create_tournament_refuses_a_short_token() -> None:
+    from chinchon.v1 import tournament_pb2 as tpb
+    from chinchon_referee.admin import spec_from_proto
+
+    msg = tpb.TournamentSpec(name="x", participants=[
+        tpb.Participant(name="a", token="a" * 16), tpb.Participant(name="b", token="b" * 15)])
+    with pytest.raises(SpecError, match=r"participants\[1\]\.token .*16 characters") as e:
+        spec_from_proto(msg)
+    assert "b" * 15 not in str(e.value)

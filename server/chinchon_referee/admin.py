@@ -63,6 +63,8 @@ def spec_from_proto(msg: tpb.TournamentSpec) -> TournamentSpec:
                 ("max_strikes", pol.max_strikes or None),
                 ("reconnect_grace", pol.reconnect_grace.ToNanoseconds() / 1e9
                  if pol.HasField("reconnect_grace") else None),
+                ("absence_limit", pol.absence_limit.ToNanoseconds() / 1e9
+                 if pol.HasField("absence_limit") else None),
             ) if v is not None
         }
     if msg.HasField("duplicate_deals"):

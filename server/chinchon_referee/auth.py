@@ -29,6 +29,21 @@ def new_token() -> str:
     return "tok_" + secrets.token_urlsafe(24)
 
 
+#: The shortest token an organizer may choose (generated ones are 36 characters).
+MIN_TOKEN_LENGTH = 16
+
+
+def check_token(token: str, where: str) -> str:
+    """``token`` if it is long enough to be a secret; else a ValueError naming ``where``
+    (never the token itself)."""
+    if len(token) < MIN_TOKEN_LENGTH:
+        raise ValueError(
+            f"{where}: a token needs at least {MIN_TOKEN_LENGTH} characters, got {len(token)} "
+            "(leave it out to have one generated)"
+        )
+    return token
+
+
 def token_from_metadata(metadata: Iterable[Any] | None) -> str | None:
     for item in metadata or ():
         key, value = item[0], item[1]

@@ -38,11 +38,17 @@ class Policies:
       meanwhile resumes the seat; after that it forfeits. Its clock keeps running while
       it is away. The same grace applies to a bot that is not connected when its game
       must start.
+    * A tournament bot that missed a game that way is *absent*: its games are
+      postponed while others can be played, and when nothing else can, the game that is
+      due waits the grace and forfeits alone. After ``absence_limit`` seconds of absence
+      (counted from its first missed game) its remaining games forfeit at once; 0 does
+      that at the first missed game. Default 300 s: time to restart a crashed bot.
     """
 
     max_illegal_retries: int = 2
     max_strikes: int = 3
     reconnect_grace: float = 10.0
+    absence_limit: float = 300.0
 
     def __post_init__(self) -> None:
         if self.max_illegal_retries < 0:
@@ -51,6 +57,8 @@ class Policies:
             raise ValueError("policies: max_strikes must be at least 1")
         if self.reconnect_grace < 0:
             raise ValueError("policies: reconnect_grace cannot be negative")
+        if self.absence_limit < 0:
+            raise ValueError("policies: absence_limit cannot be negative")
 
 
 @dataclass(frozen=True)

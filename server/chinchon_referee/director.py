@@ -7,8 +7,11 @@ are never played again.
 
 Games are started in schedule order as soon as their bots have a free stream, up to
 the tournament's concurrency. A bot that is not connected when its game is due gets
-the reconnect grace to appear; after that it forfeits (NO_SHOW) and its later games
-forfeit at once until it connects again, so the tournament never waits for one bot.
+the reconnect grace to appear; after that it forfeits that game (NO_SHOW) and is
+*absent* (see :mod:`.absence`): its later games are postponed while any other game can
+be played; when nothing else can, the game that is due waits the grace and forfeits
+alone. After ``policies.absence_limit`` seconds of absence its remaining games forfeit
+at once. A bot that connects again plays its postponed games normally.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .absence import Absences, Presence
 from .auth import TokenBook, digest, new_token
 from .logs import get_logger
 from .referee import GameOutcome, GameSpec, Referee, Seat, ShuttingDown
@@ -50,7 +54,7 @@ class Director:
         self.tokens = tokens
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._watchers: dict[str, list[asyncio.Queue[TournamentEvent | None]]] = {}
-        self._absent: dict[str, set[str]] = {}
+        self._absent: dict[str, Absences] = {}
 
     # -- declaring ------------------------------------------------------------------------
     def create(self, spec: TournamentSpec, tid: str | None = None) -> tuple[str, list[Participant]]:
@@ -198,7 +202,7 @@ class Director:
         self._emit(tid, "tournament started")
         pending = [g for g in self.store.games(tid) if g.status != "finished"]
         running: set[asyncio.Task[None]] = set()
-        absent = self._absent.setdefault(tid, set())
+        absent = self._absences(tid, spec)
         changed = asyncio.Event()
 
         replayed: set[str] = set()  # games played again after an internal error
@@ -226,29 +230,13 @@ class Director:
                 # are stopped (without a result) by the shutdown.
                 await asyncio.gather(*running, return_exceptions=True)
                 raise ShuttingDown(self.referee.closing)
-            for b in list(absent):
-                if self.referee.lobby.connected(b):
-                    absent.discard(b)
-            started = False
+            for b in absent.returned(self.referee.lobby.connected):
+                log.info("bot_back", tournament=tid, bot=b)
             if len(running) < spec.concurrency:
-                for game in pending:
-                    if any(b in absent for b in game.players):
-                        launch(game, "forfeit")  # known absent: forfeits at once
-                        started = True
-                        break
-                    seats = self.referee.seats_for(self._game_spec(tid, spec, game))
-                    if seats is not None:
-                        launch(game, "seated", seats)
-                        started = True
-                        break
-                else:
-                    if not running and pending:
-                        # Nobody is playing and the next game's bots are not all here:
-                        # give them the grace period, then they forfeit.
-                        launch(pending[0], "wait")
-                        started = True
-            if started:
-                continue
+                chosen = self._next_game(tid, spec, pending, absent, idle=not running)
+                if chosen is not None:
+                    launch(*chosen)
+                    continue
             changed.clear()
             waiter = asyncio.ensure_future(changed.wait())
             try:
@@ -285,6 +273,33 @@ class Director:
                     log.info("starting_without", tournament=tid, missing=missing)
                     break
 
+    def _absences(self, tid: str, spec: TournamentSpec) -> Absences:
+        return self._absent.setdefault(tid, Absences(spec.policies.absence_limit))
+
+    def _next_game(
+        self, tid: str, spec: TournamentSpec, pending: list[GameRow], absent: Absences,
+        idle: bool,
+    ) -> tuple[GameRow, str, list[Seat] | None] | None:
+        """The game to start now and how ("seated", "forfeit" or "wait"), or None.
+
+        In schedule order: a game of a bot absent past the absence limit forfeits at
+        once; a game of a bot absent for less is postponed; any other game starts when
+        its bots have free streams. When nothing runs (``idle``) and nothing can start,
+        the first pending game is due: its bots get the grace, then they forfeit it."""
+        now = time.monotonic()
+        for game in pending:
+            presence = absent.presence(game.players, now)
+            if presence is Presence.FORFEIT:
+                return game, "forfeit", None
+            if presence is Presence.POSTPONE:
+                continue
+            seats = self.referee.seats_for(self._game_spec(tid, spec, game))
+            if seats is not None:
+                return game, "seated", seats
+        if idle and pending:
+            return pending[0], "wait", None
+        return None
+
     def _game_spec(self, tid: str, spec: TournamentSpec, game: GameRow) -> GameSpec:
         return GameSpec(
             game_id=game.id, rules=spec.rules, players=game.players, seed=spec.seed,
@@ -300,7 +315,7 @@ class Director:
         played again instead: it hit an internal error of the referee (not a bot's
         fault) for the first time; its row is back to ``scheduled``."""
         gs = self._game_spec(tid, spec, game)
-        absent = self._absent.setdefault(tid, set())
+        absent = self._absences(tid, spec)
         if mode == "forfeit" and self.referee.closing is not None:
             # The shutdown began after this forfeit was launched: no result. The game
             # stays scheduled, and the resumed tournament plays it if the bot is back.
@@ -308,8 +323,10 @@ class Director:
             return False
         self.store.mark_running(game.id)
         self._emit(tid, f"game {game.id} started: {' vs '.join(game.players)}", game.id)
+        missing = absent.missing(game.players)
+        if mode == "forfeit" and not missing:
+            mode = "wait"  # its bots came back between the launch and now: play it
         if mode == "forfeit":
-            missing = [i for i, b in enumerate(game.players) if b in absent]
             outcome = self.referee.no_show(gs, missing)
         else:
             try:
@@ -330,7 +347,10 @@ class Director:
                                 "referee: it will be played again from the same deal", game.id)
                 return True
         if outcome.termination == "TERMINATION_FORFEIT_NO_SHOW":
-            absent.update(b for i, b in enumerate(game.players) if i not in outcome.winners)
+            gone = [b for i, b in enumerate(game.players) if i not in outcome.winners]
+            absent.mark(gone, time.monotonic())
+            log.info("bots_absent", tournament=tid, bots=gone,
+                     forfeit_all_after=spec.policies.absence_limit)
         self._finish(tid, game, outcome)
         return False
 

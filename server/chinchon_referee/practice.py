@@ -1,8 +1,9 @@
 """``chinchon practice -- BOT-COMMAND...``: the conformance check a bot author runs.
 
 Starts a private referee on a free local port, launches the bot from its command line
-(appending ``--target HOST:PORT --token TOKEN``; the same values are in the
-environment as CHINCHON_TARGET / CHINCHON_TOKEN), plays games against a house bot
+(appending ``--target HOST:PORT``; the address is in the environment as
+CHINCHON_TARGET too, and the token only there, as CHINCHON_TOKEN: a command line is
+visible to every local user), plays games against a house bot
 with duplicate deals, and reports the results and every problem: illegal actions with
 their reasons, timeouts with the time taken, protocol errors, forfeits. Exit code 0
 when the bot played every game cleanly, 1 otherwise, 2 on usage errors.
@@ -132,7 +133,7 @@ async def run_practice(
     report = PracticeReport(name, opponent)
     env = dict(os.environ, CHINCHON_TARGET=server.target, CHINCHON_TOKEN=token)
     proc = await asyncio.create_subprocess_exec(
-        *command, "--target", server.target, "--token", token,
+        *command, "--target", server.target,
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     stderr_task = asyncio.ensure_future(proc.stderr.read() if proc.stderr else asyncio.sleep(0))

@@ -67,7 +67,6 @@ from .house import HOUSE_BOTS, make_house_bot
 from .logs import get_logger
 
 log = get_logger("referee")
-_request_ids = itertools.count(1)
 
 
 class Disconnected(Exception):
@@ -297,6 +296,9 @@ class Connection:
         # The outstanding request: its id, and the future of (encoded action, read time).
         self._pending: tuple[int, asyncio.Future[tuple[bytes, float]]] | None = None
         self._last_request = 0
+        # Request ids are numbered per stream (from 1): a bot learns nothing of the
+        # traffic of other streams or games from them.
+        self._request_ids = itertools.count(1)
         self.request_written = 0.0  # monotonic time the last action request was written
         # The game this stream plays now (set by Seat.attach), and the first request id
         # of each of its last games: a late answer is reported in the game it belongs to.
@@ -498,6 +500,10 @@ class Connection:
                 turn.set_result(None)  # _writing stays True: it is theirs now
                 return
         self._writing = False
+
+    def next_request_id(self) -> int:
+        """The id of the next action request written on this stream."""
+        return next(self._request_ids)
 
     async def ask(
         self, request: bytes, request_id: int, budget: float,
@@ -989,7 +995,7 @@ class GameRunner:
                     return await self._timed_out(seat, state, legal, rid, rec, spent,
                                                  move_left + seat.bank)
                 move_left = self._charge(seat, move_left, spent)
-            rid = next(_request_ids)
+            rid = conn.next_request_id()
             req = enc.request(rid, obs, legal_b, move_left, seat.bank, attempt, seat.ack)
             budget = move_left + seat.bank
             try:

@@ -5,20 +5,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import signal
 import sys
-import tomllib
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .auth import TokenBook, digest, new_token
+from .auth import TokenBook, digest
 from .config import Limits, Policies, RefereeConfig, TimeControl
 from .logs import configure, get_logger
 from .referee import GameOutcome, Referee
 from .server import LOOPS, start_server, tune_gc, use_loop
 from .storage import GameRow, SqliteStore, Store
+from .token_sources import AdminToken, admin_token, bot_tokens, shared_with_others
 
 log = get_logger("serve")
 
@@ -34,11 +33,15 @@ def register(sub: Any) -> None:
     p.add_argument("--log-format", default="json", choices=["json", "text"])
     p.add_argument("--loop", default="auto", choices=LOOPS,
                    help="event loop: uvloop (faster; the default where installed) or asyncio")
-    p.add_argument("--admin-token", default=os.environ.get("CHINCHON_ADMIN_TOKEN"),
-                   help="token for the admin (tournament) service; default: "
-                   "$CHINCHON_ADMIN_TOKEN, else generated and printed once")
-    p.add_argument("--bot", action="append", default=[], metavar="NAME=TOKEN",
-                   help="register a bot (repeatable); stored in the database")
+    p.add_argument("--admin-token",
+                   help="token for the admin (tournament) service (visible in ps: prefer "
+                   "$CHINCHON_ADMIN_TOKEN or --admin-token-file)")
+    p.add_argument("--admin-token-file", metavar="FILE",
+                   help="read the admin token from FILE; created (mode 0600) with a "
+                   "generated token if missing. Default: DB.admin-token beside the database")
+    p.add_argument("--bot", action="append", default=[], metavar="NAME=@FILE",
+                   help="register a bot (repeatable) with the token in FILE; NAME=TOKEN "
+                   "also works but shows the token in ps; stored in the database")
     p.add_argument("--bots-file", help="TOML file with a [bots] table of name = token")
     p.add_argument("--per-move", type=float, default=TimeControl.per_move,
                    help=f"seconds per decision (default {TimeControl.per_move})")
@@ -53,20 +56,31 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_serve)
 
 
-def load_bots_file(path: str) -> dict[str, str]:
-    data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    bots = data.get("bots", data)
-    if not isinstance(bots, dict) or not all(isinstance(v, str) for v in bots.values()):
-        raise ValueError(f"{path}: expected a [bots] table of name = \"token\"")
-    return dict(bots)
-
-
 def config_from_args(args: argparse.Namespace) -> RefereeConfig:
     return RefereeConfig(
         time_control=TimeControl(args.per_move, args.bank),
         policies=Policies(args.max_retries, args.max_strikes, args.grace),
         limits=Limits(),
     )
+
+
+def _warn_about_secrets(args: argparse.Namespace, admin: AdminToken) -> None:
+    """Say where the admin token is (never the token), and warn of tokens in ps."""
+    if admin.generated:
+        print(json.dumps({"event": "admin_token", "file": admin.source, "generated": True,
+                          "note": "a new admin token was written to this file (mode 0600)"}),
+              flush=True)
+    elif Path(admin.source).is_file() and shared_with_others(admin.source):
+        log.warning("admin_token_file_shared", file=admin.source,
+                    note="other users may read it: chmod 600")
+    if args.admin_token:
+        log.warning("token_on_command_line", option="--admin-token",
+                    note="visible to every local user: use $CHINCHON_ADMIN_TOKEN or "
+                    "--admin-token-file")
+    inline = [b.partition("=")[0] for b in args.bot if not b.partition("=")[2].startswith("@")]
+    if inline:
+        log.warning("token_on_command_line", option="--bot", bots=inline,
+                    note="visible to every local user: use --bot NAME=@FILE or --bots-file")
 
 
 def persist_outcomes(store: Store) -> Any:
@@ -91,26 +105,15 @@ async def serve(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    admin = args.admin_token
-    if not admin:
-        admin = new_token()
-        print(json.dumps({"event": "admin_token", "token": admin,
-                          "note": "shown once; pass --admin-token to choose it"}), flush=True)
-    tokens = TokenBook(admin)
-    store = SqliteStore(args.db)
     try:
-        bots: dict[str, str] = {}
-        if args.bots_file:
-            bots.update(load_bots_file(args.bots_file))
-        for item in args.bot:
-            name, sep, tok = item.partition("=")
-            if not sep or not name or not tok:
-                print(f"error: --bot expects NAME=TOKEN, got '{item}'", file=sys.stderr)
-                return 2
-            bots[name] = tok
-    except (OSError, ValueError, tomllib.TOMLDecodeError) as e:
+        bots = bot_tokens(args.bot, args.bots_file)
+        admin = admin_token(args.admin_token, args.admin_token_file, args.db)
+    except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    _warn_about_secrets(args, admin)
+    tokens = TokenBook(admin.token)
+    store = SqliteStore(args.db)
     for name, tok in bots.items():
         store.upsert_bot(name, digest(tok))
     for name, dig in store.bots():

@@ -21,6 +21,7 @@ A tournament is declared in TOML (or through the admin service)::
     max_illegal_retries = 2
     max_strikes = 3
     reconnect_grace = 10.0
+    absence_limit = 300.0       # seconds absent before all of a bot's games forfeit
 
     [[participants]]
     name = "greedy-py"
@@ -49,6 +50,7 @@ from typing import Any
 
 from chinchon.engine import RuleSet, RuleSetError
 
+from .auth import check_token
 from .config import Policies, TimeControl
 
 #: Above this many k-subsets the scheduler picks a balanced subset of tables.
@@ -58,6 +60,10 @@ _TOP_KEYS = {
     "name", "participants", "rules", "time_control", "policies", "table_size",
     "games_per_pairing", "duplicate_deals", "start", "concurrency", "seed",
 }
+
+
+#: The policies given in seconds (the others are counts).
+_SECONDS = ("reconnect_grace", "absence_limit")
 
 
 class SpecError(ValueError):
@@ -103,6 +109,12 @@ class TournamentSpec:
                 raise SpecError(
                     f"participants: bot name '{n}' must be letters, digits, '-', '_' or '.'"
                 )
+        for i, p in enumerate(self.participants):
+            if p.token:
+                try:
+                    check_token(p.token, f"participants[{i}].token (bot '{p.name}')")
+                except ValueError as e:
+                    raise SpecError(str(e)) from None
         if not 2 <= self.table_size <= len(names):
             raise SpecError(
                 f"table_size: must be 2 to the number of participants ({len(names)}), "
@@ -142,7 +154,7 @@ class TournamentSpec:
         try:
             tc = TimeControl(**{k: float(v) for k, v in tc_d.items()})
             pol = Policies(**{
-                k: (float(v) if k == "reconnect_grace" else int(v)) for k, v in pol_d.items()
+                k: (float(v) if k in _SECONDS else int(v)) for k, v in pol_d.items()
             })
         except TypeError as e:
             raise SpecError(f"time_control/policies: {e}") from None
@@ -205,6 +217,7 @@ class TournamentSpec:
                 "max_illegal_retries": self.policies.max_illegal_retries,
                 "max_strikes": self.policies.max_strikes,
                 "reconnect_grace": self.policies.reconnect_grace,
+                "absence_limit": self.policies.absence_limit,
             },
             "table_size": self.table_size,
             "games_per_pairing": self.games_per_pairing,
@@ -239,6 +252,8 @@ class TournamentSpec:
         for p in d["participants"]:
             p.pop("command", None)
             p.pop("instances", None)
+        if self.policies.absence_limit == Policies.absence_limit:
+            del d["policies"]["absence_limit"]  # runs declared before it existed resume
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -127,11 +127,13 @@ class BotLauncher:
             cmd = _command(p, self.base)
             for i in range(self.instances(p)):
                 err = open(self.logs / f"{p.name}.{i}.log", "wb")  # noqa: SIM115 - owned by the child
+                # The token goes in the environment only: a command line is visible to
+                # every local user (ps).
                 env = dict(os.environ, CHINCHON_TARGET=self.target,
                            CHINCHON_TOKEN=self.tokens[p.name], PYTHONUNBUFFERED="1")
                 try:
                     proc = await asyncio.create_subprocess_exec(
-                        *cmd, "--target", self.target, "--token", self.tokens[p.name],
+                        *cmd, "--target", self.target,
                         cwd=self.base, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=err,
                     )
                 except OSError as e:

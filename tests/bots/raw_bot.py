@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import sys
 
@@ -147,7 +148,8 @@ class ExtraModes:
 async def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", required=True)
-    ap.add_argument("--token", required=True)
+    ap.add_argument("--token", default=os.environ.get("CHINCHON_TOKEN"),
+                    help="the bot's token (default: $CHINCHON_TOKEN)")
     ap.add_argument("--mode", default="first")
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--count", type=int, default=3, help="stale answers to send (mode stale)")

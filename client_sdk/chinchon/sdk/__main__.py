@@ -7,7 +7,8 @@
 (``package.module:NAME``), or an engine bot: ``random``, ``greedy``, ``strong``. NAME is a
 class (instantiated without arguments), a function ``choose(obs, legal[, request])``, an
 object with such a ``choose`` method, or a function of no arguments that returns a bot.
-CHINCHON_TARGET and CHINCHON_TOKEN may replace the flags.
+CHINCHON_TARGET and CHINCHON_TOKEN may replace the flags; prefer CHINCHON_TOKEN to
+``--token``: a command line is visible to every user of the machine (``ps``).
 """
 
 from __future__ import annotations
@@ -75,7 +76,9 @@ def _is_factory(obj: Any) -> bool:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m chinchon.sdk", description=__doc__.splitlines()[0])
     ap.add_argument("--target", default=os.environ.get("CHINCHON_TARGET"), help="HOST:PORT")
-    ap.add_argument("--token", default=os.environ.get("CHINCHON_TOKEN"), help="the bot's token")
+    ap.add_argument("--token", default=os.environ.get("CHINCHON_TOKEN"),
+                    help="the bot's token (default $CHINCHON_TOKEN, which other local users "
+                    "cannot see in ps)")
     ap.add_argument("--bot", default="greedy",
                     help="file.py[:NAME], module:NAME (a class, a choose function...), or an engine bot")
     ap.add_argument("--practice", metavar="OPPONENT", help="play practice games against a house bot or 'any'")

@@ -36,14 +36,16 @@ class Participant(_message.Message):
     def __init__(self, name: _Optional[str] = ..., token: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Policies(_message.Message):
-    __slots__ = ("max_illegal_retries", "max_strikes", "reconnect_grace")
+    __slots__ = ("max_illegal_retries", "max_strikes", "reconnect_grace", "absence_limit")
     MAX_ILLEGAL_RETRIES_FIELD_NUMBER: _ClassVar[int]
     MAX_STRIKES_FIELD_NUMBER: _ClassVar[int]
     RECONNECT_GRACE_FIELD_NUMBER: _ClassVar[int]
+    ABSENCE_LIMIT_FIELD_NUMBER: _ClassVar[int]
     max_illegal_retries: int
     max_strikes: int
     reconnect_grace: _duration_pb2.Duration
-    def __init__(self, max_illegal_retries: _Optional[int] = ..., max_strikes: _Optional[int] = ..., reconnect_grace: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    absence_limit: _duration_pb2.Duration
+    def __init__(self, max_illegal_retries: _Optional[int] = ..., max_strikes: _Optional[int] = ..., reconnect_grace: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., absence_limit: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class TournamentSpec(_message.Message):
     __slots__ = ("name", "participants", "rules", "time_control", "policies", "table_size", "games_per_pairing", "duplicate_deals", "start_time", "start_when_connected", "concurrency", "seed")
