@@ -60,6 +60,7 @@ from chinchon.wire import (
 )
 
 from . import __version__
+from .clip import clip
 from .config import Limits, Policies, RefereeConfig, TimeControl
 from .defaults import default_action
 from .encode import RequestEncoder, answer_fields, decode_action
@@ -294,8 +295,11 @@ class Connection:
         # waiting for it in order. Almost always free, so no lock object is awaited.
         self._writing = False
         self._write_queue: collections.deque[asyncio.Future[None]] = collections.deque()
-        # The outstanding request: its id, and the future of (encoded action, read time).
-        self._pending: tuple[int, asyncio.Future[tuple[bytes, float]]] | None = None
+        # The outstanding request: its id, and the future of the time its answer was
+        # read; the answer (an encoded action) waits in _reply. The future holds no bytes:
+        # the deadline heap keeps answered futures for a while, and an answer may be 64 KiB.
+        self._pending: tuple[int, asyncio.Future[float]] | None = None
+        self._reply = b""
         self._last_request = 0
         self.request_written = 0.0  # monotonic time the last action request was written
         # The game this stream plays now (set by Seat.attach), and the first request id
@@ -335,7 +339,7 @@ class Connection:
         except asyncio.CancelledError:
             pass
         except Exception as e:
-            log.info("stream_broken", bot=self.bot, conn=self.id, error=repr(e))
+            log.info("stream_broken", bot=self.bot, conn=self.id, error=clip(repr(e)))
             self.abort = (
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "a message could not be read as a chinchon.v1.PlayRequest",
@@ -366,7 +370,8 @@ class Connection:
             return False
         self._pending = None
         self.unsolicited = 0  # the flood bound counts from the last answer
-        pending[1].set_result((action, now))
+        self._reply = action
+        pending[1].set_result(now)
         return True
 
     def _on_message(self, msg: pb.PlayRequest, now: float) -> None:
@@ -508,7 +513,7 @@ class Connection:
         time the bot took, on the referee's clock from the end of the write to the
         moment the answer was read. ``task``: the current task, if the caller knows it."""
         loop = self._loop
-        fut: asyncio.Future[tuple[bytes, float]] = loop.create_future()
+        fut: asyncio.Future[float] = loop.create_future()
         self._pending = (request_id, fut)
         self._last_request = request_id
         games = self._games
@@ -528,13 +533,14 @@ class Connection:
         # futures and a timer per request).
         self._deadlines.add(loop.time() + max(0.0, budget - (time.monotonic() - t0)), fut)
         try:
-            action, t1 = await fut
+            t1 = await fut
         except TimeoutError:
             if self._pending is not None and self._pending[0] == request_id:
                 self._pending = None
             raise TimedOut(time.monotonic() - t0) from None
         except Disconnected:
             raise Disconnected(since=t0) from None  # the bot's clock started at t0
+        action, self._reply = self._reply, b""
         took = t1 - t0
         if took > budget:
             # Read after the deadline, before the timer could fire: late all the same.
@@ -1008,11 +1014,12 @@ class GameRunner:
             try:
                 action = decode_action(action_raw)
                 new_state = apply(state, action, seat=seat.index)
-            except MalformedInput as e:
-                err = pb.Error(code=pb.ERROR_CODE_MALFORMED, message=str(e), request_id=rid)
+            except MalformedInput as e:  # may quote the bot's text: kept short
+                err = pb.Error(code=pb.ERROR_CODE_MALFORMED, message=clip(str(e)),
+                               request_id=rid)
             except IllegalAction as e:
                 err = pb.Error(code=pb.ERROR_CODE_ILLEGAL_ACTION, violation=e.code.value,
-                               message=e.message, request_id=rid)
+                               message=clip(e.message), request_id=rid)
             else:
                 seat.stats.decisions += 1
                 self.referee.decisions += 1
@@ -1163,7 +1170,8 @@ class Referee:
     def incident(self, kind: str, **fields: Any) -> None:
         """Remember something a bot author should hear about (bounded list)."""
         if len(self.incidents) < self.max_incidents:
-            self.incidents.append({"kind": kind, **fields})
+            self.incidents.append({"kind": kind, **{
+                k: clip(v) if isinstance(v, str) else v for k, v in fields.items()}})
 
     async def play(
         self, spec: GameSpec, seats: list[Seat] | None = None, release: bool | None = None
@@ -1394,7 +1402,8 @@ class Referee:
 
 async def _refuse(conn: Connection, message: str) -> None:
     """Refuse a practice request: an ERROR_CODE_BAD_REQUEST error saying why."""
-    await conn.send(pb.PlayResponse(error=pb.Error(code=pb.ERROR_CODE_BAD_REQUEST, message=message)))
+    await conn.send(pb.PlayResponse(error=pb.Error(code=pb.ERROR_CODE_BAD_REQUEST,
+                                                   message=clip(message))))
 
 
 def _log_session_error(session: asyncio.Future[None]) -> None:
