@@ -94,7 +94,7 @@ class Limits:
     min_client_ping: float = 5.0
     practice_wait: float = 120.0
     max_practice_wait: float = 3600.0
-    max_streams_per_bot: int = 64
+    max_streams_per_bot: int = 128
     max_streams: int = 1024
     max_practice_per_bot: int = 2
     max_practice: int = 16
