@@ -470,3 +470,43 @@ def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game() -> None:
     print(report)
     assert on <= 2 * max(off, 0.0015), report
     assert flood >= 40, f"the hostile bots hardly played: {report}"
+
+
+def test_practice_against_strong_goes_on_when_its_worker_process_dies() -> None:
+    """The strong house bot decides in a worker process; if that process dies, the
+    games go on: the decision asked of it is made inline, the next ones by a new
+    worker."""
+
+    async def main() -> None:
+        server = await start(["a"])
+        stream = RawStream(server.target, "tok-a")
+        ended: list[pb.GameEnded] = []
+
+        def seen(msg: pb.PlayResponse) -> None:
+            if msg.WhichOneof("kind") == "game_ended":
+                ended.append(msg.game_ended)
+
+        def first(req: pb.ActionRequest, n: int) -> bytes:
+            return req.legal_actions[0].SerializeToString()
+
+        try:
+            await stream.hello(_practice("strong", games=3))
+            await practise(stream, 30, first, seen)
+            worker = server.referee.worker(practice=True)
+            proc = worker._proc
+            assert proc is not None and proc.returncode is None
+            proc.kill()
+            while (msg := await stream.read()) is not grpc.aio.EOF:  # the session ends it
+                seen(msg)
+                if msg.WhichOneof("kind") == "action_request":
+                    await stream.answer(msg.action_request.request_id,
+                                        first(msg.action_request, 0))
+            assert len(ended) == 3
+            assert all(e.result.termination in (g.TERMINATION_NORMAL, g.TERMINATION_CHINCHON)
+                       for e in ended), ended
+            assert all(e.HasField("record") for e in ended)
+        finally:
+            await stream.close()
+            await server.stop(0)
+
+    run(main())

@@ -837,6 +837,7 @@ class GameRunner:
                 s.conn.on_lost = None
 
     async def _broadcast(self, make: Callable[[Seat], pb.PlayResponse | bytes]) -> None:
+        self._hold(False)  # a bot slow to read must not hold the practice games up
         await asyncio.gather(*(self._send(s, make(s)) for s in self.seats if s.remote))
 
     async def tell_ended(self, result: g.GameResult, record: bytes = b"") -> None:
@@ -878,7 +879,8 @@ class GameRunner:
                     "choose", key, house.kind, house.seed, enc.observation(obs), enc.legal(legal))
                 return legal[i]
             except (WorkerGone, RuntimeError) as e:
-                # The game goes on, the bot inline (its later decisions may differ).
+                # The game goes on: this decision inline, the next ones by a new worker
+                # (from here on, they may differ from those of an undisturbed game).
                 log.warning("house_worker_failed", game_id=self.spec.game_id, error=str(e))
         return house.choose(obs, legal)
 
