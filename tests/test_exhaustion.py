@@ -510,3 +510,12 @@ def test_practice_against_strong_goes_on_when_its_worker_process_dies() -> None:
             await server.stop(0)
 
     run(main())
+
+
+def test_a_bot_refused_again_and_again_is_logged_sparingly() -> None:
+    from chinchon_referee.quota import Quota
+
+    q = Quota("things", 1, 10, "per", "all")
+    logged = [n for n in (q.worth_logging("a") for _ in range(2000)) if n is not None]
+    assert logged == [1, 10, 100, 1000]
+    assert q.worth_logging("b") == 1

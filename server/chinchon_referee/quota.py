@@ -18,6 +18,8 @@ class Quota:
     total_limit: str
     held: collections.Counter[str] = field(default_factory=collections.Counter)
     in_all: int = 0
+    #: Refusals so far, per bot (a bot retrying in a loop is logged sparingly).
+    refused: collections.Counter[str] = field(default_factory=collections.Counter)
 
     def refusal(self, bot: str) -> str | None:
         """Why ``bot`` may not take one more now, or None if it may."""
@@ -28,6 +30,14 @@ class Quota:
             return (f"too many {self.what} on this referee: at most {self.total} at once in "
                     f"all (limit {self.total_limit})")
         return None
+
+    def worth_logging(self, bot: str) -> int | None:
+        """Count one refusal of ``bot``; its number when it is worth a log line (the
+        1st, 10th, 100th...: a bot that retries in a loop cannot flood the log), else
+        None."""
+        self.refused[bot] += 1
+        n = self.refused[bot]
+        return n if 10 ** (len(str(n)) - 1) == n else None
 
     def take(self, bot: str) -> None:
         self.held[bot] += 1

@@ -1524,7 +1524,10 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         sessions = self.referee.practice_sessions
         refused = sessions.refusal(conn.bot)
         if refused is not None:
-            log.warning("practice_refused", bot=conn.bot, conn=conn.id, why=refused)
+            n = sessions.worth_logging(conn.bot)
+            if n is not None:
+                log.warning("practice_refused", bot=conn.bot, conn=conn.id, why=refused,
+                            refusals=n)
             try:
                 await _refuse(conn, refused)
             except Disconnected:
@@ -1548,7 +1551,9 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             return
         refused = self.referee.streams.refusal(bot)
         if refused is not None:
-            log.warning("stream_refused", bot=bot, why=refused)
+            n = self.referee.streams.worth_logging(bot)
+            if n is not None:
+                log.warning("stream_refused", bot=bot, why=refused, refusals=n)
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
             return
         limits = self.referee.config.limits
