@@ -329,6 +329,12 @@ def test_chinchon_serve_keeps_only_the_newest_practice_records(tmp_path: Path) -
     rows = sqlite3.connect(tmp_path / "ref.sqlite3").execute(
         "SELECT id FROM games ORDER BY finished").fetchall()
     assert [r[0].rsplit("-", 1)[1] for r in rows] == ["3", "4", "5"]
+    # Started again with a shorter keep, the server prunes at once.
+    with serve(tmp_path, "--practice-records", "1") as (proc, port):
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+    rows = sqlite3.connect(tmp_path / "ref.sqlite3").execute("SELECT id FROM games").fetchall()
+    assert [r[0].rsplit("-", 1)[1] for r in rows] == ["5"]
 
 
 def test_pruning_deletes_old_and_surplus_practice_games_never_tournament_ones(

@@ -130,6 +130,8 @@ async def serve(args: argparse.Namespace) -> int:
                           "note": "shown once; pass --admin-token to choose it"}), flush=True)
     tokens = TokenBook(admin)
     store = SqliteStore(args.db)
+    lim = config.limits  # practice records past their time go now, not at the next game
+    store.prune_games(lim.practice_records, time.time() - lim.practice_record_days * 86400)
     try:
         bots: dict[str, str] = {}
         if args.bots_file:
@@ -169,12 +171,12 @@ async def serve(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(json.dumps({"event": "listening", "port": running.port, "address": args.address,
-                      "loop": args.loop_used}), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # before "listening": a SIGTERM right
+        loop.add_signal_handler(sig, stop.set)  # after it stops the server gracefully
+    print(json.dumps({"event": "listening", "port": running.port, "address": args.address,
+                      "loop": args.loop_used}), flush=True)
     await stop.wait()
     log.info("shutting_down", games_running=referee.games_running)
     await running.stop(grace=5.0)
