@@ -525,3 +525,45 @@ def test_a_bot_refused_again_and_again_is_logged_sparingly() -> None:
     logged = [n for n in (q.worth_logging("a") for _ in range(2000)) if n is not None]
     assert logged == [1, 10, 100, 1000]
     assert q.worth_logging("b") == 1
+
+
+def test_a_tournament_games_strong_house_bots_decide_off_the_loop_as_they_would_inline() -> None:
+    """A game that is not practice with two strong house seats: their decisions come
+    from the other worker process (not the practice one), and are exactly those the
+    bots make inline for the same seeds (seat i's bot is seeded i)."""
+    from chinchon.engine import (
+        GameState,
+        action_from_json,
+        legal_actions,
+        new_game,
+        observation,
+        replay,
+    )
+    from chinchon_referee.house import make_house_bot
+
+    async def main() -> dict[str, Any]:
+        server = await start([])
+        try:
+            out = await server.referee.play(spec("strong-pair", ["house:strong", "house:strong"]))
+            assert server.referee.worker(practice=False)._proc is not None
+            assert server.referee.worker(practice=True)._proc is None
+            return out.record
+        finally:
+            await server.stop(0)
+
+    record = run(main())
+    names = [s["name"] for s in record["seats"]]
+    states: list[GameState] = []
+    replay(record, on_step=lambda st, _i: states.append(st))
+    bots = [make_house_bot("strong", 0), make_house_bot("strong", 1)]
+    checked = 0
+    for i, step in enumerate(record["actions"]):
+        move = step.get("move")
+        if move is None:
+            continue
+        before = states[i - 1] if i else new_game(states[0].rules)
+        seat = move.get("seat", 0)
+        want = bots[seat].choose(observation(before, seat, names), legal_actions(before))
+        assert action_from_json(move["action"]) == want, f"step {i}"
+        checked += 1
+    assert checked > 20
