@@ -426,7 +426,7 @@ def _lobby_size(referee: Any) -> int:
 
 async def _referee_harness(pipe: Any, names: list[str]) -> None:
     from chinchon_referee.auth import TokenBook
-    from chinchon_referee.config import Policies, RefereeConfig, TimeControl
+    from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
     from chinchon_referee.logs import configure
     from chinchon_referee.referee import WriteGate
     from chinchon_referee.server import start_server, tune_gc
@@ -438,8 +438,10 @@ async def _referee_harness(pipe: Any, names: list[str]) -> None:
     for n in names:
         tokens.add(n, f"tok-{n}")
     # A generous clock: a benchmark on 2 cores must never see a timeout.
+    # No stream cap: the benchmark opens as many streams per bot as it measures.
     config = RefereeConfig(time_control=TimeControl(per_move=30.0, bank=60.0),
-                           policies=Policies(reconnect_grace=30.0))
+                           policies=Policies(reconnect_grace=30.0),
+                           limits=Limits(max_streams_per_bot=1 << 30, max_streams=1 << 30))
     server = await start_server("127.0.0.1:0", config, tokens)
     if tune:
         tune_gc()  # as `chinchon serve` does

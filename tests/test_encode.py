@@ -195,3 +195,40 @@ def test_shared_actions_and_equal_copies_encode_alike() -> None:
         assert decode_action(raw) is a
     named = Close(parse_card("5O"), ((parse_card("1O"), parse_card("2O"), parse_card("3O")),))
     assert decode_action(enc.legal([named])[2:]) == named
+
+
+@settings(max_examples=30, deadline=None)
+@given(rules=rule_sets(), seed=st.text(max_size=6))
+def test_every_listed_action_is_short_enough_to_be_remembered(rules: RuleSet, seed: str) -> None:
+    """The decoding cache keeps only short encodings (so padded answers cannot fill it);
+    every action the referee lists is short enough, so the common answer stays cached."""
+    from chinchon_referee.encode import MAX_REMEMBERED_BYTES, _action_bytes
+
+    rng = random.Random(seed)
+    state = new_game(rules)
+    source = ShuffleSource(seed, "sizes")
+    longest = 0
+    while not state.is_over:
+        if state.is_chance:
+            state = apply(state, source.chance(state))
+            continue
+        legal = legal_actions(state)
+        longest = max(longest, *(len(_action_bytes(a)) for a in legal))
+        state = apply(state, rng.choice(legal), seat=state.to_act)
+    assert 0 < longest <= MAX_REMEMBERED_BYTES
+
+
+def test_padded_answers_are_decoded_but_not_remembered() -> None:
+    """An answer padded with a unique unknown field decodes like the bare answer, and
+    the cache holds no more bytes for it: a bot cannot grow it with what it sends."""
+    from chinchon.engine import DRAW_STOCK
+    from chinchon_referee import encode
+
+    bare = g.Action(draw_stock=g.DrawStock()).SerializeToString()
+    assert decode_action(bare) is DRAW_STOCK
+    before = encode.remembered_bytes()
+    for i in range(2000):
+        padded = bare + delimited(1000, i.to_bytes(4, "big") * 50)  # unknown field 1000
+        assert decode_action(padded) is DRAW_STOCK
+    assert encode.remembered_bytes() == before
+    assert len(encode._DECODED) <= encode.MAX_REMEMBERED

@@ -81,6 +81,15 @@ class Limits:
     * ``practice_wait`` / ``max_practice_wait``: how long a bot asking for practice
       against ``any`` other bot waits for one when its request does not say
       (``PracticeRequest.wait``), and the most it may ask for.
+    * ``max_streams_per_bot`` / ``max_streams``: open Play streams per bot (token) and
+      in all; one more is refused with RESOURCE_EXHAUSTED naming the limit. A bot needs
+      one stream per game it plays at once (a tournament's ``concurrency`` at most).
+    * ``max_practice_per_bot`` / ``max_practice``: practice sessions running at once per
+      bot and in all; a practice hello beyond them gets an ERROR_CODE_BAD_REQUEST error
+      naming the limit, and its stream ends with RESOURCE_EXHAUSTED.
+    * ``practice_records`` / ``practice_record_days``: ``chinchon serve`` keeps the
+      records of games outside tournaments (practice games) for this many days, and at
+      most this many of them (the newest); tournament games are kept for good.
     """
 
     max_message_bytes: int = 64 * 1024
@@ -93,6 +102,24 @@ class Limits:
     min_client_ping: float = 5.0
     practice_wait: float = 120.0
     max_practice_wait: float = 3600.0
+    max_streams_per_bot: int = 128
+    max_streams: int = 1024
+    max_practice_per_bot: int = 2
+    max_practice: int = 16
+    practice_records: int = 1000
+    practice_record_days: float = 7.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_streams_per_bot", "max_streams", "max_practice_per_bot",
+                     "max_practice"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"limits: {name} must be at least 1, got {getattr(self, name)}")
+        if self.practice_records < 0:
+            raise ValueError(f"limits: practice_records cannot be negative, "
+                             f"got {self.practice_records}")
+        if not self.practice_record_days > 0:
+            raise ValueError(f"limits: practice_record_days must be positive, "
+                             f"got {self.practice_record_days}")
 
 
 @dataclass(frozen=True)

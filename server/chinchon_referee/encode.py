@@ -356,6 +356,13 @@ def _rid_field(request_id: int) -> bytes:
     return b"\x08" + (_TABLE[request_id] if request_id < 16384 else _varint(request_id))
 
 
+#: Answers remembered by their encoding: at most this many, each at most
+#: ``MAX_REMEMBERED_BYTES`` long. A listed action encodes in under a hundred bytes (a
+#: close naming all its melds is the longest); anything longer (an answer padded with
+#: unknown fields, say) is decoded every time and never kept, so what a bot sends can
+#: make the cache hold at most ``MAX_REMEMBERED * MAX_REMEMBERED_BYTES`` bytes of keys.
+MAX_REMEMBERED = 16384
+MAX_REMEMBERED_BYTES = 128
 _DECODED: dict[bytes, Action] = {}
 _SHARED_BY_VALUE: dict[Action, Action] = {a: a for a in SHARED_ACTIONS}
 
@@ -363,8 +370,8 @@ _SHARED_BY_VALUE: dict[Action, Action] = {a: a for a in SHARED_ACTIONS}
 def decode_action(raw: bytes) -> Action:
     """The engine action of an encoded ``chinchon.v1.Action``; raises MalformedInput.
 
-    Remembered by encoding: bots mostly send back one of the listed actions, so the
-    same few thousand encodings come back again and again."""
+    Remembered by encoding (when short): bots mostly send back one of the listed
+    actions, so the same few thousand encodings come back again and again."""
     a = _DECODED.get(raw)
     if a is None:
         try:
@@ -373,10 +380,16 @@ def decode_action(raw: bytes) -> Action:
             raise MalformedInput("the action could not be read as a chinchon.v1.Action") from None
         a = action_from_wire(msg)  # raises MalformedInput: nothing is remembered then
         a = _SHARED_BY_VALUE.get(a, a)  # the shared object, when there is one
-        if len(_DECODED) > 65536:
-            _DECODED.clear()
-        _DECODED[raw] = a
+        if len(raw) <= MAX_REMEMBERED_BYTES:
+            if len(_DECODED) >= MAX_REMEMBERED:
+                _DECODED.clear()
+            _DECODED[raw] = a
     return a
+
+
+def remembered_bytes() -> int:
+    """How many bytes of answers the decoding cache holds as keys (for tests)."""
+    return sum(map(len, _DECODED))
 
 
 def read_varint(buf: bytes, i: int) -> tuple[int, int]:

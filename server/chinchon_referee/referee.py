@@ -60,13 +60,18 @@ from chinchon.wire import (
 )
 
 from . import __version__
+from .clip import clip
 from .config import Limits, Policies, RefereeConfig, TimeControl
 from .defaults import default_action
-from .encode import RequestEncoder, answer_fields, decode_action
-from .house import HOUSE_BOTS, make_house_bot
+from .encode import RequestEncoder, answer_fields, decode_action, delimited
+from .house import HOUSE_BOTS, HouseBot, make_house_bot
+from .house_worker import HouseWorker, WorkerGone
 from .logs import get_logger
+from .pace import Pacer
+from .quota import Quota
 
 log = get_logger("referee")
+_house_keys = itertools.count(1)  # names each house seat of each game for the worker
 
 
 class Disconnected(Exception):
@@ -293,8 +298,11 @@ class Connection:
         # waiting for it in order. Almost always free, so no lock object is awaited.
         self._writing = False
         self._write_queue: collections.deque[asyncio.Future[None]] = collections.deque()
-        # The outstanding request: its id, and the future of (encoded action, read time).
-        self._pending: tuple[int, asyncio.Future[tuple[bytes, float]]] | None = None
+        # The outstanding request: its id, and the future of the time its answer was
+        # read; the answer (an encoded action) waits in _reply. The future holds no bytes:
+        # the deadline heap keeps answered futures for a while, and an answer may be 64 KiB.
+        self._pending: tuple[int, asyncio.Future[float]] | None = None
+        self._reply = b""
         self._last_request = 0
         # Request ids are numbered per stream (from 1): a bot learns nothing of the
         # traffic of other streams or games from them.
@@ -337,7 +345,7 @@ class Connection:
         except asyncio.CancelledError:
             pass
         except Exception as e:
-            log.info("stream_broken", bot=self.bot, conn=self.id, error=repr(e))
+            log.info("stream_broken", bot=self.bot, conn=self.id, error=clip(repr(e)))
             self.abort = (
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "a message could not be read as a chinchon.v1.PlayRequest",
@@ -368,7 +376,8 @@ class Connection:
             return False
         self._pending = None
         self.unsolicited = 0  # the flood bound counts from the last answer
-        pending[1].set_result((action, now))
+        self._reply = action
+        pending[1].set_result(now)
         return True
 
     def _on_message(self, msg: pb.PlayRequest, now: float) -> None:
@@ -514,7 +523,7 @@ class Connection:
         time the bot took, on the referee's clock from the end of the write to the
         moment the answer was read. ``task``: the current task, if the caller knows it."""
         loop = self._loop
-        fut: asyncio.Future[tuple[bytes, float]] = loop.create_future()
+        fut: asyncio.Future[float] = loop.create_future()
         self._pending = (request_id, fut)
         self._last_request = request_id
         games = self._games
@@ -534,13 +543,14 @@ class Connection:
         # futures and a timer per request).
         self._deadlines.add(loop.time() + max(0.0, budget - (time.monotonic() - t0)), fut)
         try:
-            action, t1 = await fut
+            t1 = await fut
         except TimeoutError:
             if self._pending is not None and self._pending[0] == request_id:
                 self._pending = None
             raise TimedOut(time.monotonic() - t0) from None
         except Disconnected:
             raise Disconnected(since=t0) from None  # the bot's clock started at t0
+        action, self._reply = self._reply, b""
         took = t1 - t0
         if took > budget:
             # Read after the deadline, before the timer could fire: late all the same.
@@ -789,8 +799,13 @@ class GameRunner:
         self.encoder = RequestEncoder(spec.game_id, spec.rules)
         self.task: asyncio.Task[Any] | None = None  # the task playing the game
         self.over = False
+        #: Practice games take turns with each other (one step per pass of the loop:
+        #: see pace.py) and hand their CPU-heavy work to the practice worker process.
+        self.practice = spec.labels.get("practice") == "1"
+        self._house_keys: dict[int, tuple[str, RequestEncoder]] = {}
+        self._holding = False  # holds the practice games (see _hold)
 
-    async def _send(self, seat: Seat, msg: pb.PlayResponse) -> None:
+    async def _send(self, seat: Seat, msg: pb.PlayResponse | bytes) -> None:
         conn = seat.conn
         if conn is None:
             return
@@ -798,7 +813,8 @@ class GameRunner:
             if conn is not seat.greeted:
                 await self._greet(seat, conn)
             if seat.ack:
-                await conn.send(msg.SerializeToString() + seat.ack)
+                raw = msg if isinstance(msg, bytes) else msg.SerializeToString()
+                await conn.send(raw + seat.ack)
                 seat.ack = b""
             else:
                 await conn.send(msg)
@@ -826,14 +842,68 @@ class GameRunner:
             if s.conn is not None:
                 s.conn.on_lost = None
 
-    async def _broadcast(self, make: Callable[[Seat], pb.PlayResponse]) -> None:
+    async def _broadcast(self, make: Callable[[Seat], pb.PlayResponse | bytes]) -> None:
+        self._hold(False)  # a bot slow to read must not hold the practice games up
         await asyncio.gather(*(self._send(s, make(s)) for s in self.seats if s.remote))
 
-    async def tell_ended(self, result: g.GameResult, record: r.GameRecord | None = None) -> None:
-        """``game_ended`` to every remote seat still connected."""
+    async def tell_ended(self, result: g.GameResult, record: bytes = b"") -> None:
+        """``game_ended`` to every remote seat still connected, with ``record`` (the
+        encoding of a GameRecord), if given."""
         game_id = self.spec.game_id
-        await self._broadcast(lambda s: pb.PlayResponse(game_ended=pb.GameEnded(
-            game_id=game_id, result=result, seat=s.index, record=record)))
+
+        def ended(s: Seat) -> bytes:
+            msg = pb.GameEnded(game_id=game_id, result=result, seat=s.index).SerializeToString()
+            return delimited(8, msg + delimited(4, record) if record else msg)
+
+        await self._broadcast(ended)
+
+    async def _record_bytes(self, record: dict[str, Any]) -> bytes:
+        """The GameRecord encoding of ``record``: converted by the practice worker for
+        a practice game (several milliseconds of CPU), here otherwise."""
+        if self.practice:
+            try:
+                return bytes(await self.referee.worker(practice=True).call("record", record))
+            except (WorkerGone, RuntimeError) as e:
+                log.warning("house_worker_failed", game_id=self.spec.game_id, error=str(e))
+        return _record_to_wire(record).SerializeToString()
+
+    async def _house_move(self, seat: Seat, state: GameState, legal: list[Action]) -> Action:
+        """The house bot's decision: from a worker process for the CPU-heavy ones, so
+        that they never hold the event loop."""
+        house = seat.house
+        assert house is not None
+        obs = observation(state, seat.index, self.names)
+        if isinstance(house, HouseBot) and house.off_loop:
+            held = self._house_keys.get(seat.index)
+            if held is None:
+                held = self._house_keys[seat.index] = (
+                    f"{next(_house_keys)}/{seat.index}",
+                    RequestEncoder(self.spec.game_id, self.spec.rules))
+            key, enc = held
+            try:
+                i = await self.referee.worker(self.practice).call(
+                    "choose", key, house.kind, house.seed, enc.observation(obs), enc.legal(legal))
+                return legal[i]
+            except (WorkerGone, RuntimeError) as e:
+                # The game goes on: this decision inline, the next ones by a new worker
+                # (from here on, they may differ from those of an undisturbed game).
+                log.warning("house_worker_failed", game_id=self.spec.game_id, error=str(e))
+        return house.choose(obs, legal)
+
+    def _hold(self, on: bool) -> None:
+        """A game that is not practice holds the practice games from the moment it
+        has read an answer until it writes its next request (or waits for a stream):
+        what it does in between never waits behind a practice step (pace.py)."""
+        if on != self._holding and not self.practice:
+            self._holding = on
+            self.referee.pacer.hold(on)
+
+    def _forget_house(self) -> None:
+        if self._house_keys:
+            worker = self.referee.worker(self.practice)
+            for key, _ in self._house_keys.values():
+                worker.tell("forget", key)
+            self._house_keys.clear()
 
     def _started(self, seat: Seat, resumed: bool = False) -> pb.PlayResponse:
         tc = self.spec.time_control
@@ -870,6 +940,7 @@ class GameRunner:
             log.info("game_started", game_id=spec.game_id, players=self.names)
             state = new_game(rules)
             forfeit: Forfeit | None = None
+            pacer = self.referee.pacer if self.practice else None
             try:
                 while not state.is_over:
                     n_results = len(state.results)
@@ -878,10 +949,12 @@ class GameRunner:
                         rec.chance(chance)
                         state = apply(state, chance)
                     else:
+                        if pacer is not None:
+                            await pacer.turn()
                         seat = self.seats[state.to_act]
                         if seat.house is not None:
                             legal = legal_actions(state)
-                            action = seat.house.choose(observation(state, seat.index, self.names), legal)
+                            action = await self._house_move(seat, state, legal)
                             state = apply(state, action, seat=seat.index)
                             rec.move(seat.index, action)
                             seat.stats.decisions += 1
@@ -893,6 +966,8 @@ class GameRunner:
                             hand_ended=pb.HandEnded(game_id=spec.game_id, result=hr)))
             except Forfeit as f:
                 forfeit = f
+            if pacer is not None:
+                await pacer.turn()
             if forfeit is not None:
                 record = rec.to_json(
                     state, forfeit.termination, forfeited=forfeit.seat,
@@ -914,12 +989,14 @@ class GameRunner:
                 winners=list(result["winners"]),
             )
             await self.tell_ended(_result_to_wire(result),
-                                  _record_to_wire(record) if spec.send_record else None)
+                                  await self._record_bytes(record) if spec.send_record else b"")
             log.info("game_ended", game_id=spec.game_id, termination=outcome.termination,
                      winners=[self.names[w] for w in outcome.winners], summary=result["summary"])
             return outcome
         finally:
+            self._hold(False)
             self._let_go()
+            self._forget_house()
 
     async def _connected(self, seat: Seat) -> Connection:
         """The seat's open stream. When it is lost, a stream of the same bot resumes the
@@ -982,6 +1059,7 @@ class GameRunner:
         while True:
             conn = seat.conn
             if conn is None or conn.closed.is_set():
+                self._hold(False)
                 conn = await self._connected(seat)
             if conn is not seat.greeted:  # a stream that took the seat over
                 try:
@@ -998,9 +1076,11 @@ class GameRunner:
             rid = conn.next_request_id()
             req = enc.request(rid, obs, legal_b, move_left, seat.bank, attempt, seat.ack)
             budget = move_left + seat.bank
+            self._hold(False)
             try:
                 action_raw, took = await conn.ask(req, rid, budget, self.task)
                 seat.ack = b""
+                self._hold(True)
             except Disconnected as d:
                 log.info("seat_disconnected", game_id=spec.game_id, bot=seat.name)
                 if d.since is not None:
@@ -1014,11 +1094,12 @@ class GameRunner:
             try:
                 action = decode_action(action_raw)
                 new_state = apply(state, action, seat=seat.index)
-            except MalformedInput as e:
-                err = pb.Error(code=pb.ERROR_CODE_MALFORMED, message=str(e), request_id=rid)
+            except MalformedInput as e:  # may quote the bot's text: kept short
+                err = pb.Error(code=pb.ERROR_CODE_MALFORMED, message=clip(str(e)),
+                               request_id=rid)
             except IllegalAction as e:
                 err = pb.Error(code=pb.ERROR_CODE_ILLEGAL_ACTION, violation=e.code.value,
-                               message=e.message, request_id=rid)
+                               message=clip(e.message), request_id=rid)
             else:
                 seat.stats.decisions += 1
                 self.referee.decisions += 1
@@ -1130,6 +1211,19 @@ class Referee:
         self.listeners: list[GameListener] = []
         self.incidents: list[dict[str, Any]] = []
         self.max_incidents = 10_000
+        #: Practice games take turns on the event loop (pace.py).
+        self.pacer = Pacer()
+        #: Worker processes for CPU-heavy work (house_worker.py), started on first use:
+        #: one for practice games, one for the others (a practice flood never makes a
+        #: tournament's house bot wait).
+        self._workers: dict[bool, HouseWorker] = {}
+        lim = self.config.limits
+        #: Open Play streams and running practice sessions, per bot and in all.
+        self.streams = Quota("open Play streams", lim.max_streams_per_bot, lim.max_streams,
+                             "max_streams_per_bot", "max_streams")
+        self.practice_sessions = Quota(
+            "practice sessions", lim.max_practice_per_bot, lim.max_practice,
+            "max_practice_per_bot", "max_practice")
         self._practice_waiting: dict[
             tuple[RuleSet, TimeControl, int, str],
             list[tuple[Connection, asyncio.Future[None]]],
@@ -1166,10 +1260,23 @@ class Referee:
         await self.wait_games(5.0)
         return stopped
 
+    def worker(self, practice: bool) -> HouseWorker:
+        """The worker process for practice games, or for the others."""
+        w = self._workers.get(practice)
+        if w is None or w.closed:
+            w = self._workers[practice] = HouseWorker("practice" if practice else "games")
+        return w
+
+    async def close_workers(self) -> None:
+        """End the worker processes (when the server stops)."""
+        workers, self._workers = list(self._workers.values()), {}
+        await asyncio.gather(*(w.close() for w in workers))
+
     def incident(self, kind: str, **fields: Any) -> None:
         """Remember something a bot author should hear about (bounded list)."""
         if len(self.incidents) < self.max_incidents:
-            self.incidents.append({"kind": kind, **fields})
+            self.incidents.append({"kind": kind, **{
+                k: clip(v) if isinstance(v, str) else v for k, v in fields.items()}})
 
     async def play(
         self, spec: GameSpec, seats: list[Seat] | None = None, release: bool | None = None
@@ -1400,7 +1507,8 @@ class Referee:
 
 async def _refuse(conn: Connection, message: str) -> None:
     """Refuse a practice request: an ERROR_CODE_BAD_REQUEST error saying why."""
-    await conn.send(pb.PlayResponse(error=pb.Error(code=pb.ERROR_CODE_BAD_REQUEST, message=message)))
+    await conn.send(pb.PlayResponse(error=pb.Error(code=pb.ERROR_CODE_BAD_REQUEST,
+                                                   message=clip(message))))
 
 
 def _log_session_error(session: asyncio.Future[None]) -> None:
@@ -1413,6 +1521,32 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         self.referee = referee
         self.tokens = tokens
 
+    async def _new_session(
+        self, conn: Connection, req: pb.PracticeRequest
+    ) -> asyncio.Future[None] | None:
+        """Start a practice session for ``conn``; or, when its bot or the referee runs
+        as many as the limits allow, refuse it (an in-band error, then the stream ends
+        with RESOURCE_EXHAUSTED) and return None."""
+        sessions = self.referee.practice_sessions
+        refused = sessions.refusal(conn.bot)
+        if refused is not None:
+            n = sessions.worth_logging(conn.bot)
+            if n is not None:
+                log.warning("practice_refused", bot=conn.bot, conn=conn.id, why=refused,
+                            refusals=n)
+            try:
+                await _refuse(conn, refused)
+            except Disconnected:
+                pass
+            conn.abort = (grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+            return None
+        bot = conn.bot
+        sessions.take(bot)
+        session = asyncio.ensure_future(self.referee.practice(conn, req))
+        session.add_done_callback(lambda _: sessions.give_back(bot))
+        session.add_done_callback(_log_session_error)
+        return session
+
     async def Play(self, request_iterator: AsyncIterator[bytes], context: Any) -> None:
         bot = self.tokens.bot_for_metadata(context.invocation_metadata())
         if bot is None:  # the interceptor already refused it; belt and braces
@@ -1421,10 +1555,18 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         if self.referee.closing is not None:
             await context.abort(grpc.StatusCode.UNAVAILABLE, self.referee.closing)
             return
+        refused = self.referee.streams.refusal(bot)
+        if refused is not None:
+            n = self.referee.streams.worth_logging(bot)
+            if n is not None:
+                log.warning("stream_refused", bot=bot, why=refused, refusals=n)
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+            return
         limits = self.referee.config.limits
         conn = Connection(bot, context, limits, self.referee.incident)
         reader = asyncio.ensure_future(conn.read_loop())
         self.referee.connections.add(conn)
+        self.referee.streams.take(bot)
         log.info("stream_opened", bot=bot, conn=conn.id)
         try:
             try:
@@ -1455,9 +1597,9 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 # until the session ends) instead of starting a new session.
                 session = self.referee.lobby.resume_practice(conn)
                 if session is None:
-                    session = asyncio.ensure_future(self.referee.practice(conn, hello.practice))
-                    session.add_done_callback(_log_session_error)
-                await asyncio.shield(session)
+                    session = await self._new_session(conn, hello.practice)
+                if session is not None:
+                    await asyncio.shield(session)
             else:
                 conn.queue = True
                 await self.referee.lobby.add(conn)
@@ -1469,6 +1611,7 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 await context.abort(*conn.abort)
         finally:
             self.referee.connections.discard(conn)
+            self.referee.streams.give_back(bot)
             self.referee.lobby.remove(conn)
             reader.cancel()
             log.info("stream_closed", bot=bot, conn=conn.id)

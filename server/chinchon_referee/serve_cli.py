@@ -7,6 +7,7 @@ import asyncio
 import json
 import signal
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,22 @@ def register(sub: Any) -> None:
                    help="strikes per game before forfeit")
     p.add_argument("--grace", type=float, default=Policies.reconnect_grace,
                    help="seconds a disconnected bot may take to come back")
+    p.add_argument("--max-streams-per-bot", type=int, default=Limits.max_streams_per_bot,
+                   help="open Play streams per bot token "
+                   f"(default {Limits.max_streams_per_bot})")
+    p.add_argument("--max-streams", type=int, default=Limits.max_streams,
+                   help=f"open Play streams in all (default {Limits.max_streams})")
+    p.add_argument("--max-practice-per-bot", type=int, default=Limits.max_practice_per_bot,
+                   help="practice sessions at once per bot token "
+                   f"(default {Limits.max_practice_per_bot})")
+    p.add_argument("--max-practice", type=int, default=Limits.max_practice,
+                   help=f"practice sessions at once in all (default {Limits.max_practice})")
+    p.add_argument("--practice-records", type=int, default=Limits.practice_records,
+                   help="records of practice games kept, the newest "
+                   f"(default {Limits.practice_records})")
+    p.add_argument("--practice-record-days", type=float, default=Limits.practice_record_days,
+                   help="days a practice game's record is kept "
+                   f"(default {Limits.practice_record_days:g})")
     p.set_defaults(func=cmd_serve)
 
 
@@ -60,7 +77,12 @@ def config_from_args(args: argparse.Namespace) -> RefereeConfig:
     return RefereeConfig(
         time_control=TimeControl(args.per_move, args.bank),
         policies=Policies(args.max_retries, args.max_strikes, args.grace),
-        limits=Limits(),
+        limits=Limits(
+            max_streams_per_bot=args.max_streams_per_bot, max_streams=args.max_streams,
+            max_practice_per_bot=args.max_practice_per_bot, max_practice=args.max_practice,
+            practice_records=args.practice_records,
+            practice_record_days=args.practice_record_days,
+        ),
     )
 
 
@@ -83,13 +105,23 @@ def _warn_about_secrets(args: argparse.Namespace, admin: AdminToken) -> None:
                     note="visible to every local user: use --bot NAME=@FILE or --bots-file")
 
 
-def persist_outcomes(store: Store) -> Any:
-    """A referee listener that stores every finished game not owned by a tournament."""
+def persist_outcomes(store: Store, limits: Limits | None = None) -> Any:
+    """A referee listener that stores every finished game not owned by a tournament
+    (practice games), keeping those of the last ``limits.practice_record_days`` days and
+    at most ``limits.practice_records`` of them.
+
+    The write (a JSON dump and an fsync) runs in a worker thread: a flood of practice
+    games must not stall the event loop that runs every other game."""
+    lim = limits or Limits()
+
+    def write(row: GameRow) -> None:
+        store.finish_game(row)
+        store.prune_games(lim.practice_records, time.time() - lim.practice_record_days * 86400)
 
     async def listener(outcome: GameOutcome) -> None:
         if outcome.spec.tournament_id:
             return
-        store.finish_game(GameRow(
+        await asyncio.to_thread(write, GameRow(
             id=outcome.spec.game_id, tournament_id=None, seq=0, players=outcome.spec.players,
             deal_id=outcome.spec.deal_id, result=outcome.record["result"],
             record=outcome.record, stats=[asdict(s) for s in outcome.stats],
@@ -114,6 +146,8 @@ async def serve(args: argparse.Namespace) -> int:
     _warn_about_secrets(args, admin)
     tokens = TokenBook(admin.token)
     store = SqliteStore(args.db)
+    lim = config.limits  # practice records past their time go now, not at the next game
+    store.prune_games(lim.practice_records, time.time() - lim.practice_record_days * 86400)
     for name, tok in bots.items():
         store.upsert_bot(name, digest(tok))
     for name, dig in store.bots():
@@ -125,7 +159,7 @@ async def serve(args: argparse.Namespace) -> int:
             return 2
         tls = (Path(args.tls_cert).read_bytes(), Path(args.tls_key).read_bytes())
     referee = Referee(config)
-    referee.listeners.append(persist_outcomes(store))
+    referee.listeners.append(persist_outcomes(store, config.limits))
 
     def add_services(server: Any, ref: Referee, book: TokenBook) -> dict[str, Any]:
         try:
@@ -140,12 +174,12 @@ async def serve(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(json.dumps({"event": "listening", "port": running.port, "address": args.address,
-                      "loop": args.loop_used}), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # before "listening": a SIGTERM right
+        loop.add_signal_handler(sig, stop.set)  # after it stops the server gracefully
+    print(json.dumps({"event": "listening", "port": running.port, "address": args.address,
+                      "loop": args.loop_used}), flush=True)
     await stop.wait()
     log.info("shutting_down", games_running=referee.games_running)
     await running.stop(grace=5.0)

@@ -57,6 +57,7 @@ class RunningServer:
             log.warning("games_stopped", games=stopped)
         await self.referee.end_streams(why)  # any other (a practice bot waiting for a partner)
         await self.server.stop(min(grace, 0.5))
+        await self.referee.close_workers()
 
 
 def server_options(config: RefereeConfig) -> list[tuple[str, Any]]:

@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS games (
     finished REAL
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
+CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
 """
 SCHEMA_VERSION = "1"
 
@@ -114,6 +115,12 @@ class Store(ABC):
 
     @abstractmethod
     def finish_game(self, row: GameRow) -> None: ...
+
+    @abstractmethod
+    def prune_games(self, keep: int, older_than: float) -> int:
+        """Delete the records of games outside tournaments (practice) finished before
+        ``older_than`` (a ``time.time()``) and all but the ``keep`` newest; return how
+        many were deleted. Tournament games are never deleted."""
 
     @abstractmethod
     def void_running(self, tid: str) -> int: ...
@@ -257,6 +264,16 @@ class SqliteStore(Store):
                     (row.id, json.dumps(row.players), row.deal_id, json.dumps(row.result),
                      json.dumps(row.record), json.dumps(row.stats), time.time()),
                 )
+
+    def prune_games(self, keep: int, older_than: float) -> int:
+        with self._tx() as c:
+            cur = c.execute(
+                "DELETE FROM games WHERE tournament_id IS NULL AND (finished < ? OR id IN ("
+                "SELECT id FROM games WHERE tournament_id IS NULL "
+                "ORDER BY finished DESC, rowid DESC LIMIT -1 OFFSET ?))",
+                (older_than, keep),
+            )
+            return cur.rowcount
 
     def void_running(self, tid: str) -> int:
         return self._void("tournament_id", tid)
