@@ -286,7 +286,8 @@ class RoundRobin:
     """The schedule of a tournament: a deterministic, resumable iterator of games.
 
     ``iter(rr)`` gives every game in order; ``rr.resume(done)`` the ones not yet done.
-    Games are interleaved by deal block, so standings part-way through are balanced.
+    Games are interleaved step by step (each step: every table, every rotation once), so
+    standings part-way through are balanced; twins of one deal are steps apart.
     """
 
     def __init__(
@@ -347,11 +348,22 @@ class RoundRobin:
     def __len__(self) -> int:
         return len(self.tables) * self.games_per_table
 
+    @property
+    def twin_gap(self) -> int:
+        """Steps between two rotations of one deal (at least): ``blocks // k``, 1 at least."""
+        return max(1, self.blocks // self.k)
+
     def __iter__(self) -> Iterator[Pairing]:
+        # Step by step, every table plays every rotation once, so seats and tables stay
+        # balanced part-way through; but rotation r plays deal (step - r * gap) mod
+        # blocks, so the twins of one deal (its rotations) are ``twin_gap`` steps apart
+        # or more (when there are at least k blocks), and the director need not hold
+        # games back to keep twins from running at once.
         seq = 0
-        for block in range(self.blocks):
+        for step in range(self.blocks):
             for t, base in enumerate(self.base):
                 for r in range(self.k):
+                    block = (step - r * self.twin_gap) % self.blocks
                     players = tuple(base[(i - r) % self.k] for i in range(self.k))
                     if self.duplicate:
                         deal = f"{self.tag}/table{t}/deal{block}"
