@@ -5,7 +5,7 @@ A tournament is declared in TOML (or through the admin service)::
     name = "Friday league"
     table_size = 2              # players per table (2 by default; 3+ supported)
     games_per_pairing = 100     # rounded up to whole seat rotations
-    duplicate_deals = true      # each deal replayed with the seats rotated
+    duplicate_deals = false     # true: each deal replayed with the seats rotated
     concurrency = 4             # games at once
     start = "when_connected"    # or "now", or an ISO 8601 time
     seed = "secret"             # optional: generated (and kept) when absent
@@ -53,6 +53,9 @@ from .config import Policies, TimeControl
 
 #: Above this many k-subsets the scheduler picks a balanced subset of tables.
 MAX_TABLES = 200
+#: Off by default: a bot that remembers one twin of a duplicate deal wins measurably
+#: more of the other, suit relabelling or not (docs/duplicate-deals.md).
+DUPLICATE_DEALS_DEFAULT = False
 
 _TOP_KEYS = {
     "name", "participants", "rules", "time_control", "policies", "table_size",
@@ -82,7 +85,7 @@ class TournamentSpec:
     policies: Policies = field(default_factory=Policies)
     table_size: int = 2
     games_per_pairing: int = 2
-    duplicate_deals: bool = True
+    duplicate_deals: bool = DUPLICATE_DEALS_DEFAULT
     #: "now", "when_connected", "manual" (admin StartTournament), or an ISO 8601 time
     #: (UTC if no zone is given).
     start: str = "when_connected"
@@ -173,7 +176,7 @@ class TournamentSpec:
             policies=pol,
             table_size=table,
             games_per_pairing=_int(data, "games_per_pairing", 2),
-            duplicate_deals=bool(data.get("duplicate_deals", True)),
+            duplicate_deals=bool(data.get("duplicate_deals", DUPLICATE_DEALS_DEFAULT)),
             start=str(data.get("start", "when_connected")),
             concurrency=_int(data, "concurrency", 4),
             seed=str(data.get("seed", "")),
