@@ -274,6 +274,24 @@ def test_a_good_declaration_round_trips() -> None:
         != spec.fingerprint()
 
 
+def test_duplicate_deals_are_off_unless_the_organizer_asks() -> None:
+    """docs/duplicate-deals.md: a bot that remembers one twin wins more of the other, so
+    the default is off, in TOML, in the admin API and in the demo; asking turns it on."""
+    from chinchon.v1 import tournament_pb2 as tpb
+    from chinchon_referee.admin import spec_from_proto
+
+    from tests.helpers import ROOT
+
+    assert TournamentSpec.from_dict(base_decl()).duplicate_deals is False
+    assert TournamentSpec.from_dict(base_decl(duplicate_deals=True)).duplicate_deals is True
+    parts = [tpb.Participant(name=n) for n in "abc"]
+    assert spec_from_proto(tpb.TournamentSpec(name="x", participants=parts)).duplicate_deals is False
+    asked = tpb.TournamentSpec(name="x", participants=parts, duplicate_deals=True)
+    assert spec_from_proto(asked).duplicate_deals is True
+    demo = TournamentSpec.from_toml(ROOT / "sample_bots" / "demo_tournament.toml")
+    assert demo.duplicate_deals is False
+
+
 def test_the_demo_declaration_is_valid() -> None:
     from tests.helpers import ROOT
 
