@@ -12,7 +12,8 @@ the time it arrived; then, against the records the referee stored:
     records carry them whole) is the game's deck, nor the same deck under renamed
     suits, except for twins of a duplicate deal, which share exactly the ranks (the
     documented residual, docs/duplicate-deals.md), are never equal card for card, and
-    never run at the same time for a bot.
+    never run at the same time (in the director's own order of game starts and ends:
+    arrival times on different connections could not tell).
 
 Practice deals are keyed by a secret of the referee: the bot's seed alone gives none of
 them, the same seed with the same partner repeats them.
@@ -139,6 +140,31 @@ def same_up_to_suits(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     return len(set(m.values())) == len(m)
 
 
+async def run_watched(director: Director, tid: str, timeout: float) -> dict[str, tuple[int, int]]:
+    """Run a tournament while watching it: game id -> positions of its "started" and
+    "ended" events in the director's event stream (the referee's own order)."""
+    events: list[Any] = []
+    listening = asyncio.Event()
+
+    async def collect() -> None:
+        async for ev in director.watch(tid):
+            events.append(ev)
+            listening.set()
+
+    watcher = asyncio.ensure_future(collect())
+    await asyncio.wait_for(listening.wait(), 10)
+    await asyncio.wait_for(director.run(tid), timeout)
+    await asyncio.wait_for(watcher, 10)
+    spans: dict[str, tuple[int, int]] = {}
+    for i, ev in enumerate(events):
+        if ev.game_id and ev.result is None and ev.message.startswith(f"game {ev.game_id} started"):
+            spans[ev.game_id] = (i, -1)
+        elif ev.game_id and ev.result is not None:
+            spans[ev.game_id] = (spans[ev.game_id][0], i)
+    assert all(end > start for start, end in spans.values())
+    return spans
+
+
 @dataclass
 class Seen:
     """One game as one bot saw it: its messages (arrival, message), all streams merged."""
@@ -146,14 +172,6 @@ class Seen:
     game_id: str
     seat: int
     msgs: list[tuple[float, pb.PlayResponse]]
-
-    @property
-    def start(self) -> float:
-        return self.msgs[0][0]
-
-    @property
-    def end(self) -> float:
-        return self.msgs[-1][0]
 
 
 def games_seen(streams: list[Stream]) -> dict[str, dict[str, Seen]]:
@@ -221,10 +239,11 @@ def check_in_game(seen: Seen, record: dict[str, Any], practice: bool) -> int:
 
 
 def check_across_games(seen: dict[str, Seen], records: dict[str, dict[str, Any]],
-                       deal_of: dict[str, str]) -> int:
+                       deal_of: dict[str, str], spans: dict[str, tuple[int, int]]) -> int:
     """(b) for one bot, over every two games it played (whatever their order, so what
     it received in either, records included, says nothing of the other's hidden cards).
-    Returns how many twin pairs it played."""
+    ``spans``: game id -> positions of its "started" and "ended" events in the
+    director's event stream. Returns how many twin pairs it played."""
     twins = 0
     for g1, g2 in itertools.combinations(seen.values(), 2):
         d1, d2 = decks(records[g1.game_id]), decks(records[g2.game_id])
@@ -232,8 +251,8 @@ def check_across_games(seen: dict[str, Seen], records: dict[str, dict[str, Any]]
         if is_twin:
             twins += 1
             # Never at once, and only the ranks are common to their first deals.
-            assert g1.end < g2.start or g2.end < g1.start, \
-                f"twins {g1.game_id} and {g2.game_id} overlapped for one bot"
+            (s1, e1), (s2, e2) = spans[g1.game_id], spans[g2.game_id]
+            assert e1 < s2 or e2 < s1, f"twins {g1.game_id} and {g2.game_id} overlapped"
             assert d1[0] != d2[0] and ranks(d1[0]) == ranks(d2[0])
             assert same_up_to_suits(d1[0], d2[0])
         for a, b in itertools.product(d1, d2):
@@ -245,7 +264,8 @@ def check_across_games(seen: dict[str, Seen], records: dict[str, dict[str, Any]]
 
 
 def test_no_message_to_any_stream_reveals_a_card_of_another_game(tmp_path: Path) -> None:
-    async def main() -> tuple[list[Stream], dict[str, dict[str, Any]], dict[str, str], str]:
+    async def main() -> tuple[list[Stream], dict[str, dict[str, Any]], dict[str, str],
+                              dict[str, tuple[int, int]]]:
         tokens = TokenBook(ADMIN)
         for b in ("a", "b", "c", "p", "q"):
             tokens.add(b, f"tok-{b}")
@@ -265,7 +285,7 @@ def test_no_message_to_any_stream_reveals_a_card_of_another_game(tmp_path: Path)
                                                     10 * i + k, streams))
                        for i, b in enumerate("abc") for k in range(2)]  # two streams each
             await streams_idle(server, "abc", 2)
-            await asyncio.wait_for(director.run(tid), 240)
+            spans = await run_watched(director, tid, 240)
             # Practice: p against the house bot, then p and q paired by "any", both
             # with the seed p used alone (other partner, other deals); games in turn.
             rules = rules_to_wire(RuleSet(**RULES))  # type: ignore[arg-type]
@@ -282,13 +302,13 @@ def test_no_message_to_any_stream_reveals_a_card_of_another_game(tmp_path: Path)
             await asyncio.gather(*clients, return_exceptions=True)
             records = {x.id: x.record or {} for x in store.games(tid)}
             deal_of = {x.id: x.deal_id for x in store.games(tid)}
-            return streams, records, deal_of, tid
+            return streams, records, deal_of, spans
         finally:
             await server.stop(0)
             await director.settle(5.0)
             store.close()
 
-    streams, records, deal_of, _tid = asyncio.run(main())
+    streams, records, deal_of, spans = asyncio.run(main())
     assert all(r["result"]["termination"] in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
                for r in records.values())
     seen = games_seen(streams)
@@ -303,7 +323,7 @@ def test_no_message_to_any_stream_reveals_a_card_of_another_game(tmp_path: Path)
     for games in seen.values():
         for gid, one in games.items():
             requests += check_in_game(one, records[gid], practice=gid not in deal_of)
-        twins += check_across_games(games, records, deal_of)
+        twins += check_across_games(games, records, deal_of, spans)
     assert requests > 200
     assert twins == 3 * 2 * 2  # per bot: 2 tables x 2 deals, one pair of twins each
     # Practice: the seed the bot gave is not the shuffle key.
@@ -319,7 +339,8 @@ def test_no_message_to_any_stream_reveals_a_card_of_another_game(tmp_path: Path)
 def test_twins_adjacent_in_the_schedule_still_never_run_at_once(tmp_path: Path) -> None:
     """One table, one deal, two rotations: the schedule cannot separate the twins and
     each bot offers two streams, so only the director keeps them apart."""
-    async def main() -> tuple[list[Stream], dict[str, dict[str, Any]], dict[str, str]]:
+    async def main() -> tuple[list[Stream], dict[str, dict[str, Any]], dict[str, str],
+                              dict[str, tuple[int, int]]]:
         tokens = TokenBook(ADMIN)
         for b in "xy":
             tokens.add(b, f"tok-{b}")
@@ -339,20 +360,20 @@ def test_twins_adjacent_in_the_schedule_still_never_run_at_once(tmp_path: Path) 
                                                     10 * i + k, streams))
                        for i, b in enumerate("xy") for k in range(2)]
             await streams_idle(server, "xy", 2)
-            await asyncio.wait_for(director.run(tid), 120)
+            spans = await run_watched(director, tid, 120)
             for c in clients:
                 c.cancel()
             await asyncio.gather(*clients, return_exceptions=True)
             return (streams, {x.id: x.record or {} for x in store.games(tid)},
-                    {x.id: x.deal_id for x in store.games(tid)})
+                    {x.id: x.deal_id for x in store.games(tid)}, spans)
         finally:
             await server.stop(0)
             await director.settle(5.0)
             store.close()
 
-    streams, records, deal_of = asyncio.run(main())
+    streams, records, deal_of, spans = asyncio.run(main())
     assert len(set(deal_of.values())) == 1 and len(records) == 2
     for games in games_seen(streams).values():
         for gid, one in games.items():
             check_in_game(one, records[gid], practice=False)
-        assert check_across_games(games, records, deal_of) == 1
+        assert check_across_games(games, records, deal_of, spans) == 1
