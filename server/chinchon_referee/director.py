@@ -237,9 +237,9 @@ class Director:
                     absent.discard(b)
             started = False
             if len(running) < spec.concurrency:
-                for game in pending:
-                    if twin_running(game, in_play):
-                        continue  # never two games of one deal at once
+                # Never two games of one deal at once (with nothing running, all may go).
+                ready = [g for g in pending if not twin_running(g, in_play)]
+                for game in ready:
                     if any(b in absent for b in game.players):
                         launch(game, "forfeit")  # known absent: forfeits at once
                         started = True
