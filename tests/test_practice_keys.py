@@ -122,3 +122,33 @@ def test_cli_practice_draws_a_secret_seed_and_repeats_it_on_demand(tmp_path: Pat
     assert again["seed"] == one["seed"]
     assert [(g["totals"], g["summary"]) for g in again["games"]] == \
         [(g["totals"], g["summary"]) for g in one["games"]]
+
+
+def test_chinchon_serve_repeats_a_seed_after_a_restart_and_no_other_server_does(
+    tmp_path: Path,
+) -> None:
+    """`chinchon serve` keeps its practice secret in its database: the same seed gives
+    the same deals after a restart over the same file, and other deals on another one."""
+    from chinchon_referee.auth import digest
+
+    from tests.test_tournament_e2e import Serve, free_port
+
+    def session(db: Path, n: int) -> list[tuple[str, ...]]:
+        store = SqliteStore(str(db))
+        store.upsert_bot("p", digest("tok-p"))
+        store.close()
+        port = free_port()
+        server = Serve(tmp_path, port, db, n)
+        try:
+            streams: list[Stream] = []
+            asyncio.run(asyncio.wait_for(
+                client(f"127.0.0.1:{port}", "p", _hello("greedy", "again"), 1, streams), 60))
+            ended = [m.game_ended for _, m in streams[0].got if m.WhichOneof("kind") == "game_ended"]
+            assert len(ended) == 2
+            return [decks(json_format.MessageToDict(e.record))[0] for e in ended]
+        finally:
+            server.stop()
+
+    first = session(tmp_path / "serve.sqlite3", 1)
+    assert session(tmp_path / "serve.sqlite3", 2) == first
+    assert not set(session(tmp_path / "other.sqlite3", 3)) & set(first)
