@@ -75,3 +75,25 @@ def test_a_relabelled_game_replays_from_its_record(rules: RuleSet, seed: str, re
 def test_a_negative_index_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="relabel"):
         ShuffleSource("s", "d", -1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 6), k=st.integers(2, 4), games=st.integers(1, 9), seed=st.text(max_size=6))
+def test_the_twins_of_a_schedule_get_distinct_relabellings(n: int, k: int, games: int, seed: str) -> None:
+    """The director's twin indices (``twins.twin_indices`` over the stored schedule):
+    0..k-1 within every deal, so no two twins show the same suit names."""
+    from chinchon_referee.storage import GameRow
+    from chinchon_referee.tournament import RoundRobin
+    from chinchon_referee.twins import twin_indices
+
+    k = min(k, n)
+    rr = RoundRobin([f"b{i}" for i in range(n)], k, games, seed or "s", duplicate=True)
+    rows = [GameRow(f"g{p.seq}", "t", p.seq, list(p.players), p.deal_id) for p in rr]
+    index = twin_indices(reversed(rows))  # any order in, schedule order counts
+    by_deal: dict[str, list[int]] = {}
+    for r in rows:
+        by_deal.setdefault(r.deal_id, []).append(index[r.id])
+    for deal, idx in by_deal.items():
+        assert sorted(idx) == list(range(k))
+        suits = {ShuffleSource(seed or "s", deal, i).suits for i in idx}
+        assert len(suits) == k
