@@ -16,7 +16,8 @@ known positions, and then
 * knows the opponent's dealt hand (its own from the first twin, relabelled) and follows
   it through the public events (discards, draws from the discard pile, melds);
 * knows the next stock card whenever it drew that position in the first twin, and
-  takes whichever of it and the discard leaves it the lower deadwood;
+  takes whichever of it and the discard leaves it the lower deadwood, counting what the
+  card it leaves in the stock would give the opponent's known cards;
 * discards, among its unmatched cards, the one that helps the opponent's known cards
   least (greedy's highest-point rule only breaks ties).
 
@@ -205,16 +206,26 @@ class MemoryBot:
         hand = mask_of(obs.hand)
         if obs.phase is Phase.DRAW and DRAW_STOCK in legal and not self._reshuffled(obs):
             pos = self._stock_total(obs) - obs.stock_size
-            old = self.memory.get(obs.hand_no, HandMemory()).stock.get(pos)
-            nxt = self._map(old) if old is not None else None
+            stock = self.memory.get(obs.hand_no, HandMemory()).stock
+            nxt, then = (self._map(stock[p]) if p in stock else None for p in (pos, pos + 1))
             if nxt is not None and DRAW_DISCARD in legal and obs.discard_pile:
                 top = obs.discard_pile[-1]
+                opp = self._opp_known()
+                opp_now = solver.deadwood(opp) if opp else 0
 
                 def after(card: int) -> int:
                     h = hand | 1 << card
                     return min(solver.deadwood(h & ~(1 << c)) for c in (*obs.hand, card))
 
-                return DRAW_DISCARD if after(top) < after(nxt) else DRAW_STOCK
+                def gives(card: int | None) -> int:
+                    """How much the opponent's known cards gain if it draws ``card``."""
+                    return opp_now - solver.deadwood(opp | 1 << card) if card is not None and opp else 0
+
+                # Taking the discard leaves the next stock card to the opponent; taking
+                # the stock card leaves it the one after.
+                take_discard = after(top) + gives(nxt)
+                take_stock = after(nxt) + gives(then)
+                return DRAW_DISCARD if take_discard < take_stock else DRAW_STOCK
         if obs.phase is Phase.DISCARD:
             action = self.greedy.choose(obs, legal)
             opp = self._opp_known()
