@@ -27,7 +27,7 @@ from typing import Any
 
 import grpc
 import pytest
-from chinchon.engine import replay
+from chinchon.engine import RuleSet, ShuffleSource, new_game, parse_card, replay
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import record_pb2
 from chinchon.v1 import tournament_pb2 as tpb
@@ -214,13 +214,17 @@ command = ["node", {json.dumps(str(NODE_BOT))}]
         names = [s["name"] for s in rec["seats"]]
         pairs[frozenset(names)] += 1
         deal = rec["actions"][0]["deal"]
-        deals.setdefault(json.dumps(deal), []).append(rec)
+        ranks = [parse_card(c).rank for c in deal["deck"]]
+        deals.setdefault(json.dumps([ranks, deal["starter"]]), []).append(rec)
     assert set(pairs.values()) == {2} and len(pairs) == 3
-    # Duplicate deals: the two games of each pairing start from the same deal, seats swapped.
+    # Duplicate deals: the two games of each pairing start from the same deal, seats
+    # swapped, each under its own suit names (the same ranks, never the same cards).
     assert len(deals) == 3
     for games in deals.values():
         seatings = [[s["name"] for s in rec["seats"]] for rec in games]
         assert len(games) == 2 and seatings[0] == seatings[1][::-1]
+        first, second = (rec["actions"][0]["deal"]["deck"] for rec in games)
+        assert first != second
     # The database holds the same finished games; the same file run again resumes it.
     con = sqlite3.connect(db)
     try:
@@ -938,14 +942,18 @@ def test_kill_9_mid_tournament_then_resume(tmp_path: Path) -> None:
             for e in events:
                 if e.HasField("result"):
                     assert e.result.termination in (g.TERMINATION_NORMAL, g.TERMINATION_CHINCHON)
-            # Every game was played to its end from its deal: duplicate pairs share it.
+            # Every game was played to its end from its own deal (duplicate deals are
+            # off by default), the one its seed and deal id give, replayed or not.
             deals: dict[str, set[str]] = {}
             for k, v in after.items():
                 rec = json.loads(v["record"])
                 assert rec["gameId"] == k and rec["result"]["termination"] in PLAYED
                 check_record(rec)
+                dealt = ShuffleSource("kill-seed", v["deal_id"]).chance(
+                    new_game(RuleSet(score_limit=60)))
+                assert rec["actions"][0]["deal"]["deck"] == [str(c) for c in dealt.deck]
                 deals.setdefault(v["deal_id"], set()).add(json.dumps(rec["actions"][0]))
-            assert len(deals) == 9 and all(len(s) == 1 for s in deals.values())
+            assert len(deals) == 18 and all(len(s) == 1 for s in deals.values())
 
             # Standings over all 18 games.
             st = stub.GetStandings(tpb.GetStandingsRequest(tournament_id=tid), metadata=admin,

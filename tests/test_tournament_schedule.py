@@ -208,13 +208,32 @@ def test_games_per_table_rounds_up_to_whole_rotations(n: int, k: int, g: int) ->
     assert len(rr) == len(rr.tables) * rr.games_per_table == len(list(rr))
 
 
-def test_games_interleave_by_deal_block() -> None:
+def test_games_interleave_by_step() -> None:
     rr = RoundRobin(NAMES[:4], 2, 6, "x")
     games = list(rr)
-    # The first block has one deal of every table before any table's second deal.
-    first_block = games[: len(rr.tables) * rr.k]
-    assert {p.table for p in first_block} == set(range(len(rr.tables)))
-    assert {p.deal_id.rsplit("/", 1)[1] for p in first_block} == {"deal0"}
+    # Each step has every table in every rotation before any table plays again.
+    step = len(rr.tables) * rr.k
+    for i in range(0, len(games), step):
+        assert sorted((p.table, p.rotation) for p in games[i:i + step]) == sorted(
+            (t, r) for t in range(len(rr.tables)) for r in range(rr.k))
+
+
+@SETTINGS
+@given(schedules())
+def test_twins_of_a_deal_are_steps_apart(rr: RoundRobin) -> None:
+    """The rotations of one deal are at least ``blocks // k`` steps apart (a step: every
+    table in every rotation once), so concurrent games are rarely twins."""
+    if not rr.duplicate:
+        return
+    step = len(rr.tables) * rr.k
+    deals: dict[str, list[int]] = defaultdict(list)
+    for p in rr:
+        deals[p.deal_id].append(p.seq // step)
+    for steps in deals.values():
+        if rr.blocks >= rr.k:
+            assert min(abs(a - b) for a, b in itertools.combinations(steps, 2)) >= rr.blocks // rr.k
+    if rr.blocks >= 2 * rr.k:
+        assert rr.twin_gap >= 2
 
 
 def test_bad_schedules_are_refused() -> None:
@@ -255,6 +274,24 @@ def test_a_good_declaration_round_trips() -> None:
     assert again.fingerprint() == spec.fingerprint()
     assert TournamentSpec.from_dict({**spec.to_dict(), "seed": "other"}).fingerprint() \
         != spec.fingerprint()
+
+
+def test_duplicate_deals_are_off_unless_the_organizer_asks() -> None:
+    """docs/duplicate-deals.md: a bot that remembers one twin wins more of the other, so
+    the default is off, in TOML, in the admin API and in the demo; asking turns it on."""
+    from chinchon.v1 import tournament_pb2 as tpb
+    from chinchon_referee.admin import spec_from_proto
+
+    from tests.helpers import ROOT
+
+    assert TournamentSpec.from_dict(base_decl()).duplicate_deals is False
+    assert TournamentSpec.from_dict(base_decl(duplicate_deals=True)).duplicate_deals is True
+    parts = [tpb.Participant(name=n) for n in "abc"]
+    assert spec_from_proto(tpb.TournamentSpec(name="x", participants=parts)).duplicate_deals is False
+    asked = tpb.TournamentSpec(name="x", participants=parts, duplicate_deals=True)
+    assert spec_from_proto(asked).duplicate_deals is True
+    demo = TournamentSpec.from_toml(ROOT / "sample_bots" / "demo_tournament.toml")
+    assert demo.duplicate_deals is False
 
 
 def test_the_demo_declaration_is_valid() -> None:

@@ -20,6 +20,7 @@ import asyncio
 import datetime as dt
 import time
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -31,6 +32,7 @@ from .referee import GameOutcome, GameSpec, Referee, Seat, ShuttingDown
 from .standings import GameSummary, Standings, compute, summarize_game
 from .storage import GameRow, Store, TournamentRow
 from .tournament import Participant, RoundRobin, TournamentSpec, start_time
+from .twins import twin_indices, twin_running
 
 log = get_logger("director")
 
@@ -55,6 +57,7 @@ class Director:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._watchers: dict[str, list[asyncio.Queue[TournamentEvent | None]]] = {}
         self._absent: dict[str, Absences] = {}
+        self._twins: dict[str, dict[str, int]] = {}  # tournament -> game id -> twin index
 
     # -- declaring ------------------------------------------------------------------------
     def create(self, spec: TournamentSpec, tid: str | None = None) -> tuple[str, list[Participant]]:
@@ -206,9 +209,11 @@ class Director:
         changed = asyncio.Event()
 
         replayed: set[str] = set()  # games played again after an internal error
+        in_play: Counter[str] = Counter()  # deal id -> games of it in play (twins wait)
 
         def launch(game: GameRow, mode: str, seats: list[Seat] | None = None) -> None:
             pending.remove(game)
+            in_play[game.deal_id] += 1
 
             async def one() -> None:
                 try:
@@ -218,6 +223,7 @@ class Director:
                         replayed.add(game.id)
                         pending.insert(0, game)
                 finally:
+                    in_play[game.deal_id] -= 1
                     changed.set()
 
             t = asyncio.ensure_future(one())
@@ -233,7 +239,9 @@ class Director:
             for b in absent.returned(self.referee.lobby.connected):
                 log.info("bot_back", tournament=tid, bot=b)
             if len(running) < spec.concurrency:
-                chosen = self._next_game(tid, spec, pending, absent, idle=not running)
+                # Never two games of one deal at once (with nothing running, all may go).
+                ready = [g for g in pending if not twin_running(g, in_play)]
+                chosen = self._next_game(tid, spec, ready, absent, idle=not running)
                 if chosen is not None:
                     launch(*chosen)
                     continue
@@ -305,7 +313,16 @@ class Director:
             game_id=game.id, rules=spec.rules, players=game.players, seed=spec.seed,
             deal_id=game.deal_id, time_control=spec.time_control, policies=spec.policies,
             tournament_id=tid, labels={"tournament": tid, "seq": str(game.seq)},
+            relabel=self._twin_index(tid, spec, game),
         )
+
+    def _twin_index(self, tid: str, spec: TournamentSpec, game: GameRow) -> int | None:
+        """The suit relabelling of a twin game (duplicate deals), None otherwise."""
+        if not spec.duplicate_deals:
+            return None
+        if game.id not in self._twins.get(tid, {}):
+            self._twins[tid] = twin_indices(self.store.games(tid))
+        return self._twins[tid][game.id]
 
     async def _play(
         self, tid: str, spec: TournamentSpec, game: GameRow, mode: str, seats: list[Seat] | None,

@@ -3,10 +3,12 @@
 Starts a private referee on a free local port, launches the bot from its command line
 (appending ``--target HOST:PORT``; the address is in the environment as
 CHINCHON_TARGET too, and the token only there, as CHINCHON_TOKEN: a command line is
-visible to every local user), plays games against a house bot
-with duplicate deals, and reports the results and every problem: illegal actions with
+visible to every local user), plays games against a house bot (seats alternate, every
+game its own deal), and reports the results and every problem: illegal actions with
 their reasons, timeouts with the time taken, protocol errors, forfeits. Exit code 0
-when the bot played every game cleanly, 1 otherwise, 2 on usage errors.
+when the bot played every game cleanly, 1 otherwise, 2 on usage errors. The deals come
+from ``--seed`` (the bot is never told it): without it, a random seed, printed with the
+report, so ``--seed`` repeats the run exactly.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import secrets
 import subprocess
 import sys
 from collections import Counter
@@ -49,7 +52,8 @@ def register(sub: Any) -> None:
     p.add_argument("--per-move", type=float, default=TimeControl.per_move,
                    help="seconds per decision")
     p.add_argument("--bank", type=float, default=TimeControl.bank, help="time bank per game")
-    p.add_argument("--seed", default="practice", help="seed of the deals")
+    p.add_argument("--seed", default="",
+                   help="seed of the deals (default: random, printed to repeat the run)")
     p.add_argument("--name", default="candidate", help="the bot's name in the report")
     p.add_argument("--connect-timeout", type=float, default=30.0,
                    help="seconds the bot has to connect (default 30)")
@@ -71,6 +75,7 @@ class PracticeReport:
     connected: bool = False
     bot_exit: int | None = None
     bot_stderr: str = ""
+    seed: str = ""
 
     @property
     def clean(self) -> bool:
@@ -97,6 +102,7 @@ class PracticeReport:
         return {
             "bot": self.bot,
             "opponent": self.opponent,
+            "seed": self.seed,
             "connected": self.connected,
             "games": [
                 {
@@ -130,7 +136,7 @@ async def run_practice(
     config = RefereeConfig(time_control=time_control, policies=Policies(reconnect_grace=5.0))
     referee = Referee(config)
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
-    report = PracticeReport(name, opponent)
+    report = PracticeReport(name, opponent, seed=seed)
     env = dict(os.environ, CHINCHON_TARGET=server.target, CHINCHON_TOKEN=token)
     proc = await asyncio.create_subprocess_exec(
         *command, "--target", server.target,
@@ -157,7 +163,7 @@ async def run_practice(
                     players.reverse()
                 spec = GameSpec(
                     game_id=f"practice-{i + 1}", rules=rules, players=players, seed=seed,
-                    deal_id=f"deal-{i // 2}", time_control=time_control,
+                    deal_id=f"deal-{i + 1}", time_control=time_control,
                     policies=config.policies, labels={"practice": "1"},
                 )
                 first = len(referee.incidents)
@@ -238,6 +244,7 @@ def print_report(rep: PracticeReport) -> None:
     else:
         verdict = "[bold red]FAIL[/]: see the problems above"
     console.print(verdict)
+    console.print(f"[dim]seed {rep.seed}: --seed {rep.seed} plays the same deals again[/]")
 
 
 def cmd_practice(args: argparse.Namespace) -> int:
@@ -261,7 +268,8 @@ def cmd_practice(args: argparse.Namespace) -> int:
         return 2
     configure(args.log_level, "text")
     use_loop("auto")
-    rep = asyncio.run(run_practice(command, args.games, args.opponent, rules, tc, args.seed,
+    seed = args.seed or secrets.token_hex(8)
+    rep = asyncio.run(run_practice(command, args.games, args.opponent, rules, tc, seed,
                                    args.name, args.connect_timeout))
     print_report(rep)
     if args.json:

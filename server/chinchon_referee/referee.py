@@ -68,6 +68,7 @@ from .house import HOUSE_BOTS, HouseBot, make_house_bot
 from .house_worker import HouseWorker, WorkerGone
 from .logs import get_logger
 from .pace import Pacer
+from .practice_keys import new_practice_secret, practice_deal_id, practice_key
 from .quota import Quota
 
 log = get_logger("referee")
@@ -778,6 +779,8 @@ class GameSpec:
     tournament_id: str = ""
     labels: dict[str, str] = field(default_factory=dict)
     send_record: bool = False
+    #: The suit relabelling of the deal (twins of a duplicate deal: distinct indices).
+    relabel: int | None = None
 
 
 @dataclass
@@ -921,7 +924,7 @@ class GameRunner:
         self.task = asyncio.current_task()
         spec = self.spec
         rules = spec.rules
-        source = ShuffleSource(spec.seed, spec.deal_id)
+        source = ShuffleSource(spec.seed, spec.deal_id, spec.relabel)
         rec = RecordBuilder(spec.game_id, rules, self.names, dict(spec.labels))
         if spec.tournament_id:
             rec.labels.setdefault("tournament", spec.tournament_id)
@@ -1199,8 +1202,12 @@ GameListener = Callable[[GameOutcome], Awaitable[None]]
 
 
 class Referee:
-    def __init__(self, config: RefereeConfig | None = None) -> None:
+    def __init__(self, config: RefereeConfig | None = None,
+                 practice_secret: bytes | None = None) -> None:
         self.config = config or RefereeConfig()
+        #: Keys practice deals (see practice_keys): kept by ``chinchon serve`` in its
+        #: database, so a seed gives the same deals after a restart.
+        self.practice_secret = practice_secret or new_practice_secret()
         self.lobby = Lobby()
         self.decisions = 0
         self.games_running = 0
@@ -1407,7 +1414,6 @@ class Referee:
                 await _refuse(conn, str(e))
                 return
         opponent = req.opponent or "greedy"
-        seed = req.seed or uuid.uuid4().hex
         if opponent == "any":
             lim = self.config.limits
             wait = seconds_of(req.wait) if req.HasField("wait") else lim.practice_wait
@@ -1415,7 +1421,7 @@ class Referee:
                 await _refuse(conn, f"wait must be more than 0 s and at most "
                                     f"{lim.max_practice_wait:g} s, got {wait:g} s")
                 return
-            await self._practice_pair(conn, req, rules, tc, seed, games, wait)
+            await self._practice_pair(conn, req, rules, tc, games, wait)
             return
         if opponent not in HOUSE_BOTS:
             await _refuse(conn, f"unknown opponent '{opponent}': choose "
@@ -1423,6 +1429,7 @@ class Referee:
             return
         session = asyncio.current_task()
         sid = conn.id  # names the session's games, whichever stream holds the seat
+        seed = practice_key(self.practice_secret, req.seed, [conn.bot, f"house:{opponent}"])
         for i in range(games):
             me = i % 2  # alternate seats
             players = [conn.bot, f"house:{opponent}"] if me == 0 else [f"house:{opponent}", conn.bot]
@@ -1434,7 +1441,7 @@ class Referee:
             seats[me].session = session
             spec = GameSpec(
                 game_id=f"practice-{sid}-{i + 1}", rules=rules, players=players, seed=seed,
-                deal_id=f"practice/{i // 2}", time_control=tc, policies=self.config.policies,
+                deal_id=practice_deal_id(i + 1), time_control=tc, policies=self.config.policies,
                 labels={"practice": "1"}, send_record=True,
             )
             try:
@@ -1447,7 +1454,7 @@ class Referee:
 
     async def _practice_pair(
         self, conn: Connection, req: pb.PracticeRequest, rules: RuleSet, tc: TimeControl,
-        seed: str, games: int, wait: float,
+        games: int, wait: float,
     ) -> None:
         # Bots meet when they ask for the same practice: the rule set and clock they
         # resolve to (however the request spells them), the number of games and the seed.
@@ -1478,6 +1485,7 @@ class Referee:
         other, done = waiting.pop(0)
         session = asyncio.current_task()
         sid = conn.id  # names the session's games, whichever streams hold the seats
+        seed = practice_key(self.practice_secret, req.seed, [conn.bot, other.bot])
         try:
             for i in range(games):
                 mine, theirs = (1, 0) if i % 2 == 0 else (0, 1)  # seats alternate
@@ -1485,7 +1493,7 @@ class Referee:
                 seats = [Seat(k, c.bot, conn=c, session=session) for k, c in enumerate(pair)]
                 spec = GameSpec(
                     game_id=f"practice-{sid}-{i + 1}", rules=rules,
-                    players=[c.bot for c in pair], seed=seed, deal_id=f"practice/{i // 2}",
+                    players=[c.bot for c in pair], seed=seed, deal_id=practice_deal_id(i + 1),
                     time_control=tc, policies=self.config.policies, labels={"practice": "1"},
                     send_record=True,
                 )

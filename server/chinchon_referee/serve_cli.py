@@ -158,7 +158,9 @@ async def serve(args: argparse.Namespace) -> int:
             print("error: --tls-cert and --tls-key go together", file=sys.stderr)
             return 2
         tls = (Path(args.tls_cert).read_bytes(), Path(args.tls_key).read_bytes())
-    referee = Referee(config)
+    # Practice deals are keyed by a secret of this database: the same seed gives the
+    # same deals after a restart, and no bot can compute them.
+    referee = Referee(config, practice_secret=store.secret("practice_secret"))
     referee.listeners.append(persist_outcomes(store, config.limits))
 
     def add_services(server: Any, ref: Referee, book: TokenBook) -> dict[str, Any]:

@@ -12,6 +12,7 @@ tournament are games that were in flight when the referee died: they are voided
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import threading
 import time
@@ -164,6 +165,15 @@ class SqliteStore(Store):
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             return list(self._db.execute(sql, args))
+
+    def secret(self, key: str) -> bytes:
+        """A random secret kept in the meta table under ``key``: made on first use, the
+        same ever after (across restarts)."""
+        with self._tx() as c:
+            c.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+                      (key, secrets.token_hex(32)))
+            (value,), = c.execute("SELECT value FROM meta WHERE key = ?", (key,))
+        return bytes.fromhex(value)
 
     # bots ----------------------------------------------------------------------------
     def upsert_bot(self, name: str, token_digest: str) -> None:

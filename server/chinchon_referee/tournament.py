@@ -5,7 +5,7 @@ A tournament is declared in TOML (or through the admin service)::
     name = "Friday league"
     table_size = 2              # players per table (2 by default; 3+ supported)
     games_per_pairing = 100     # rounded up to whole seat rotations
-    duplicate_deals = true      # each deal replayed with the seats rotated
+    duplicate_deals = false     # true: each deal replayed with the seats rotated
     concurrency = 4             # games at once
     start = "when_connected"    # or "now", or an ISO 8601 time
     seed = "secret"             # optional: generated (and kept) when absent
@@ -55,6 +55,9 @@ from .config import Policies, TimeControl
 
 #: Above this many k-subsets the scheduler picks a balanced subset of tables.
 MAX_TABLES = 200
+#: Off by default: a bot that remembers one twin of a duplicate deal wins measurably
+#: more of the other, suit relabelling or not (docs/duplicate-deals.md).
+DUPLICATE_DEALS_DEFAULT = False
 
 _TOP_KEYS = {
     "name", "participants", "rules", "time_control", "policies", "table_size",
@@ -88,7 +91,7 @@ class TournamentSpec:
     policies: Policies = field(default_factory=Policies)
     table_size: int = 2
     games_per_pairing: int = 2
-    duplicate_deals: bool = True
+    duplicate_deals: bool = DUPLICATE_DEALS_DEFAULT
     #: "now", "when_connected", "manual" (admin StartTournament), or an ISO 8601 time
     #: (UTC if no zone is given).
     start: str = "when_connected"
@@ -185,7 +188,7 @@ class TournamentSpec:
             policies=pol,
             table_size=table,
             games_per_pairing=_int(data, "games_per_pairing", 2),
-            duplicate_deals=bool(data.get("duplicate_deals", True)),
+            duplicate_deals=bool(data.get("duplicate_deals", DUPLICATE_DEALS_DEFAULT)),
             start=str(data.get("start", "when_connected")),
             concurrency=_int(data, "concurrency", 4),
             seed=str(data.get("seed", "")),
@@ -301,7 +304,8 @@ class RoundRobin:
     """The schedule of a tournament: a deterministic, resumable iterator of games.
 
     ``iter(rr)`` gives every game in order; ``rr.resume(done)`` the ones not yet done.
-    Games are interleaved by deal block, so standings part-way through are balanced.
+    Games are interleaved step by step (each step: every table, every rotation once), so
+    standings part-way through are balanced; twins of one deal are steps apart.
     """
 
     def __init__(
@@ -362,11 +366,22 @@ class RoundRobin:
     def __len__(self) -> int:
         return len(self.tables) * self.games_per_table
 
+    @property
+    def twin_gap(self) -> int:
+        """Steps between two rotations of one deal (at least): ``blocks // k``, 1 at least."""
+        return max(1, self.blocks // self.k)
+
     def __iter__(self) -> Iterator[Pairing]:
+        # Step by step, every table plays every rotation once, so seats and tables stay
+        # balanced part-way through; but rotation r plays deal (step - r * gap) mod
+        # blocks, so the twins of one deal (its rotations) are ``twin_gap`` steps apart
+        # or more (when there are at least k blocks), and the director need not hold
+        # games back to keep twins from running at once.
         seq = 0
-        for block in range(self.blocks):
+        for step in range(self.blocks):
             for t, base in enumerate(self.base):
                 for r in range(self.k):
+                    block = (step - r * self.twin_gap) % self.blocks
                     players = tuple(base[(i - r) % self.k] for i in range(self.k))
                     if self.duplicate:
                         deal = f"{self.tag}/table{t}/deal{block}"

@@ -19,12 +19,14 @@ def play_game(
     deal_id: str = "game",
     names: Sequence[str] | None = None,
     game_id: str | None = None,
+    relabel: int | None = None,
 ) -> tuple[GameState, dict[str, object]]:
-    """Play to the end; ``bots[s]`` plays seat ``s``. Deterministic in ``seed``/``deal_id``."""
+    """Play to the end; ``bots[s]`` plays seat ``s``. Deterministic in ``seed``/``deal_id``
+    (and ``relabel``: the suit relabelling of :class:`ShuffleSource`)."""
     if len(bots) != rules.players:
         raise ValueError(f"{len(bots)} bots for a {rules.players}-player rule set")
     names = list(names or [f"{b.name}-{i}" for i, b in enumerate(bots)])
-    source = ShuffleSource(seed, deal_id)
+    source = ShuffleSource(seed, deal_id, relabel)
     rec = RecordBuilder(game_id or deal_id, rules, names)
     state = new_game(rules)
     while not state.is_over:

@@ -5,28 +5,48 @@ starter) is drawn from HMAC-SHA256 keyed with a secret seed over a label naming 
 deal and the purpose. Whoever holds the seed can reproduce a game; a bot, which only
 sees its own cards, cannot predict anything. Tournaments give two games the same
 ``deal_id`` to replay one deal with the seats rotated (duplicate deals).
+
+Twin games of a duplicate deal also pass ``relabel`` (their index in the group, 0, 1,
+...): every card of every deck and reshuffle then has its suit renamed by a permutation
+of the four suits drawn from the seed, a different one for each index. Suits play no
+part in the rules, so each hand keeps its exact strength, but a bot that played one twin
+does not hold the other's cards: only the ranks (and which cards share a suit) are
+common to the twins.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 from collections.abc import Sequence
 from typing import TypeVar
 
 from .actions import ChanceAction, Deal, Reshuffle
-from .cards import Card, deck_cards
+from .cards import CARDS, Card, deck_cards
 
 T = TypeVar("T")
 _LIMIT = 1 << 64
 
 
 class ShuffleSource:
-    """Deterministic randomness for one deal id under one secret seed."""
+    """Deterministic randomness for one deal id under one secret seed; with ``relabel``
+    (an index >= 0), the deal's cards with their suits renamed by the ``relabel``-th of
+    a keyed order of the 24 suit permutations (distinct indices below 24, distinct
+    permutations)."""
 
-    def __init__(self, seed: bytes | str, deal_id: str) -> None:
+    def __init__(self, seed: bytes | str, deal_id: str, relabel: int | None = None) -> None:
         self._key = seed.encode() if isinstance(seed, str) else bytes(seed)
         self.deal_id = deal_id
+        if relabel is not None and relabel < 0:
+            raise ValueError(f"relabel: an index >= 0, got {relabel}")
+        #: ``suits[s]`` is the suit that suit ``s`` of the underlying deal is shown as.
+        self.suits: tuple[int, ...] = (0, 1, 2, 3)
+        if relabel is not None:
+            perms = self.shuffled(list(itertools.permutations(range(4))), "suits")
+            self.suits = perms[relabel % len(perms)]
+        self._to = _suit_map(self.suits)
+        self._from = _suit_map(tuple(self.suits.index(s) for s in range(4)))
 
     def _words(self, label: str) -> _WordStream:
         return _WordStream(self._key, f"{self.deal_id}/{label}")
@@ -44,13 +64,16 @@ class ShuffleSource:
         return out
 
     def deal(self, deck: Sequence[Card], hand_no: int, players: int) -> Deal:
-        order = self.shuffled(deck, f"hand/{hand_no}/deal")
+        # Shuffle the underlying cards, then show them with the suits renamed.
+        order = self.shuffled(sorted(self._from[c] for c in deck), f"hand/{hand_no}/deal")
         starter = self.randbelow(players, "starter")
-        return Deal(tuple(order), starter)
+        return Deal(tuple(self._to[c] for c in order), starter)
 
     def reshuffle(self, cards: Sequence[Card], hand_no: int) -> Reshuffle:
-        # Sort first so the result depends only on which cards, not their pile order.
-        return Reshuffle(tuple(self.shuffled(sorted(cards), f"hand/{hand_no}/reshuffle")))
+        # Sort first so the result depends only on which cards, not their pile order;
+        # and in the underlying suits, so that twins stay twins through a reshuffle.
+        under = sorted(self._from[c] for c in cards)
+        return Reshuffle(tuple(self._to[c] for c in self.shuffled(under, f"hand/{hand_no}/reshuffle")))
 
     def chance(self, state: object) -> ChanceAction:
         """The chance action a state waits for (its phase must be DEAL or RESHUFFLE)."""
@@ -66,6 +89,11 @@ class ShuffleSource:
         if state.phase is Phase.RESHUFFLE:
             return self.reshuffle(state.discard_pile()[:-1], state.hand_no)
         raise ValueError(f"no chance action in phase {state.phase.name}")
+
+
+def _suit_map(suits: tuple[int, ...]) -> tuple[Card, ...]:
+    """``m[card]``: the card with its suit ``s`` renamed ``suits[s]`` (jokers unchanged)."""
+    return tuple(c if c.is_joker else CARDS[suits[c.suit] * 12 + c.rank - 1] for c in CARDS)
 
 
 class _WordStream:
