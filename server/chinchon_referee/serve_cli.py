@@ -18,7 +18,7 @@ from .config import Limits, Policies, RefereeConfig, TimeControl
 from .logs import configure, get_logger
 from .referee import GameOutcome, Referee
 from .server import LOOPS, start_server, tune_gc, use_loop
-from .storage import GameRow, SqliteStore, Store
+from .storage import GameRow, SqliteStore, Store, StoreError
 
 log = get_logger("serve")
 
@@ -97,7 +97,11 @@ async def serve(args: argparse.Namespace) -> int:
         print(json.dumps({"event": "admin_token", "token": admin,
                           "note": "shown once; pass --admin-token to choose it"}), flush=True)
     tokens = TokenBook(admin)
-    store = SqliteStore(args.db)
+    try:
+        store = SqliteStore(args.db, exclusive=True)
+    except StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     try:
         bots: dict[str, str] = {}
         if args.bots_file:
