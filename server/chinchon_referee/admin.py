@@ -47,7 +47,7 @@ def spec_from_proto(msg: tpb.TournamentSpec) -> TournamentSpec:
         rules = rules_from_wire(msg.rules).to_dict() if msg.HasField("rules") else {}
     except RuleSetError as e:
         raise SpecError(f"rules.{e.field}: {e.message}") from None
-    rules["players"] = d.get("table_size", 2)
+    rules.pop("players", None)  # players follows table_size (errors name table_size)
     d["rules"] = rules
     if msg.HasField("time_control"):
         tc = msg.time_control
