@@ -375,6 +375,9 @@ def _open(path: str) -> sqlite3.Connection:
                    (SCHEMA_VERSION,))
     except sqlite3.DatabaseError as e:
         db.close()
+        if "malformed" in str(e):
+            raise StoreError(f"{path}: the database is damaged ({e}); restore it from a "
+                             "copy or start a new one") from None
         raise StoreError(f"{path}: not a usable SQLite database ({e})") from None
     except BaseException:
         db.close()
