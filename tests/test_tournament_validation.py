@@ -22,8 +22,8 @@ from chinchon_referee.auth import TokenBook
 from chinchon_referee.cli import main
 from chinchon_referee.server import start_server
 from chinchon_referee.storage import SqliteStore
-from chinchon_referee.tournament import MAX_CONCURRENCY, MAX_GAMES
-from chinchon_referee.tournament_cli import _slug
+from chinchon_referee.tournament import MAX_CONCURRENCY, MAX_GAMES, TournamentSpec
+from chinchon_referee.tournament_cli import BotLauncher, _slug
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -246,3 +246,24 @@ def test_create_tournament_refuses_each_mistake_naming_the_field(tmp_path: Path)
             store.close()
 
     asyncio.run(body())
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(n=st.integers(2, 200), k=st.integers(2, 5), conc=st.integers(1, MAX_CONCURRENCY),
+       declared=st.integers(0, MAX_CONCURRENCY))
+def test_the_launcher_never_starts_more_copies_than_games_at_once(
+    n: int, k: int, conc: int, declared: int,
+) -> None:
+    """100 games at once with 2 bots launched 200 processes: now the concurrency is at
+    most MAX_CONCURRENCY and no bot gets more copies than games it can be in at once."""
+    k = min(k, n)
+    spec = TournamentSpec.from_dict({
+        "name": "cup", "table_size": k, "concurrency": conc,
+        "participants": [{"name": f"b{i}", "instances": declared if i == 0 else 0}
+                         for i in range(n)],
+    })
+    launcher = BotLauncher(spec, Path("."), Path("logs"), "127.0.0.1:1", {})
+    counts = [launcher.instances(p) for p in spec.participants]
+    assert all(1 <= c <= conc for c in counts)
+    if declared:
+        assert counts[0] == min(declared, conc)

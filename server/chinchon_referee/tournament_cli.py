@@ -117,10 +117,14 @@ class BotLauncher:
         self.procs: list[tuple[str, asyncio.subprocess.Process]] = []
 
     def instances(self, p: Participant) -> int:
+        """Copies of ``p``'s command to launch: as declared, or enough streams for its
+        share of the games at once; never more than the concurrency (a bot is in at most
+        that many games at once), which is itself at most MAX_CONCURRENCY."""
+        conc = self.spec.concurrency
         if p.instances:
-            return p.instances
+            return min(p.instances, conc)
         n, k = len(self.spec.participants), self.spec.table_size
-        return max(1, min(self.spec.concurrency, math.ceil(self.spec.concurrency * k / n)))
+        return max(1, min(conc, math.ceil(conc * k / n)))
 
     async def start(self) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
