@@ -345,7 +345,7 @@ BAD_REQUESTS = [
     (_request(opponent="random", games=101), r"games must be 1 to 100, got 101"),
     (_request(opponent="random", games=-2), r"games must be 1 to 100, got -2"),
     (_request(opponent="random", time_control=(-1.0, 5.0)),
-     r"time control: per_move must be positive, got -1\.0"),
+     r"time_control\.per_move: must be positive, got -1\.0"),
     (_request(opponent="any", wait=0.0),
      r"wait must be more than 0 s and at most 3600 s, got 0 s"),
     (_request(opponent="any", wait=7200.0),

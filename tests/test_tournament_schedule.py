@@ -322,7 +322,7 @@ def test_the_demo_declaration_is_valid() -> None:
         (base_decl(concurrency=0), "concurrency"),
         (base_decl(name="  "), "name"),
         (base_decl(rules={"jokers": 99}), "rules.jokers"),
-        (base_decl(policies={"absence_limit": -1}), "policies: absence_limit"),
+        (base_decl(policies={"absence_limit": -1}), "policies.absence_limit"),
         (base_decl(participants=[{"name": "a"}, {"name": "b", "token": "short-tok"}]),
          "participants[1].token (bot 'b'): a token needs at least 16 characters"),
     ],

@@ -38,15 +38,16 @@ def spec_from_proto(msg: tpb.TournamentSpec) -> TournamentSpec:
         "participants": [
             {"name": p.name, "token": p.token, "command": list(p.command)} for p in msg.participants
         ],
-        "table_size": msg.table_size or 2,
-        "games_per_pairing": msg.games_per_pairing or 2,
-        "concurrency": msg.concurrency or 4,
     }
+    # Unset: the declaration's default; set (even to 0): checked like any other value.
+    for key in ("table_size", "games_per_pairing", "concurrency"):
+        if msg.HasField(key):
+            d[key] = getattr(msg, key)
     try:
         rules = rules_from_wire(msg.rules).to_dict() if msg.HasField("rules") else {}
     except RuleSetError as e:
         raise SpecError(f"rules.{e.field}: {e.message}") from None
-    rules["players"] = d["table_size"]
+    rules.pop("players", None)  # players follows table_size (errors name table_size)
     d["rules"] = rules
     if msg.HasField("time_control"):
         tc = msg.time_control
@@ -98,9 +99,10 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
     ) -> tpb.CreateTournamentResponse:
         try:
             spec = spec_from_proto(request.spec)
+            # Off the event loop: a large schedule takes seconds to build and store.
+            tid, parts = await self.director.create_async(spec)
         except (SpecError, ValueError) as e:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        tid, parts = self.director.create(spec)
         if spec.start != "manual":
             self.director.start(tid)
         return tpb.CreateTournamentResponse(

@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
+
+#: Longest clock or grace accepted (one day): anything longer is a typo, and a timer of
+#: NaN, infinity or 1e300 seconds would never fire (or overflow).
+MAX_SECONDS = 86_400.0
+
+
+def _seconds(name: str, value: float, *, positive: bool) -> None:
+    """Refuse a duration that is not a finite number of seconds within bounds."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{name}: must be a number of seconds, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: must be a finite number of seconds, got {value}")
+    if positive and not value > 0:
+        raise ValueError(f"{name}: must be positive, got {value}")
+    if value < 0:
+        raise ValueError(f"{name}: cannot be negative, got {value}")
+    if value > MAX_SECONDS:
+        raise ValueError(f"{name}: at most {MAX_SECONDS:g} s (one day), got {value:g}")
 
 
 @dataclass(frozen=True)
@@ -19,10 +38,8 @@ class TimeControl:
     bank: float = 30.0
 
     def __post_init__(self) -> None:
-        if not self.per_move > 0:
-            raise ValueError(f"time control: per_move must be positive, got {self.per_move}")
-        if self.bank < 0:
-            raise ValueError(f"time control: bank cannot be negative, got {self.bank}")
+        _seconds("time_control.per_move", self.per_move, positive=True)
+        _seconds("time_control.bank", self.bank, positive=False)
 
 
 @dataclass(frozen=True)
@@ -55,10 +72,8 @@ class Policies:
             raise ValueError("policies: max_illegal_retries cannot be negative")
         if self.max_strikes < 1:
             raise ValueError("policies: max_strikes must be at least 1")
-        if self.reconnect_grace < 0:
-            raise ValueError("policies: reconnect_grace cannot be negative")
-        if self.absence_limit < 0:
-            raise ValueError("policies: absence_limit cannot be negative")
+        _seconds("policies.reconnect_grace", self.reconnect_grace, positive=False)
+        _seconds("policies.absence_limit", self.absence_limit, positive=False)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from .logs import get_logger
 from .referee import GameOutcome, GameSpec, Referee, Seat, ShuttingDown
 from .standings import GameSummary, Standings, compute, summarize_game
 from .storage import GameRow, Store, TournamentRow
-from .tournament import Participant, RoundRobin, TournamentSpec, start_time
+from .tournament import Participant, RoundRobin, SpecError, TournamentSpec, schedule, start_time
 from .twins import twin_indices, twin_running
 
 log = get_logger("director")
@@ -64,18 +64,31 @@ class Director:
         """Store a tournament and its whole schedule; register the bots' tokens.
 
         Returns the id and the participants with their tokens (generated ones included:
-        they are shown only here)."""
+        they are shown only here). Refuses (SpecError, nothing stored) a schedule larger
+        than MAX_GAMES and a token that is the admin token or another bot's. Safe to
+        call from a worker thread (``create_async``): the store is written in short
+        transactions, so the event loop's own store calls are never held up for long."""
         spec = spec.with_seed()
         tid = tid or f"t-{uuid.uuid4().hex[:10]}"
+        for p in spec.participants:
+            if not p.token:
+                continue
+            if self.tokens.is_admin(p.token):
+                raise SpecError(f"participants: {p.name}'s token is the admin token "
+                                "(a bot must never hold admin rights)")
+            holder = self.tokens.bot_for(p.token)
+            if holder is not None and holder != p.name:
+                raise SpecError(f"participants: {p.name}'s token is already the token of "
+                                f"bot {holder} (each bot needs its own)")
         parts = [
             Participant(p.name, p.token or new_token(), p.command, p.instances)
             for p in spec.participants
         ]
         rr = self.schedule(spec, tid)
-        games = [
+        games = (
             GameRow(f"{tid}-g{p.seq:05d}", tid, p.seq, list(p.players), p.deal_id)
             for p in rr
-        ]
+        )
         stored = spec.to_dict(with_secrets=True)
         for p in stored["participants"]:
             p.pop("token", None)  # only digests are kept
@@ -85,13 +98,17 @@ class Director:
         for p in parts:
             self.store.upsert_bot(p.name, digest(p.token))
             self.tokens.add(p.name, p.token)
-        log.info("tournament_created", tournament=tid, name=spec.name, games=len(games))
+        log.info("tournament_created", tournament=tid, name=spec.name, games=len(rr))
         return tid, parts
+
+    async def create_async(self, spec: TournamentSpec) -> tuple[str, list[Participant]]:
+        """``create`` in a worker thread: building and storing a large schedule takes
+        seconds, during which the event loop keeps serving the games in progress."""
+        return await asyncio.to_thread(self.create, spec)
 
     @staticmethod
     def schedule(spec: TournamentSpec, tid: str) -> RoundRobin:
-        return RoundRobin(spec.bots, spec.table_size, spec.games_per_pairing, spec.seed,
-                          duplicate=spec.duplicate_deals, tag=tid)
+        return schedule(spec, tid)
 
     def spec_of(self, tid: str) -> TournamentSpec:
         row = self.store.tournament(tid)

@@ -17,7 +17,7 @@ from .config import Limits, Policies, RefereeConfig, TimeControl
 from .logs import configure, get_logger
 from .referee import GameOutcome, Referee
 from .server import LOOPS, start_server, tune_gc, use_loop
-from .storage import GameRow, SqliteStore, Store
+from .storage import GameRow, SqliteStore, Store, StoreError
 from .token_sources import AdminToken, admin_token, bot_tokens, shared_with_others
 
 log = get_logger("serve")
@@ -145,7 +145,11 @@ async def serve(args: argparse.Namespace) -> int:
         return 2
     _warn_about_secrets(args, admin)
     tokens = TokenBook(admin.token)
-    store = SqliteStore(args.db)
+    try:
+        store = SqliteStore(args.db, exclusive=True)
+    except StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     lim = config.limits  # practice records past their time go now, not at the next game
     store.prune_games(lim.practice_records, time.time() - lim.practice_record_days * 86400)
     for name, tok in bots.items():

@@ -7,17 +7,27 @@ survives ``kill -9``). A PostgreSQL backend implements the same methods.
 Game rows move ``scheduled -> running -> finished``; on start-up ``running`` rows of a
 tournament are games that were in flight when the referee died: they are voided
 (set back to ``scheduled``, counted in ``voided``) and replayed from the same deal.
+A finished game is never written again.
+
+A file that is not a database of this program, or is damaged, is refused with a
+:class:`StoreError` before anything is written. A server opens its database with
+``exclusive=True``: an OS lock on ``<db>.lock`` (released by the kernel when the
+process dies, even by ``kill -9``) keeps a second server off the same database.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import itertools
 import json
+import os
 import secrets
 import sqlite3
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +66,14 @@ CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
 CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
 """
 SCHEMA_VERSION = "1"
+#: Game rows written per transaction when a tournament is created: the store's lock
+#: (which every call of the event loop takes) is never held for long.
+CREATE_CHUNK = 2000
+
+
+class StoreError(Exception):
+    """The database cannot be used (not a database, damaged, unreadable, of a newer
+    version, or held by another server); the message says which file and why."""
 
 
 @dataclass
@@ -93,7 +111,9 @@ class Store(ABC):
     def bots(self) -> list[tuple[str, str]]: ...
 
     @abstractmethod
-    def create_tournament(self, row: TournamentRow, games: Sequence[GameRow]) -> None: ...
+    def create_tournament(self, row: TournamentRow, games: Iterable[GameRow]) -> None:
+        """Store a tournament and its games. The tournament row is written last, so it
+        is never seen without all its games."""
 
     @abstractmethod
     def tournament(self, tid: str) -> TournamentRow | None: ...
@@ -136,20 +156,31 @@ class Store(ABC):
 
 
 class SqliteStore(Store):
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, exclusive: bool = False) -> None:
+        """Open (or create) the database at ``path``; StoreError if it cannot be used.
+        ``exclusive``: hold it for this process's life (a server): StoreError naming the
+        holder's pid if another process holds it."""
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        with self._lock:
-            self._db.executescript(SCHEMA)
-        with self._tx() as c:
-            c.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-                (SCHEMA_VERSION,),
-            )
+        self._lockfile: int | None = None
+        if exclusive:
+            self._lockfile = _hold(path)
+        try:
+            self._db = _open(path)
+        except BaseException:
+            self._release()
+            raise
+        if exclusive:
+            # Games of a tournament whose creation was interrupted (its row is written
+            # last): nobody can see them; remove them.
+            with self._tx() as c:
+                c.execute("DELETE FROM games WHERE tournament_id IS NOT NULL AND "
+                          "tournament_id NOT IN (SELECT id FROM tournaments)")
+
+    def _release(self) -> None:
+        if self._lockfile is not None:
+            os.close(self._lockfile)  # closing the descriptor releases the lock
+            self._lockfile = None
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -188,17 +219,28 @@ class SqliteStore(Store):
         return [(n, d) for n, d in self._query("SELECT name, token_digest FROM bots ORDER BY name")]
 
     # tournaments -----------------------------------------------------------------------
-    def create_tournament(self, row: TournamentRow, games: Sequence[GameRow]) -> None:
-        with self._tx() as c:
-            c.execute(
-                "INSERT INTO tournaments (id, name, spec, status, created) VALUES (?, ?, ?, ?, ?)",
-                (row.id, row.name, json.dumps(row.spec), row.status, row.created),
-            )
-            c.executemany(
-                "INSERT INTO games (id, tournament_id, seq, players, deal_id, status) "
-                "VALUES (?, ?, ?, ?, ?, 'scheduled')",
-                [(gm.id, row.id, gm.seq, json.dumps(gm.players), gm.deal_id) for gm in games],
-            )
+    def create_tournament(self, row: TournamentRow, games: Iterable[GameRow]) -> None:
+        it = iter(games)
+        try:
+            while chunk := list(itertools.islice(it, CREATE_CHUNK)):
+                with self._tx() as c:
+                    c.executemany(
+                        "INSERT INTO games (id, tournament_id, seq, players, deal_id, status) "
+                        "VALUES (?, ?, ?, ?, ?, 'scheduled')",
+                        [(gm.id, row.id, gm.seq, json.dumps(gm.players), gm.deal_id)
+                         for gm in chunk],
+                    )
+            with self._tx() as c:
+                c.execute(
+                    "INSERT INTO tournaments (id, name, spec, status, created) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (row.id, row.name, json.dumps(row.spec), row.status, row.created),
+                )
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error), self._tx() as c:
+                c.execute("DELETE FROM games WHERE tournament_id = ? AND tournament_id NOT IN "
+                          "(SELECT id FROM tournaments)", (row.id,))
+            raise
 
     def _tournament(self, r: tuple[Any, ...]) -> TournamentRow:
         return TournamentRow(r[0], r[1], json.loads(r[2]), r[3], r[4], r[5], r[6])
@@ -253,8 +295,10 @@ class SqliteStore(Store):
 
     def mark_running(self, game_id: str) -> None:
         with self._tx() as c:
+            # A finished game stays finished (its result is never overwritten).
             c.execute(
-                "UPDATE games SET status = 'running', started = ? WHERE id = ?",
+                "UPDATE games SET status = 'running', started = ? "
+                "WHERE id = ? AND status != 'finished'",
                 (time.time(), game_id),
             )
 
@@ -303,3 +347,66 @@ class SqliteStore(Store):
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        self._release()
+
+
+def _hold(path: str) -> int:
+    """Take the exclusive lock of the database at ``path`` (``<path>.lock``, holding
+    the holder's pid): the descriptor, or StoreError naming the holder."""
+    lock = f"{path}.lock"
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise StoreError(f"{path}: cannot create its lock file {lock}: {e.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise StoreError(
+            f"{path} is in use by another referee (pid {holder}); stop it first or use "
+            "another database (two servers on one database would replay each other's games)"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
+def _open(path: str) -> sqlite3.Connection:
+    """Connect, check the file is a sound database of this program, create the schema."""
+    try:
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    except sqlite3.Error as e:
+        raise StoreError(f"{path}: cannot open the database: {e}") from None
+    try:
+        db.execute("PRAGMA busy_timeout=5000")
+        # Every page is read: a file with damaged pages is refused here, not found out
+        # in the middle of a tournament.
+        problems = [r[0] for r in db.execute("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            raise StoreError(f"{path}: the database is damaged ({'; '.join(problems[:3])}); "
+                             "restore it from a copy or start a new one")
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "meta" in tables:
+            found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if found is not None and found[0] != SCHEMA_VERSION:
+                raise StoreError(f"{path}: database schema version {found[0]}, this referee "
+                                 f"reads version {SCHEMA_VERSION}; use a matching referee")
+        elif tables:
+            raise StoreError(f"{path}: not a referee database (it has tables "
+                             f"{', '.join(sorted(tables)[:5])} and no meta table)")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.executescript(SCHEMA)
+        db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                   (SCHEMA_VERSION,))
+    except sqlite3.DatabaseError as e:
+        db.close()
+        if "malformed" in str(e):
+            raise StoreError(f"{path}: the database is damaged ({e}); restore it from a "
+                             "copy or start a new one") from None
+        raise StoreError(f"{path}: not a usable SQLite database ({e})") from None
+    except BaseException:
+        db.close()
+        raise
+    return db

@@ -59,6 +59,21 @@ MAX_TABLES = 200
 #: more of the other, suit relabelling or not (docs/duplicate-deals.md).
 DUPLICATE_DEALS_DEFAULT = False
 
+# Bounds of a declaration: an organizer's typo must be refused, not freeze the referee
+# or fill its disk. They are generous for a real competition: 200 bots is a large
+# class or league; 250,000 games is a 64-bot round-robin of 100 games per pairing
+# (201,600 games, days of play at a few seconds per game and concurrency 16).
+#: Most participants (the balanced-subset choice for 200 bots at table_size 3 takes ~2 s).
+MAX_PARTICIPANTS = 200
+#: Most games in one tournament's schedule (each is a row of the database).
+MAX_GAMES = 250_000
+#: Most games played at once (and copies of a bot's command launched by
+#: ``chinchon tournament run``): each is a stream, and often a process.
+MAX_CONCURRENCY = 64
+#: Longest bot name, and longest tournament name.
+MAX_BOT_NAME = 64
+MAX_NAME = 200
+
 _TOP_KEYS = {
     "name", "participants", "rules", "time_control", "policies", "table_size",
     "games_per_pairing", "duplicate_deals", "start", "concurrency", "seed",
@@ -66,7 +81,6 @@ _TOP_KEYS = {
 
 
 #: The policies given in seconds (the others are counts).
-_SECONDS = ("reconnect_grace", "absence_limit")
 
 
 class SpecError(ValueError):
@@ -101,17 +115,33 @@ class TournamentSpec:
     def __post_init__(self) -> None:
         if not self.name.strip():
             raise SpecError("name: a tournament needs a name")
+        if len(self.name) > MAX_NAME:
+            raise SpecError(f"name: at most {MAX_NAME} characters, got {len(self.name)}")
         names = [p.name for p in self.participants]
         if len(names) < 2:
             raise SpecError(f"participants: at least 2 bots, got {len(names)}")
+        if len(names) > MAX_PARTICIPANTS:
+            raise SpecError(f"participants: at most {MAX_PARTICIPANTS} bots, got {len(names)}")
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise SpecError(f"participants: duplicate name(s) {', '.join(dup)}")
         for n in names:
-            if not n or n.startswith("house:") or not all(ch.isalnum() or ch in "-_." for ch in n):
+            if not valid_bot_name(n):
                 raise SpecError(
-                    f"participants: bot name '{n}' must be letters, digits, '-', '_' or '.'"
+                    f"participants: bot name {n!r} must be 1 to {MAX_BOT_NAME} ASCII letters, "
+                    "digits, '-', '_' or '.'"
                 )
+        holders: dict[str, str] = {}
+        for p in self.participants:
+            if p.token and p.token in holders:
+                # The token itself is a secret: only the names are shown.
+                raise SpecError(f"participants: {holders[p.token]} and {p.name} have the same "
+                                "token (each bot needs its own)")
+            if p.token:
+                holders[p.token] = p.name
+            if not 0 <= p.instances <= MAX_CONCURRENCY:
+                raise SpecError(f"participants.instances: {p.name}: 0 (automatic) to "
+                                f"{MAX_CONCURRENCY}, got {p.instances}")
         for i, p in enumerate(self.participants):
             if p.token:
                 try:
@@ -127,10 +157,20 @@ class TournamentSpec:
             raise SpecError(
                 f"rules.players ({self.rules.players}) contradicts table_size ({self.table_size})"
             )
-        if self.games_per_pairing < 1:
-            raise SpecError(f"games_per_pairing: at least 1, got {self.games_per_pairing}")
-        if self.concurrency < 1:
-            raise SpecError(f"concurrency: at least 1, got {self.concurrency}")
+        if not 1 <= self.games_per_pairing <= MAX_GAMES:
+            raise SpecError(
+                f"games_per_pairing: 1 to {MAX_GAMES}, got {self.games_per_pairing}")
+        if not 1 <= self.concurrency <= MAX_CONCURRENCY:
+            raise SpecError(f"concurrency: 1 to {MAX_CONCURRENCY}, got {self.concurrency}")
+        # The schedule's size, before building it: at least this many tables (all the
+        # k-subsets, or enough for every pair to meet), each with whole rotations.
+        n, k = len(names), self.table_size
+        tables = math.comb(n, k)
+        if tables > MAX_TABLES:
+            tables = max(math.ceil(math.comb(n, 2) / math.comb(k, 2)), math.ceil(n / k))
+        games = tables * math.ceil(self.games_per_pairing / k) * k
+        if games > MAX_GAMES:
+            raise SpecError(_too_many(games, n, k, self.games_per_pairing))
         start_time(self.start)  # validates
 
     # -- construction ---------------------------------------------------------------
@@ -152,15 +192,12 @@ class TournamentSpec:
             from_table = e.field == "players" and not players_given
             where = "table_size" if from_table else f"rules.{e.field}"
             raise SpecError(f"{where}: {e.message}") from None
-        tc_d = data.get("time_control") or {}
-        pol_d = data.get("policies") or {}
+        tc_d = _section(data, "time_control", {"per_move": float, "bank": float})
+        pol_d = _section(data, "policies", {"max_illegal_retries": int, "max_strikes": int,
+                                            "reconnect_grace": float, "absence_limit": float})
         try:
-            tc = TimeControl(**{k: float(v) for k, v in tc_d.items()})
-            pol = Policies(**{
-                k: (float(v) if k in _SECONDS else int(v)) for k, v in pol_d.items()
-            })
-        except TypeError as e:
-            raise SpecError(f"time_control/policies: {e}") from None
+            tc = TimeControl(**tc_d)
+            pol = Policies(**pol_d)
         except ValueError as e:
             raise SpecError(str(e)) from None
         parts = []
@@ -179,7 +216,7 @@ class TournamentSpec:
             if isinstance(cmd, str):
                 cmd = cmd.split()
             parts.append(Participant(str(p["name"]), str(p.get("token", "")), tuple(cmd),
-                                     int(p.get("instances", 0))))
+                                     _int(p, "instances", 0, f"participants[{i}].instances")))
         return cls(
             name=str(data.get("name", "")),
             participants=tuple(parts),
@@ -260,17 +297,59 @@ class TournamentSpec:
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def valid_bot_name(name: str) -> bool:
+    """1 to MAX_BOT_NAME ASCII letters, digits, '-', '_' or '.' (no look-alike letters
+    from other scripts, no 'house:' prefix)."""
+    return (0 < len(name) <= MAX_BOT_NAME
+            and all(ch.isascii() and (ch.isalnum() or ch in "-_.") for ch in name))
+
+
+def _too_many(games: int, n: int, k: int, per_table: int) -> str:
+    return (f"games_per_pairing: the schedule would have {games:,} games ({n} participants, "
+            f"table_size {k}, games_per_pairing {per_table}); at most {MAX_GAMES:,}")
+
+
+def schedule(spec: TournamentSpec, tag: str) -> RoundRobin:
+    """The schedule of ``spec``, refused (SpecError) if larger than MAX_GAMES."""
+    rr = RoundRobin(spec.bots, spec.table_size, spec.games_per_pairing, spec.seed,
+                    duplicate=spec.duplicate_deals, tag=tag)
+    if len(rr) > MAX_GAMES:
+        raise SpecError(_too_many(len(rr), len(spec.bots), spec.table_size,
+                                  spec.games_per_pairing))
+    return rr
+
+
 def _replace(spec: TournamentSpec, **changes: Any) -> TournamentSpec:
     from dataclasses import replace
 
     return replace(spec, **changes)
 
 
-def _int(data: dict[str, Any], key: str, default: int) -> int:
+def _int(data: dict[str, Any], key: str, default: int, where: str = "") -> int:
     v = data.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int):
-        raise SpecError(f"{key}: must be a whole number, got {v!r}")
+        raise SpecError(f"{where or key}: must be a whole number, got {v!r}")
     return v
+
+
+def _section(data: dict[str, Any], name: str, kinds: dict[str, type]) -> dict[str, Any]:
+    """The ``[name]`` table, each value checked to be a number of its kind (int: a whole
+    number; float: any number, finite or not, which the settings themselves check)."""
+    d = data.get(name) or {}
+    if not isinstance(d, dict):
+        raise SpecError(f"{name}: must be a table of {', '.join(kinds)}")
+    out: dict[str, Any] = {}
+    for key, v in d.items():
+        kind = kinds.get(key)
+        if kind is None:
+            raise SpecError(f"{name}.{key}: unknown field; the fields are {', '.join(kinds)}")
+        if kind is int:
+            out[key] = _int(d, key, 0, f"{name}.{key}")
+        elif isinstance(v, bool) or not isinstance(v, int | float):
+            raise SpecError(f"{name}.{key}: must be a number, got {v!r}")
+        else:
+            out[key] = float(v)
+    return out
 
 
 def start_time(start: str) -> dt.datetime | None:
@@ -339,28 +418,33 @@ class RoundRobin:
             return [tuple(c) for c in itertools.combinations(self.bots, k)]
         # Too many k-subsets: pick tables greedily so that every pair meets and pairs
         # and bots meet as evenly as the greedy choice manages (not exactly equal).
-        pair_count = {frozenset(p): 0 for p in itertools.combinations(self.bots, 2)}
-        plays = dict.fromkeys(self.bots, 0)
+        # Bots are handled by index (pair counts in a matrix, a count of the pairs that
+        # never met): O(tables * k * k * n) work, bounded by MAX_PARTICIPANTS.
+        bots = self.bots
+        idx = range(n)
+        meet = [[0] * n for _ in idx]
+        plays = [0] * n
+        unmet = math.comb(n, 2)
         chosen: list[tuple[str, ...]] = []
-        target = max(math.ceil(len(pair_count) / math.comb(k, 2)), math.ceil(n / k))
-        while len(chosen) < target or min(pair_count.values()) == 0:
-            start = min(self.bots, key=lambda b: (plays[b], rng.random()))
+        target = max(math.ceil(unmet / math.comb(k, 2)), math.ceil(n / k))
+        while len(chosen) < target or unmet:
+            start = min(idx, key=lambda b: (plays[b], rng.random()))
             table = [start]
             while len(table) < k:
+                rows = [meet[t] for t in table]
                 best = min(
-                    (b for b in self.bots if b not in table),
-                    key=lambda b: (
-                        sum(pair_count[frozenset((b, t))] for t in table),
-                        plays[b],
-                        rng.random(),
-                    ),
+                    (b for b in idx if b not in table),
+                    key=lambda b: (sum(row[b] for row in rows), plays[b], rng.random()),
                 )
                 table.append(best)
             for a, b in itertools.combinations(table, 2):
-                pair_count[frozenset((a, b))] += 1
+                if meet[a][b] == 0:
+                    unmet -= 1
+                meet[a][b] += 1
+                meet[b][a] += 1
             for b in table:
                 plays[b] += 1
-            chosen.append(tuple(sorted(table, key=self.bots.index)))
+            chosen.append(tuple(bots[b] for b in sorted(table)))
         return chosen
 
     def __len__(self) -> int:

@@ -37,7 +37,7 @@ from .referee import Referee
 from .report import write_results
 from .server import start_server, use_loop
 from .standings import Standings
-from .storage import SqliteStore
+from .storage import SqliteStore, StoreError
 from .tournament import Participant, SpecError, TournamentSpec
 
 console = Console(highlight=False, soft_wrap=True)
@@ -68,7 +68,10 @@ def register(sub: Any) -> None:
 
 
 def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-").lower() or "tournament"
+    """A folder name for ``name``: ASCII letters, digits, '-', '_' and '.', never
+    starting with '.' (so never '.' or '..'), at most 64 characters."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).lower()
+    return slug.lstrip(".-")[:64].rstrip(".-") or "tournament"
 
 
 def _command(p: Participant, base: Path) -> list[str]:
@@ -114,10 +117,14 @@ class BotLauncher:
         self.procs: list[tuple[str, asyncio.subprocess.Process]] = []
 
     def instances(self, p: Participant) -> int:
+        """Copies of ``p``'s command to launch: as declared, or enough streams for its
+        share of the games at once; never more than the concurrency (a bot is in at most
+        that many games at once), which is itself at most MAX_CONCURRENCY."""
+        conc = self.spec.concurrency
         if p.instances:
-            return p.instances
+            return min(p.instances, conc)
         n, k = len(self.spec.participants), self.spec.table_size
-        return max(1, min(self.spec.concurrency, math.ceil(self.spec.concurrency * k / n)))
+        return max(1, min(conc, math.ceil(conc * k / n)))
 
     async def start(self) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -199,9 +206,9 @@ async def run_tournament(args: argparse.Namespace) -> int:
     try:
         spec = TournamentSpec.from_toml(path)
         changes: dict[str, Any] = {}
-        if args.concurrency:
+        if args.concurrency is not None:
             changes["concurrency"] = args.concurrency
-        if args.games_per_pairing:
+        if args.games_per_pairing is not None:
             changes["games_per_pairing"] = args.games_per_pairing
         if changes:
             d = spec.to_dict()
@@ -212,9 +219,26 @@ async def run_tournament(args: argparse.Namespace) -> int:
         return 2
     configure(args.log_level, "text")
     results = Path(args.results) if args.results else Path("results") / _slug(spec.name)
-    results.mkdir(parents=True, exist_ok=True)
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        console.print(f"[bold red]error:[/] cannot create the results folder {results}: "
+                      f"{e.strerror}")
+        return 2
     db_path = Path(args.db) if args.db else results / "tournament.sqlite3"
-    store = SqliteStore(str(db_path))
+    try:
+        store = SqliteStore(str(db_path), exclusive=True)
+    except StoreError as e:
+        console.print(f"[bold red]error:[/] {e}")
+        return 2
+    try:
+        return await _run_on(store, args, path, spec, results)
+    finally:
+        store.close()
+
+
+async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
+                  spec: TournamentSpec, results: Path) -> int:
     tokens = TokenBook()
     config = RefereeConfig(time_control=spec.time_control, policies=spec.policies)
     referee = Referee(config)
@@ -240,7 +264,11 @@ async def run_tournament(args: argparse.Namespace) -> int:
         total, done = director.counts(tid)
         console.print(f"resuming {tid}: {done} of {total} games already played")
     else:
-        tid_new, created = director.create(spec)
+        try:
+            tid_new, created = director.create(spec)
+        except SpecError as e:
+            console.print(f"[bold red]error:[/] {path}: {e}")
+            return 2
         tid = tid_new
         row = store.tournament(tid)
         assert row is not None
@@ -294,7 +322,6 @@ async def run_tournament(args: argparse.Namespace) -> int:
     write_results(results, spec.name, st, records, info)
     console.print(f"results written to {results}/ (report.md, standings.json, standings.csv, "
                   f"ratings.svg, records/)")
-    store.close()
     return 130 if interrupted else 0
 
 
@@ -314,7 +341,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     except SpecError as e:
         console.print(f"[bold red]error:[/] {args.file}: {e}")
         return 1
-    rr = Director.schedule(spec, "check")
+    try:
+        rr = Director.schedule(spec, "check")
+    except SpecError as e:
+        console.print(f"[bold red]error:[/] {args.file}: {e}")
+        return 1
     console.print(f"{spec.name}: valid. {len(spec.participants)} bots, {len(rr.tables)} tables "
                   f"of {spec.table_size}, {rr.games_per_table} games per table, {len(rr)} games")
     return 0
@@ -324,7 +355,11 @@ def cmd_standings(args: argparse.Namespace) -> int:
     if not Path(args.db).exists():
         console.print(f"[bold red]error:[/] no database at {args.db}")
         return 2
-    store = SqliteStore(args.db)
+    try:
+        store = SqliteStore(args.db)
+    except StoreError as e:
+        console.print(f"[bold red]error:[/] {e}")
+        return 2
     rows = store.tournaments()
     if not rows:
         console.print("no tournaments in this database")
