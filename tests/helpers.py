@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RAW_BOT = str(ROOT / "tests" / "bots" / "raw_bot.py")
 NODE_BOT = ROOT / "sample_bots" / "node" / "bot.js"
 ADMIN = "admin-token-for-tests"
+#: Longest line read from a bot process: raw bots print whole messages, and a practice
+#: game's game_ended carries its record (a long game of the 48-card deck passes 64 KiB).
+LINE_LIMIT = 16 * 1024 * 1024
 
 
 def bot_token(name: str) -> str:
@@ -73,6 +76,7 @@ async def spawn(cmd: Sequence[str], server: RunningServer, name: str) -> BotProc
         *cmd, "--target", server.target, "--token", bot_token(name),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        limit=LINE_LIMIT,
     )
     return BotProc(proc)
 
