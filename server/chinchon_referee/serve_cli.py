@@ -150,6 +150,10 @@ async def serve(args: argparse.Namespace) -> int:
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if Path(args.db).is_file() and shared_with_others(args.db):
+        log.warning("database_shared", file=args.db,
+                    note="other users may read it, and with it the seeds of every deal: "
+                    "chmod 600")
     lim = config.limits  # practice records past their time go now, not at the next game
     store.prune_games(lim.practice_records, time.time() - lim.practice_record_days * 86400)
     for name, tok in bots.items():

@@ -355,7 +355,7 @@ def _hold(path: str) -> int:
     the holder's pid): the descriptor, or StoreError naming the holder."""
     lock = f"{path}.lock"
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as e:
         raise StoreError(f"{path}: cannot create its lock file {lock}: {e.strerror}") from None
     try:
@@ -372,8 +372,24 @@ def _hold(path: str) -> int:
     return fd
 
 
+def _create_private(path: str) -> None:
+    """Create a new database file readable by its owner only (mode 0600; SQLite gives
+    its -wal and -shm files the same mode). It holds the secrets every deal is drawn
+    from (tournament seeds, the practice secret): a local user who reads it can compute
+    every hand still to be dealt. An existing file keeps its mode."""
+    if path == ":memory:" or path.startswith("file:") or os.path.exists(path):
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass  # made meanwhile by another process: it is as it is
+    except OSError as e:
+        raise StoreError(f"{path}: cannot create the database: {e.strerror}") from None
+
+
 def _open(path: str) -> sqlite3.Connection:
     """Connect, check the file is a sound database of this program, create the schema."""
+    _create_private(path)
     try:
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     except sqlite3.Error as e:
