@@ -22,6 +22,7 @@ import pytest
 from chinchon_referee.server import start_server
 
 from tests.helpers import NODE_BOT, ROOT, BotProc, play, spec, start, tokens_for
+from tests.test_serve import serve
 
 CLI = [sys.executable, "-m", "chinchon_referee.cli"]
 SOURCE = ROOT / "sample_bots" / "cpp"
@@ -110,6 +111,32 @@ def test_cpp_bot_refuses_a_bad_command_line_and_a_bad_token(cpp_bot: Path) -> No
     refused = asyncio.run(main())
     assert refused.returncode == 3, refused.stderr
     assert "token refused" in refused.stderr
+
+
+def test_cpp_bot_practices_over_tls_trusting_the_given_certificate(
+    cpp_bot: Path, tmp_path: Path
+) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )
+    with serve(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key)) as (_, port):
+        proc = subprocess.run(
+            [str(cpp_bot), "--target", f"localhost:{port}", "--token", "tok-a",
+             "--tls-roots", str(cert), "--practice", "random", "--games", "1"],
+            capture_output=True, text=True, timeout=120,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert "welcome alice" in proc.stderr and " ended: " in proc.stderr
+    unreadable = subprocess.run(
+        [str(cpp_bot), "--target", "localhost:1", "--token", "t",
+         "--tls-roots", str(tmp_path / "missing.pem")],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert unreadable.returncode == 2 and "--tls-roots: cannot read" in unreadable.stderr
 
 
 async def lines(bot: BotProc, text: str, count: int, timeout: float = 60) -> None:

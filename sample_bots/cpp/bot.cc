@@ -40,7 +40,7 @@ struct Options {
   std::string practice;  // empty: queue mode (tournament games)
   int games = 1;
   bool tls = false;
-  std::string tls_roots;  // PEM file; empty: the system's roots
+  std::string tls_roots;  // PEM certificates to trust; empty: the system's roots
   bool verbose = false;
 };
 
@@ -75,7 +75,14 @@ std::optional<Options> parse_args(int argc, char** argv) {
     if (a == "--target") o.target = *v;
     else if (a == "--token") o.token = *v;
     else if (a == "--practice") o.practice = *v;
-    else if (a == "--tls-roots") { o.tls_roots = *v; o.tls = true; }
+    else if (a == "--tls-roots") {
+      std::ifstream in(*v);
+      std::stringstream pem;
+      pem << in.rdbuf();
+      if (!in || pem.str().empty()) { log("--tls-roots: cannot read " + *v); return std::nullopt; }
+      o.tls_roots = pem.str();
+      o.tls = true;
+    }
     else {
       try { o.games = std::stoi(*v); } catch (...) { o.games = 0; }
       if (o.games < 1 || o.games > 100) { log("--games: 1 to 100"); return std::nullopt; }
@@ -188,12 +195,7 @@ std::shared_ptr<grpc::Channel> make_channel(const Options& o) {
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (o.tls) {
     grpc::SslCredentialsOptions ssl;
-    if (!o.tls_roots.empty()) {
-      std::ifstream in(o.tls_roots);
-      std::stringstream pem;
-      pem << in.rdbuf();
-      ssl.pem_root_certs = pem.str();
-    }
+    ssl.pem_root_certs = o.tls_roots;  // empty: gRPC's default roots
     creds = grpc::SslCredentials(ssl);
   }
   return grpc::CreateCustomChannel(o.target, creds, args);
