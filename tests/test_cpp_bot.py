@@ -98,6 +98,11 @@ def test_cpp_bot_refuses_a_bad_command_line_and_a_bad_token(cpp_bot: Path) -> No
     usage = subprocess.run([str(cpp_bot), "--token", "x"], capture_output=True, text=True,
                            timeout=30, env=env)
     assert usage.returncode == 2 and "CHINCHON_TARGET" in usage.stderr
+    for args, says in ((["--games", "5x"], "--games"), (["--games", "0"], "--games"),
+                       (["--bogus"], "unknown option --bogus"), (["--target"], "needs a value")):
+        bad = subprocess.run([str(cpp_bot), "--target", "h:1", "--token", "t", *args],
+                             capture_output=True, text=True, timeout=30, env=env)
+        assert bad.returncode == 2 and says in bad.stderr, (args, bad.stderr)
 
     async def main() -> subprocess.CompletedProcess[str]:
         server = await start(["cpp"])

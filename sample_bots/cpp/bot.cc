@@ -52,40 +52,45 @@ const char* kUsage =
 
 void log(const std::string& line) { std::cerr << "[cpp-bot] " << line << std::endl; }
 
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  if (!in || !(text << in.rdbuf())) return std::nullopt;
+  return text.str();
+}
+
 std::optional<Options> parse_args(int argc, char** argv) {
   Options o;
   if (const char* t = std::getenv("CHINCHON_TARGET")) o.target = t;
   if (const char* t = std::getenv("CHINCHON_TOKEN")) o.token = t;
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::optional<std::string> {
-      if (i + 1 >= argc) return std::nullopt;
-      return std::string(argv[++i]);
-    };
-    std::optional<std::string> v;
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") { std::cout << kUsage; std::exit(kExitOk); }
     if (a == "--tls") { o.tls = true; continue; }
     if (a == "--verbose") { o.verbose = true; continue; }
-    if (a == "--help" || a == "-h") { std::cout << kUsage; std::exit(kExitOk); }
-    if (a != "--target" && a != "--token" && a != "--practice" && a != "--games" &&
-        a != "--tls-roots") {
-      log("unknown option " + a);
-      return std::nullopt;
-    }
-    if (!(v = value())) { log(a + " needs a value"); return std::nullopt; }
-    if (a == "--target") o.target = *v;
-    else if (a == "--token") o.token = *v;
-    else if (a == "--practice") o.practice = *v;
-    else if (a == "--tls-roots") {
-      std::ifstream in(*v);
-      std::stringstream pem;
-      pem << in.rdbuf();
-      if (!in || pem.str().empty()) { log("--tls-roots: cannot read " + *v); return std::nullopt; }
-      o.tls_roots = pem.str();
+    const bool takes_value = a == "--target" || a == "--token" || a == "--practice" ||
+                             a == "--games" || a == "--tls-roots";
+    if (!takes_value) { log("unknown option " + a); return std::nullopt; }
+    if (i + 1 >= argc) { log(a + " needs a value"); return std::nullopt; }
+    const std::string v = argv[++i];
+    if (a == "--target") {
+      o.target = v;
+    } else if (a == "--token") {
+      o.token = v;
+    } else if (a == "--practice") {
+      o.practice = v;
+    } else if (a == "--games") {
+      size_t used = 0;
+      try { o.games = std::stoi(v, &used); } catch (...) { used = 0; }
+      if (used == 0 || used != v.size() || o.games < 1 || o.games > 100) {
+        log("--games: a whole number from 1 to 100, not '" + v + "'");
+        return std::nullopt;
+      }
+    } else {  // --tls-roots
+      auto pem = read_file(v);
+      if (!pem || pem->empty()) { log("--tls-roots: cannot read " + v); return std::nullopt; }
+      o.tls_roots = *pem;
       o.tls = true;
-    }
-    else {
-      try { o.games = std::stoi(*v); } catch (...) { o.games = 0; }
-      if (o.games < 1 || o.games > 100) { log("--games: 1 to 100"); return std::nullopt; }
     }
   }
   if (o.target.empty()) { log("--target (or CHINCHON_TARGET) is required"); return std::nullopt; }
