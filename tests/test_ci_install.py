@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,3 +75,29 @@ def test_ci_run_installs_before_the_quickstart_and_the_quickstart_needs_no_cpp()
     assert os.access(SCRIPT, os.X_OK)
     for word in ("cmake", "apt-get", "g++", "grpc_cpp_plugin"):
         assert word not in quickstart, word
+
+
+def run_cpp_test_without_toolchain(ci: str | None) -> subprocess.CompletedProcess[str]:
+    """One C++ bot test in a child pytest whose PATH holds no compiler, cmake or protoc."""
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["PATH"] = str(Path(sys.executable).parent)
+    if ci is not None:
+        env["CI"] = ci
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+         "tests/test_cpp_bot.py::test_cpp_bot_passes_the_conformance_check"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT, env=env,
+    )
+
+
+def test_cpp_tests_fail_without_the_toolchain_under_ci() -> None:
+    proc = run_cpp_test_without_toolchain("true")
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert "C++ toolchain is missing" in proc.stdout and "1 error" in proc.stdout
+
+
+def test_cpp_tests_skip_outside_ci_saying_how_to_install() -> None:
+    proc = run_cpp_test_without_toolchain(None)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert "1 skipped" in proc.stdout
+    assert "apt-get install -y --no-install-recommends cmake g++" in proc.stdout
