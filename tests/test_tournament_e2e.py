@@ -842,7 +842,7 @@ def admin_spec(name: str, bots: list[str], *, score_limit: int, reconnect_grace:
         participants=[tpb.Participant(name=b, token=bot_token(b)) for b in bots],
         rules=g.RuleSet(score_limit=score_limit),
         time_control=g.TimeControl(per_move=duration(1.0), bank=duration(5.0)),
-        policies=tpb.Policies(reconnect_grace=duration(reconnect_grace)),
+        policies=g.Policies(reconnect_grace=duration(reconnect_grace)),
         table_size=2, games_per_pairing=games_per_pairing, start_when_connected=True,
         concurrency=concurrency, seed=seed,
     )

@@ -346,6 +346,7 @@ def test_the_absence_limit_defaults_keeps_old_fingerprints_and_crosses_the_admin
     """``policies.absence_limit``: 300 s by default (a declaration without it keeps the
     fingerprint it had before the field existed); CreateTournament sets it through the
     additive ``Policies.absence_limit`` Duration, and 0 there means 0, not the default."""
+    from chinchon.v1 import game_pb2 as g
     from chinchon.v1 import tournament_pb2 as tpb
     from chinchon.wire import duration
     from chinchon_referee.admin import spec_from_proto
@@ -359,9 +360,9 @@ def test_the_absence_limit_defaults_keeps_old_fingerprints_and_crosses_the_admin
         != spec.fingerprint()
     msg = tpb.TournamentSpec(name="x", participants=[tpb.Participant(name=n) for n in "ab"])
     assert spec_from_proto(msg).policies.absence_limit == 300.0
-    msg.policies.CopyFrom(tpb.Policies(absence_limit=duration(0.0)))
+    msg.policies.CopyFrom(g.Policies(absence_limit=duration(0.0)))
     assert spec_from_proto(msg).policies.absence_limit == 0.0
-    msg.policies.CopyFrom(tpb.Policies(absence_limit=duration(45.5)))
+    msg.policies.CopyFrom(g.Policies(absence_limit=duration(45.5)))
     assert spec_from_proto(msg).policies.absence_limit == 45.5
     msg.policies.absence_limit.seconds = -1
     with pytest.raises(SpecError, match="absence_limit"):

@@ -177,7 +177,7 @@ def admin_spec(**changes: object) -> tpb.TournamentSpec:
         if k == "participants":
             del spec.participants[:]
             spec.participants.extend(v)  # type: ignore[arg-type]
-        elif isinstance(v, g.TimeControl | tpb.Policies):
+        elif isinstance(v, g.TimeControl | g.Policies):
             getattr(spec, k).CopyFrom(v)
         else:
             setattr(spec, k, v)
@@ -210,7 +210,7 @@ ADMIN_BAD = {
                    "participants: bot name '\u0430lpha' must be 1 to 64 ASCII letters"),
     "per_move-2-days": (admin_spec(time_control=g.TimeControl(per_move=duration(172800.0))),
                         "time_control.per_move: at most 86400"),
-    "grace-2-days": (admin_spec(policies=tpb.Policies(reconnect_grace=duration(172800.0))),
+    "grace-2-days": (admin_spec(policies=g.Policies(reconnect_grace=duration(172800.0))),
                      "policies.reconnect_grace: at most 86400"),
 }
 

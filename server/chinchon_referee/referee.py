@@ -49,7 +49,6 @@ from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import record_pb2 as r
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
-from chinchon.v1 import tournament_pb2 as t
 from chinchon.wire import (
     action_to_wire,
     duration,
@@ -1177,7 +1176,7 @@ def _terms(spec: GameSpec) -> dict[str, Any]:
     return {
         "timeControl": json_format.MessageToDict(g.TimeControl(
             per_move=duration(tc.per_move), bank=duration(tc.bank))),
-        "policies": json_format.MessageToDict(t.Policies(
+        "policies": json_format.MessageToDict(g.Policies(
             max_illegal_retries=pol.max_illegal_retries, max_strikes=pol.max_strikes,
             reconnect_grace=duration(pol.reconnect_grace))),
     }

@@ -372,3 +372,15 @@ class TimeControl(_message.Message):
     per_move: _duration_pb2.Duration
     bank: _duration_pb2.Duration
     def __init__(self, per_move: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., bank: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class Policies(_message.Message):
+    __slots__ = ("max_illegal_retries", "max_strikes", "reconnect_grace", "absence_limit")
+    MAX_ILLEGAL_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    MAX_STRIKES_FIELD_NUMBER: _ClassVar[int]
+    RECONNECT_GRACE_FIELD_NUMBER: _ClassVar[int]
+    ABSENCE_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    max_illegal_retries: int
+    max_strikes: int
+    reconnect_grace: _duration_pb2.Duration
+    absence_limit: _duration_pb2.Duration
+    def __init__(self, max_illegal_retries: _Optional[int] = ..., max_strikes: _Optional[int] = ..., reconnect_grace: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., absence_limit: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...

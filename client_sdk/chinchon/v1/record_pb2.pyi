@@ -1,7 +1,6 @@
 import datetime
 
 from chinchon.v1 import game_pb2 as _game_pb2
-from chinchon.v1 import tournament_pb2 as _tournament_pb2
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -81,5 +80,5 @@ class GameRecord(_message.Message):
     result: _game_pb2.GameResult
     labels: _containers.ScalarMap[str, str]
     time_control: _game_pb2.TimeControl
-    policies: _tournament_pb2.Policies
-    def __init__(self, format: _Optional[str] = ..., game_id: _Optional[str] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., seats: _Optional[_Iterable[_Union[Seat, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[RecordedAction, _Mapping]]] = ..., hands: _Optional[_Iterable[_Union[_game_pb2.HandResult, _Mapping]]] = ..., result: _Optional[_Union[_game_pb2.GameResult, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., policies: _Optional[_Union[_tournament_pb2.Policies, _Mapping]] = ...) -> None: ...
+    policies: _game_pb2.Policies
+    def __init__(self, format: _Optional[str] = ..., game_id: _Optional[str] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., seats: _Optional[_Iterable[_Union[Seat, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[RecordedAction, _Mapping]]] = ..., hands: _Optional[_Iterable[_Union[_game_pb2.HandResult, _Mapping]]] = ..., result: _Optional[_Union[_game_pb2.GameResult, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., policies: _Optional[_Union[_game_pb2.Policies, _Mapping]] = ...) -> None: ...

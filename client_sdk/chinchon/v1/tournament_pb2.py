@@ -23,59 +23,56 @@ _sym_db = _symbol_database.Default()
 
 
 from chinchon.v1 import game_pb2 as chinchon_dot_v1_dot_game__pb2
-from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63hinchon/v1/tournament.proto\x12\x0b\x63hinchon.v1\x1a\x16\x63hinchon/v1/game.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\";\n\x0bParticipant\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x03 \x03(\t\"\xa2\x01\n\x08Policies\x12\x1b\n\x13max_illegal_retries\x18\x01 \x01(\x05\x12\x13\n\x0bmax_strikes\x18\x02 \x01(\x05\x12\x32\n\x0freconnect_grace\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x30\n\rabsence_limit\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xe2\x03\n\x0eTournamentSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12.\n\x0cparticipants\x18\x02 \x03(\x0b\x32\x18.chinchon.v1.Participant\x12#\n\x05rules\x18\x03 \x01(\x0b\x32\x14.chinchon.v1.RuleSet\x12.\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x18.chinchon.v1.TimeControl\x12\'\n\x08policies\x18\x05 \x01(\x0b\x32\x15.chinchon.v1.Policies\x12\x17\n\ntable_size\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12\x1e\n\x11games_per_pairing\x18\x07 \x01(\x05H\x01\x88\x01\x01\x12\x1c\n\x0f\x64uplicate_deals\x18\x08 \x01(\x08H\x02\x88\x01\x01\x12.\n\nstart_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1c\n\x14start_when_connected\x18\n \x01(\x08\x12\x18\n\x0b\x63oncurrency\x18\x0b \x01(\x05H\x03\x88\x01\x01\x12\x0c\n\x04seed\x18\x0c \x01(\tB\r\n\x0b_table_sizeB\x14\n\x12_games_per_pairingB\x12\n\x10_duplicate_dealsB\x0e\n\x0c_concurrency\"\x82\x01\n\x0eTournamentInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12-\n\x06status\x18\x03 \x01(\x0e\x32\x1d.chinchon.v1.TournamentStatus\x12\x13\n\x0bgames_total\x18\x04 \x01(\x05\x12\x12\n\ngames_done\x18\x05 \x01(\x05\"D\n\x17\x43reateTournamentRequest\x12)\n\x04spec\x18\x01 \x01(\x0b\x32\x1b.chinchon.v1.TournamentSpec\"{\n\x18\x43reateTournamentResponse\x12/\n\ntournament\x18\x01 \x01(\x0b\x32\x1b.chinchon.v1.TournamentInfo\x12.\n\x0cparticipants\x18\x02 \x03(\x0b\x32\x18.chinchon.v1.Participant\"\x18\n\x16ListTournamentsRequest\"K\n\x17ListTournamentsResponse\x12\x30\n\x0btournaments\x18\x01 \x03(\x0b\x32\x1b.chinchon.v1.TournamentInfo\"/\n\x16StartTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"J\n\x17StartTournamentResponse\x12/\n\ntournament\x18\x01 \x01(\x0b\x32\x1b.chinchon.v1.TournamentInfo\"0\n\x17\x43\x61ncelTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"K\n\x18\x43\x61ncelTournamentResponse\x12/\n\ntournament\x18\x01 \x01(\x0b\x32\x1b.chinchon.v1.TournamentInfo\"\xd0\x02\n\x0bStandingRow\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x14\n\x0cmatch_points\x18\x03 \x01(\x01\x12\r\n\x05games\x18\x04 \x01(\x05\x12\x0c\n\x04wins\x18\x05 \x01(\x05\x12\r\n\x05\x64raws\x18\x06 \x01(\x05\x12\x0e\n\x06losses\x18\x07 \x01(\x05\x12\x11\n\thands_won\x18\x08 \x01(\x05\x12\x12\n\nchinchones\x18\t \x01(\x05\x12\x1b\n\x13\x61vg_points_per_hand\x18\n \x01(\x01\x12\x10\n\x08\x66orfeits\x18\x0b \x01(\x05\x12\x10\n\x08timeouts\x18\x0c \x01(\x05\x12\x17\n\x0fillegal_actions\x18\r \x01(\x05\x12\x0e\n\x06rating\x18\x0e \x01(\x01\x12\x12\n\nrating_low\x18\x0f \x01(\x01\x12\x13\n\x0brating_high\x18\x10 \x01(\x01\x12\x1a\n\x12p_better_than_next\x18\x11 \x01(\x01\"I\n\nHeadToHead\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x10\n\x08opponent\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\x12\r\n\x05games\x18\x04 \x01(\x05\",\n\x13GetStandingsRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"\xc4\x01\n\x14GetStandingsResponse\x12/\n\ntournament\x18\x01 \x01(\x0b\x32\x1b.chinchon.v1.TournamentInfo\x12&\n\x04rows\x18\x02 \x03(\x0b\x32\x18.chinchon.v1.StandingRow\x12-\n\x0chead_to_head\x18\x03 \x03(\x0b\x32\x17.chinchon.v1.HeadToHead\x12$\n\x1c\x64uplicate_variance_reduction\x18\x04 \x01(\x01\"/\n\x16WatchTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"\xbf\x01\n\x17WatchTournamentResponse\x12(\n\x04time\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\ntournament\x18\x02 \x01(\x0b\x32\x1b.chinchon.v1.TournamentInfo\x12\x0f\n\x07game_id\x18\x03 \x01(\t\x12\'\n\x06result\x18\x04 \x01(\x0b\x32\x17.chinchon.v1.GameResult\x12\x0f\n\x07message\x18\x05 \x01(\t\"-\n\x14\x45xportResultsRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"u\n\x15\x45xportResultsResponse\x12\x16\n\x0estandings_json\x18\x01 \x01(\t\x12\x15\n\rstandings_csv\x18\x02 \x01(\t\x12\x14\n\x0crecords_json\x18\x03 \x03(\t\x12\x17\n\x0freport_markdown\x18\x04 \x01(\t*\xb6\x01\n\x10TournamentStatus\x12!\n\x1dTOURNAMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1f\n\x1bTOURNAMENT_STATUS_SCHEDULED\x10\x01\x12\x1d\n\x19TOURNAMENT_STATUS_RUNNING\x10\x02\x12\x1e\n\x1aTOURNAMENT_STATUS_FINISHED\x10\x03\x12\x1f\n\x1bTOURNAMENT_STATUS_CANCELLED\x10\x04\x32\x9e\x05\n\x11TournamentService\x12_\n\x10\x43reateTournament\x12$.chinchon.v1.CreateTournamentRequest\x1a%.chinchon.v1.CreateTournamentResponse\x12\\\n\x0fListTournaments\x12#.chinchon.v1.ListTournamentsRequest\x1a$.chinchon.v1.ListTournamentsResponse\x12\\\n\x0fStartTournament\x12#.chinchon.v1.StartTournamentRequest\x1a$.chinchon.v1.StartTournamentResponse\x12_\n\x10\x43\x61ncelTournament\x12$.chinchon.v1.CancelTournamentRequest\x1a%.chinchon.v1.CancelTournamentResponse\x12S\n\x0cGetStandings\x12 .chinchon.v1.GetStandingsRequest\x1a!.chinchon.v1.GetStandingsResponse\x12^\n\x0fWatchTournament\x12#.chinchon.v1.WatchTournamentRequest\x1a$.chinchon.v1.WatchTournamentResponse0\x01\x12V\n\rExportResults\x12!.chinchon.v1.ExportResultsRequest\x1a\".chinchon.v1.ExportResultsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63hinchon/v1/tournament.proto\x12\x0b\x63hinchon.v1\x1a\x16\x63hinchon/v1/game.proto\x1a\x1fgoogle/protobuf/timestamp.proto\";\n\x0bParticipant\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x03 \x03(\t\"\xe2\x03\n\x0eTournamentSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12.\n\x0cparticipants\x18\x02 \x03(\x0b\x32\x18.chinchon.v1.Participant\x12#\n\x05rules\x18\x03 \x01(\x0b\x32\x14.chinchon.v1.RuleSet\x12.\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x18.chinchon.v1.TimeControl\x12\'\n\x08policies\x18\x05 \x01(\x0b\x32\x15.chinchon.v1.Policies\x12\x17\n\ntable_size\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12\x1e\n\x11games_per_pairing\x18\x07 \x01(\x05H\x01\x88\x01\x01\x12\x1c\n\x0f\x64uplicate_deals\x18\x08 \x01(\x08H\x02\x88\x01\x01\x12.\n\nstart_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1c\n\x14start_when_connected\x18\n \x01(\x08\x12\x18\n\x0b\x63oncurrency\x18\x0b \x01(\x05H\x03\x88\x01\x01\x12\x0c\n\x04seed\x18\x0c \x01(\tB\r\n\x0b_table_sizeB\x14\n\x12_games_per_pairingB\x12\n\x10_duplicate_dealsB\x0e\n\x0c_concurrency\"\x82\x01\n\x0eTournamentInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12-\n\x06status\x18\x03 \x01(\x0e\x32\x1d.chinchon.v1.TournamentStatus\x12\x13\n\x0bgames_total\x18\x04 \x01(\x05\x12\x12\n\ngames_done\x18\x05 \x01(\x05\"D\n\x17\x43reateTournamentRequest\x12)\n\x04spec\x18\x01 \x01(\x0b\x32\x1b.chinchon.v1.TournamentSpec\"{\n\x18\x43reateTournamentResponse\x12/\n\ntournament\x18\x01 \x01(\x0b\x32\x1b.chinchon.v1.TournamentInfo\x12.\n\x0cparticipants\x18\x02 \x03(\x0b\x32\x18.chinchon.v1.Participant\"\x18\n\x16ListTournamentsRequest\"K\n\x17ListTournamentsResponse\x12\x30\n\x0btournaments\x18\x01 \x03(\x0b\x32\x1b.chinchon.v1.TournamentInfo\"/\n\x16StartTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"J\n\x17StartTournamentResponse\x12/\n\ntournament\x18\x01 \x01(\x0b\x32\x1b.chinchon.v1.TournamentInfo\"0\n\x17\x43\x61ncelTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"K\n\x18\x43\x61ncelTournamentResponse\x12/\n\ntournament\x18\x01 \x01(\x0b\x32\x1b.chinchon.v1.TournamentInfo\"\xd0\x02\n\x0bStandingRow\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x14\n\x0cmatch_points\x18\x03 \x01(\x01\x12\r\n\x05games\x18\x04 \x01(\x05\x12\x0c\n\x04wins\x18\x05 \x01(\x05\x12\r\n\x05\x64raws\x18\x06 \x01(\x05\x12\x0e\n\x06losses\x18\x07 \x01(\x05\x12\x11\n\thands_won\x18\x08 \x01(\x05\x12\x12\n\nchinchones\x18\t \x01(\x05\x12\x1b\n\x13\x61vg_points_per_hand\x18\n \x01(\x01\x12\x10\n\x08\x66orfeits\x18\x0b \x01(\x05\x12\x10\n\x08timeouts\x18\x0c \x01(\x05\x12\x17\n\x0fillegal_actions\x18\r \x01(\x05\x12\x0e\n\x06rating\x18\x0e \x01(\x01\x12\x12\n\nrating_low\x18\x0f \x01(\x01\x12\x13\n\x0brating_high\x18\x10 \x01(\x01\x12\x1a\n\x12p_better_than_next\x18\x11 \x01(\x01\"I\n\nHeadToHead\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x10\n\x08opponent\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\x12\r\n\x05games\x18\x04 \x01(\x05\",\n\x13GetStandingsRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"\xc4\x01\n\x14GetStandingsResponse\x12/\n\ntournament\x18\x01 \x01(\x0b\x32\x1b.chinchon.v1.TournamentInfo\x12&\n\x04rows\x18\x02 \x03(\x0b\x32\x18.chinchon.v1.StandingRow\x12-\n\x0chead_to_head\x18\x03 \x03(\x0b\x32\x17.chinchon.v1.HeadToHead\x12$\n\x1c\x64uplicate_variance_reduction\x18\x04 \x01(\x01\"/\n\x16WatchTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"\xbf\x01\n\x17WatchTournamentResponse\x12(\n\x04time\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\ntournament\x18\x02 \x01(\x0b\x32\x1b.chinchon.v1.TournamentInfo\x12\x0f\n\x07game_id\x18\x03 \x01(\t\x12\'\n\x06result\x18\x04 \x01(\x0b\x32\x17.chinchon.v1.GameResult\x12\x0f\n\x07message\x18\x05 \x01(\t\"-\n\x14\x45xportResultsRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"u\n\x15\x45xportResultsResponse\x12\x16\n\x0estandings_json\x18\x01 \x01(\t\x12\x15\n\rstandings_csv\x18\x02 \x01(\t\x12\x14\n\x0crecords_json\x18\x03 \x03(\t\x12\x17\n\x0freport_markdown\x18\x04 \x01(\t*\xb6\x01\n\x10TournamentStatus\x12!\n\x1dTOURNAMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1f\n\x1bTOURNAMENT_STATUS_SCHEDULED\x10\x01\x12\x1d\n\x19TOURNAMENT_STATUS_RUNNING\x10\x02\x12\x1e\n\x1aTOURNAMENT_STATUS_FINISHED\x10\x03\x12\x1f\n\x1bTOURNAMENT_STATUS_CANCELLED\x10\x04\x32\x9e\x05\n\x11TournamentService\x12_\n\x10\x43reateTournament\x12$.chinchon.v1.CreateTournamentRequest\x1a%.chinchon.v1.CreateTournamentResponse\x12\\\n\x0fListTournaments\x12#.chinchon.v1.ListTournamentsRequest\x1a$.chinchon.v1.ListTournamentsResponse\x12\\\n\x0fStartTournament\x12#.chinchon.v1.StartTournamentRequest\x1a$.chinchon.v1.StartTournamentResponse\x12_\n\x10\x43\x61ncelTournament\x12$.chinchon.v1.CancelTournamentRequest\x1a%.chinchon.v1.CancelTournamentResponse\x12S\n\x0cGetStandings\x12 .chinchon.v1.GetStandingsRequest\x1a!.chinchon.v1.GetStandingsResponse\x12^\n\x0fWatchTournament\x12#.chinchon.v1.WatchTournamentRequest\x1a$.chinchon.v1.WatchTournamentResponse0\x01\x12V\n\rExportResults\x12!.chinchon.v1.ExportResultsRequest\x1a\".chinchon.v1.ExportResultsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'chinchon.v1.tournament_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TOURNAMENTSTATUS']._serialized_start=2597
-  _globals['_TOURNAMENTSTATUS']._serialized_end=2779
-  _globals['_PARTICIPANT']._serialized_start=134
-  _globals['_PARTICIPANT']._serialized_end=193
-  _globals['_POLICIES']._serialized_start=196
-  _globals['_POLICIES']._serialized_end=358
-  _globals['_TOURNAMENTSPEC']._serialized_start=361
-  _globals['_TOURNAMENTSPEC']._serialized_end=843
-  _globals['_TOURNAMENTINFO']._serialized_start=846
-  _globals['_TOURNAMENTINFO']._serialized_end=976
-  _globals['_CREATETOURNAMENTREQUEST']._serialized_start=978
-  _globals['_CREATETOURNAMENTREQUEST']._serialized_end=1046
-  _globals['_CREATETOURNAMENTRESPONSE']._serialized_start=1048
-  _globals['_CREATETOURNAMENTRESPONSE']._serialized_end=1171
-  _globals['_LISTTOURNAMENTSREQUEST']._serialized_start=1173
-  _globals['_LISTTOURNAMENTSREQUEST']._serialized_end=1197
-  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_start=1199
-  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_end=1274
-  _globals['_STARTTOURNAMENTREQUEST']._serialized_start=1276
-  _globals['_STARTTOURNAMENTREQUEST']._serialized_end=1323
-  _globals['_STARTTOURNAMENTRESPONSE']._serialized_start=1325
-  _globals['_STARTTOURNAMENTRESPONSE']._serialized_end=1399
-  _globals['_CANCELTOURNAMENTREQUEST']._serialized_start=1401
-  _globals['_CANCELTOURNAMENTREQUEST']._serialized_end=1449
-  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_start=1451
-  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_end=1526
-  _globals['_STANDINGROW']._serialized_start=1529
-  _globals['_STANDINGROW']._serialized_end=1865
-  _globals['_HEADTOHEAD']._serialized_start=1867
-  _globals['_HEADTOHEAD']._serialized_end=1940
-  _globals['_GETSTANDINGSREQUEST']._serialized_start=1942
-  _globals['_GETSTANDINGSREQUEST']._serialized_end=1986
-  _globals['_GETSTANDINGSRESPONSE']._serialized_start=1989
-  _globals['_GETSTANDINGSRESPONSE']._serialized_end=2185
-  _globals['_WATCHTOURNAMENTREQUEST']._serialized_start=2187
-  _globals['_WATCHTOURNAMENTREQUEST']._serialized_end=2234
-  _globals['_WATCHTOURNAMENTRESPONSE']._serialized_start=2237
-  _globals['_WATCHTOURNAMENTRESPONSE']._serialized_end=2428
-  _globals['_EXPORTRESULTSREQUEST']._serialized_start=2430
-  _globals['_EXPORTRESULTSREQUEST']._serialized_end=2475
-  _globals['_EXPORTRESULTSRESPONSE']._serialized_start=2477
-  _globals['_EXPORTRESULTSRESPONSE']._serialized_end=2594
-  _globals['_TOURNAMENTSERVICE']._serialized_start=2782
-  _globals['_TOURNAMENTSERVICE']._serialized_end=3452
+  _globals['_TOURNAMENTSTATUS']._serialized_start=2400
+  _globals['_TOURNAMENTSTATUS']._serialized_end=2582
+  _globals['_PARTICIPANT']._serialized_start=102
+  _globals['_PARTICIPANT']._serialized_end=161
+  _globals['_TOURNAMENTSPEC']._serialized_start=164
+  _globals['_TOURNAMENTSPEC']._serialized_end=646
+  _globals['_TOURNAMENTINFO']._serialized_start=649
+  _globals['_TOURNAMENTINFO']._serialized_end=779
+  _globals['_CREATETOURNAMENTREQUEST']._serialized_start=781
+  _globals['_CREATETOURNAMENTREQUEST']._serialized_end=849
+  _globals['_CREATETOURNAMENTRESPONSE']._serialized_start=851
+  _globals['_CREATETOURNAMENTRESPONSE']._serialized_end=974
+  _globals['_LISTTOURNAMENTSREQUEST']._serialized_start=976
+  _globals['_LISTTOURNAMENTSREQUEST']._serialized_end=1000
+  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_start=1002
+  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_end=1077
+  _globals['_STARTTOURNAMENTREQUEST']._serialized_start=1079
+  _globals['_STARTTOURNAMENTREQUEST']._serialized_end=1126
+  _globals['_STARTTOURNAMENTRESPONSE']._serialized_start=1128
+  _globals['_STARTTOURNAMENTRESPONSE']._serialized_end=1202
+  _globals['_CANCELTOURNAMENTREQUEST']._serialized_start=1204
+  _globals['_CANCELTOURNAMENTREQUEST']._serialized_end=1252
+  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_start=1254
+  _globals['_CANCELTOURNAMENTRESPONSE']._serialized_end=1329
+  _globals['_STANDINGROW']._serialized_start=1332
+  _globals['_STANDINGROW']._serialized_end=1668
+  _globals['_HEADTOHEAD']._serialized_start=1670
+  _globals['_HEADTOHEAD']._serialized_end=1743
+  _globals['_GETSTANDINGSREQUEST']._serialized_start=1745
+  _globals['_GETSTANDINGSREQUEST']._serialized_end=1789
+  _globals['_GETSTANDINGSRESPONSE']._serialized_start=1792
+  _globals['_GETSTANDINGSRESPONSE']._serialized_end=1988
+  _globals['_WATCHTOURNAMENTREQUEST']._serialized_start=1990
+  _globals['_WATCHTOURNAMENTREQUEST']._serialized_end=2037
+  _globals['_WATCHTOURNAMENTRESPONSE']._serialized_start=2040
+  _globals['_WATCHTOURNAMENTRESPONSE']._serialized_end=2231
+  _globals['_EXPORTRESULTSREQUEST']._serialized_start=2233
+  _globals['_EXPORTRESULTSREQUEST']._serialized_end=2278
+  _globals['_EXPORTRESULTSRESPONSE']._serialized_start=2280
+  _globals['_EXPORTRESULTSRESPONSE']._serialized_end=2397
+  _globals['_TOURNAMENTSERVICE']._serialized_start=2585
+  _globals['_TOURNAMENTSERVICE']._serialized_end=3255
 # @@protoc_insertion_point(module_scope)

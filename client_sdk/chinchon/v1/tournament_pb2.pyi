@@ -1,7 +1,6 @@
 import datetime
 
 from chinchon.v1 import game_pb2 as _game_pb2
-from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -35,18 +34,6 @@ class Participant(_message.Message):
     command: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, name: _Optional[str] = ..., token: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ...) -> None: ...
 
-class Policies(_message.Message):
-    __slots__ = ("max_illegal_retries", "max_strikes", "reconnect_grace", "absence_limit")
-    MAX_ILLEGAL_RETRIES_FIELD_NUMBER: _ClassVar[int]
-    MAX_STRIKES_FIELD_NUMBER: _ClassVar[int]
-    RECONNECT_GRACE_FIELD_NUMBER: _ClassVar[int]
-    ABSENCE_LIMIT_FIELD_NUMBER: _ClassVar[int]
-    max_illegal_retries: int
-    max_strikes: int
-    reconnect_grace: _duration_pb2.Duration
-    absence_limit: _duration_pb2.Duration
-    def __init__(self, max_illegal_retries: _Optional[int] = ..., max_strikes: _Optional[int] = ..., reconnect_grace: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., absence_limit: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
-
 class TournamentSpec(_message.Message):
     __slots__ = ("name", "participants", "rules", "time_control", "policies", "table_size", "games_per_pairing", "duplicate_deals", "start_time", "start_when_connected", "concurrency", "seed")
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -65,7 +52,7 @@ class TournamentSpec(_message.Message):
     participants: _containers.RepeatedCompositeFieldContainer[Participant]
     rules: _game_pb2.RuleSet
     time_control: _game_pb2.TimeControl
-    policies: Policies
+    policies: _game_pb2.Policies
     table_size: int
     games_per_pairing: int
     duplicate_deals: bool
@@ -73,7 +60,7 @@ class TournamentSpec(_message.Message):
     start_when_connected: bool
     concurrency: int
     seed: str
-    def __init__(self, name: _Optional[str] = ..., participants: _Optional[_Iterable[_Union[Participant, _Mapping]]] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., policies: _Optional[_Union[Policies, _Mapping]] = ..., table_size: _Optional[int] = ..., games_per_pairing: _Optional[int] = ..., duplicate_deals: _Optional[bool] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., start_when_connected: _Optional[bool] = ..., concurrency: _Optional[int] = ..., seed: _Optional[str] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., participants: _Optional[_Iterable[_Union[Participant, _Mapping]]] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., policies: _Optional[_Union[_game_pb2.Policies, _Mapping]] = ..., table_size: _Optional[int] = ..., games_per_pairing: _Optional[int] = ..., duplicate_deals: _Optional[bool] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., start_when_connected: _Optional[bool] = ..., concurrency: _Optional[int] = ..., seed: _Optional[str] = ...) -> None: ...
 
 class TournamentInfo(_message.Message):
     __slots__ = ("id", "name", "status", "games_total", "games_done")

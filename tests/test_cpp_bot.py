@@ -1,0 +1,235 @@
+"""The C++ sample bot (sample_bots/cpp), built with CMake from the repository's protos
+and played for real: the conformance check, a practice session with the token from the
+environment, a reconnect to a restarted referee, and a tournament against the Python
+and Node bots.
+
+The build needs the distribution's C++ gRPC toolchain (``.ci/run`` installs it). Under
+CI (``CI=true``) a missing toolchain fails these tests; elsewhere they are skipped with
+the command that installs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from chinchon_referee.server import start_server
+
+from tests.helpers import NODE_BOT, ROOT, BotProc, play, spec, start, tokens_for
+from tests.test_serve import serve
+
+CLI = [sys.executable, "-m", "chinchon_referee.cli"]
+SOURCE = ROOT / "sample_bots" / "cpp"
+TOOLS = ("cmake", "c++", "make", "pkg-config", "protoc", "grpc_cpp_plugin")
+INSTALL = ("apt-get install -y --no-install-recommends cmake g++ make pkg-config "
+           "libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc")
+
+
+def missing_toolchain() -> list[str]:
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if "pkg-config" not in missing:
+        for lib in ("grpc++", "protobuf"):
+            if subprocess.run(["pkg-config", "--exists", lib]).returncode != 0:
+                missing.append(f"{lib} (pkg-config)")
+    return missing
+
+
+@pytest.fixture(scope="session")
+def cpp_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bot built once per test session, in a temporary folder."""
+    missing = missing_toolchain()
+    if missing:
+        why = f"the C++ toolchain is missing ({', '.join(missing)}); install it with: {INSTALL}"
+        if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+            pytest.fail(why)
+        pytest.skip(why)
+    build = tmp_path_factory.mktemp("cpp-bot-build")
+    for cmd in (["cmake", "-S", str(SOURCE), "-B", str(build)],
+                ["cmake", "--build", str(build), "-j", "2"]):
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    binary = build / "chinchon_bot"
+    assert binary.is_file()
+    return binary
+
+
+def test_cpp_bot_passes_the_conformance_check(cpp_bot: Path, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    proc = subprocess.run(
+        [*CLI, "practice", "--games", "4", "--json", str(report), "--", str(cpp_bot)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS" in proc.stdout
+    data = json.loads(report.read_text())
+    assert data["clean"] and len(data["games"]) == 4 and not data["incidents"], data
+
+
+def test_cpp_bot_practices_with_the_token_from_the_environment(cpp_bot: Path) -> None:
+    async def main() -> tuple[int, str]:
+        server = await start(["cpp"])
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                str(cpp_bot), "--practice", "greedy", "--games", "2",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env=dict(os.environ, CHINCHON_TARGET=server.target, CHINCHON_TOKEN="tok-cpp"),
+            )
+            bot = BotProc(proc)
+            rc = await bot.wait(120)
+            return rc, "".join(bot.err)
+        finally:
+            await server.stop(grace=1.0)
+
+    rc, err = asyncio.run(main())
+    assert rc == 0, err
+    assert "welcome cpp" in err
+    assert err.count(" ended: ") == 2, err
+    assert "rejected" not in err and "timeout" not in err, err
+
+
+def test_cpp_bot_refuses_a_bad_command_line_and_a_bad_token(cpp_bot: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHINCHON_")}
+    usage = subprocess.run([str(cpp_bot), "--token", "x"], capture_output=True, text=True,
+                           timeout=30, env=env)
+    assert usage.returncode == 2 and "CHINCHON_TARGET" in usage.stderr
+    for args, says in ((["--games", "5x"], "--games"), (["--games", "0"], "--games"),
+                       (["--bogus"], "unknown option --bogus"), (["--target"], "needs a value")):
+        bad = subprocess.run([str(cpp_bot), "--target", "h:1", "--token", "t", *args],
+                             capture_output=True, text=True, timeout=30, env=env)
+        assert bad.returncode == 2 and says in bad.stderr, (args, bad.stderr)
+
+    async def main() -> subprocess.CompletedProcess[str]:
+        server = await start(["cpp"])
+        try:
+            return await asyncio.to_thread(
+                subprocess.run, [str(cpp_bot), "--target", server.target, "--token", "wrong"],
+                capture_output=True, text=True, timeout=60, env=env)
+        finally:
+            await server.stop(grace=1.0)
+
+    refused = asyncio.run(main())
+    assert refused.returncode == 3, refused.stderr
+    assert "token refused" in refused.stderr
+
+
+def test_cpp_bot_practices_over_tls_trusting_the_given_certificate(
+    cpp_bot: Path, tmp_path: Path
+) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )
+    with serve(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key)) as (_, port):
+        proc = subprocess.run(
+            [str(cpp_bot), "--target", f"localhost:{port}", "--token", "tok-a",
+             "--tls-roots", str(cert), "--practice", "random", "--games", "1"],
+            capture_output=True, text=True, timeout=120,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert "welcome alice" in proc.stderr and " ended: " in proc.stderr
+    unreadable = subprocess.run(
+        [str(cpp_bot), "--target", "localhost:1", "--token", "t",
+         "--tls-roots", str(tmp_path / "missing.pem")],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert unreadable.returncode == 2 and "--tls-roots: cannot read" in unreadable.stderr
+
+
+async def lines(bot: BotProc, text: str, count: int, timeout: float = 60) -> None:
+    """Wait until the bot has logged ``count`` lines containing ``text``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while sum(text in line for line in bot.err) < count:
+        if loop.time() > deadline or bot.proc.returncode is not None:
+            raise AssertionError(f"{count} x {text!r} not logged: {''.join(bot.err)}")
+        await asyncio.sleep(0.05)
+
+
+def test_cpp_bot_reconnects_to_a_restarted_referee_and_plays_on(cpp_bot: Path) -> None:
+    """The referee goes away (its streams end UNAVAILABLE) and comes back on the same
+    port: the bot dials again on a fresh channel, says hello and plays a game."""
+
+    async def main() -> tuple[str, str]:
+        first = await start(["cpp"])
+        port = first.port
+        proc = await asyncio.create_subprocess_exec(
+            str(cpp_bot), "--target", first.target, "--token", "tok-cpp",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        bot = BotProc(proc)
+        try:
+            await lines(bot, "welcome cpp", 1)
+            await first.stop(grace=0.5)
+            await lines(bot, "stream lost", 1)
+            second = await start_server(f"127.0.0.1:{port}", first.referee.config,
+                                        tokens_for(["cpp"]))
+            try:
+                await lines(bot, "welcome cpp", 2)
+                outcome = await play(second.referee, spec("after-restart", ["cpp", "house:greedy"]))
+            finally:
+                await second.stop(grace=0.5)
+        finally:
+            await bot.kill()
+        return outcome.termination, "".join(bot.err)
+
+    termination, err = asyncio.run(main())
+    assert termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON"), err
+    assert "game after-restart ended" in err
+
+
+def test_python_node_and_cpp_bots_play_one_tournament(cpp_bot: Path, tmp_path: Path) -> None:
+    assert (NODE_BOT.parent / "node_modules").is_dir(), "run: npm ci --prefix sample_bots/node"
+    toml = tmp_path / "three.toml"
+    toml.write_text(f"""
+name = "Three languages"
+table_size = 2
+games_per_pairing = 2
+duplicate_deals = true
+concurrency = 2
+start = "when_connected"
+seed = "three-languages"
+
+[rules]
+score_limit = 50
+
+[time_control]
+per_move = 2.0
+bank = 20.0
+
+[[participants]]
+name = "python"
+command = ["{{python}}", "-m", "chinchon.sdk", "--bot", "greedy"]
+
+[[participants]]
+name = "node"
+command = ["node", {json.dumps(str(NODE_BOT))}]
+
+[[participants]]
+name = "cpp"
+command = [{json.dumps(str(cpp_bot))}]
+""", encoding="utf-8")
+    results = tmp_path / "results"
+    proc = subprocess.run(
+        [*CLI, "tournament", "run", str(toml), "--results", str(results),
+         "--db", str(tmp_path / "three.sqlite3"), "--quiet"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    st = json.loads((results / "standings.json").read_text(encoding="utf-8"))
+    assert st["games"] == 6
+    assert sorted(r["bot"] for r in st["rows"]) == ["cpp", "node", "python"]
+    for r in st["rows"]:
+        assert r["games"] == 4, r
+        assert r["forfeits"] == 0 and r["timeouts"] == 0 and r["illegal_actions"] == 0, r
+    for rec in (results / "records").glob("*.json"):
+        result = json.loads(rec.read_text(encoding="utf-8"))["result"]
+        assert result["termination"] in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON"), result
