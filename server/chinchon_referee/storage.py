@@ -62,6 +62,7 @@ CREATE TABLE IF NOT EXISTS games (
     finished REAL
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
+CREATE INDEX IF NOT EXISTS games_by_status ON games (tournament_id, status);
 """
 SCHEMA_VERSION = "1"
 #: Game rows written per transaction when a tournament is created: the store's lock
@@ -270,10 +271,13 @@ class SqliteStore(Store):
         ]
 
     def game_counts(self, tid: str) -> tuple[int, int]:
-        (total, done), = self._query(
-            "SELECT COUNT(*), COALESCE(SUM(status = 'finished'), 0) FROM games "
-            "WHERE tournament_id = ?", (tid,),
-        )
+        # Two counts over the (tournament_id, status) index, without reading a row.
+        with self._lock:
+            (total,), = self._db.execute(
+                "SELECT COUNT(*) FROM games WHERE tournament_id = ?", (tid,))
+            (done,), = self._db.execute(
+                "SELECT COUNT(*) FROM games WHERE tournament_id = ? AND status = 'finished'",
+                (tid,))
         return int(total), int(done)
 
     def mark_running(self, game_id: str) -> None:
