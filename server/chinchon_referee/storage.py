@@ -62,7 +62,6 @@ CREATE TABLE IF NOT EXISTS games (
     finished REAL
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
-CREATE INDEX IF NOT EXISTS games_by_status ON games (tournament_id, status);
 """
 SCHEMA_VERSION = "1"
 #: Game rows written per transaction when a tournament is created: the store's lock
@@ -375,6 +374,8 @@ def _open(path: str) -> sqlite3.Connection:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         db.executescript(SCHEMA)
+        # Counting a tournament's games (at every event) reads this index, not the rows.
+        db.execute("CREATE INDEX IF NOT EXISTS games_by_status ON games (tournament_id, status)")
         db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
                    (SCHEMA_VERSION,))
     except sqlite3.DatabaseError as e:
