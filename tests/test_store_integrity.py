@@ -10,7 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
@@ -208,3 +208,40 @@ def test_a_second_server_on_the_same_database_is_refused(tmp_path: Path) -> None
     finally:
         first.stop()
 
+
+
+def test_an_interrupted_creation_leaves_no_games_behind(tmp_path: Path) -> None:
+    """A tournament is written in chunks, its own row last: a creation that fails part
+    way removes its games, and games left by a server killed part way (no tournament
+    row) are removed when the next server opens the database."""
+    db = tmp_path / "t.sqlite3"
+    store = SqliteStore(str(db), exclusive=True)
+
+    def games_then_failure() -> Iterator[GameRow]:
+        for i in range(5000):  # more than one chunk is written before the failure
+            yield GameRow(f"t9-g{i:05d}", "t9", i, ["a", "b"], f"t9/deal{i}")
+        raise OSError("disk full")
+
+    try:
+        with pytest.raises(OSError, match="disk full"):
+            store.create_tournament(
+                TournamentRow("t9", "cup", {}, "scheduled", time.time()), games_then_failure())
+        assert store.tournament("t9") is None and store.game_counts("t9") == (0, 0)
+    finally:
+        store.close()
+    # As if a server died while writing chunks: games with no tournament row.
+    con = sqlite3.connect(db)
+    con.executemany("INSERT INTO games (id, tournament_id, seq, players, deal_id, status) "
+                    "VALUES (?, 't8', ?, '[\"a\", \"b\"]', 'd', 'scheduled')",
+                    [(f"t8-g{i}", i) for i in range(10)])
+    con.commit()
+    con.close()
+    SqliteStore(str(db)).close()  # a reader removes nothing
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT COUNT(*) FROM games").fetchone() == (10,)
+    con.close()
+    store = SqliteStore(str(db), exclusive=True)
+    try:
+        assert store.game_counts("t8") == (0, 0)
+    finally:
+        store.close()
