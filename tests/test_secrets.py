@@ -223,3 +223,68 @@ def test_serve_refuses_short_or_missing_tokens_naming_where_they_came_from(
         assert "16 characters" in res.stderr
     assert not db.exists()  # nothing was changed
     assert not (tmp_path / "admin").exists()
+
+
+SHARED = "a-token-two-bots-share"
+ADMIN_SECRET = "the-admin-token-of-these-tests"
+
+
+@pytest.mark.parametrize("args,said", [
+    (["--bot", f"alice={ADMIN_SECRET}", "--admin-token-file", "{admin}"],
+     "--bot alice: its token is the admin token"),
+    (["--bot", f"alice={SHARED}", "--bot", f"bob={SHARED}"],
+     "--bot bob: its token is already the token of bot alice"),
+    (["--bot", f"\u0430lice={SHARED}"], "a bot name is 1 to 64 ASCII letters"),
+])
+def test_serve_refuses_one_token_for_two_identities(
+    tmp_path: Path, args: list[str], said: str,
+) -> None:
+    """A bot token equal to the admin token would give that bot admin rights; two bots
+    with one token leave one of them locked out; a look-alike name is not a name. Each is
+    refused (exit 2, naming the bots, never the token) before anything is written."""
+    admin = tmp_path / "admin"
+    admin.write_text(ADMIN_SECRET, encoding="utf-8")
+    admin.chmod(0o600)
+    if "--admin-token-file" not in args:
+        args = [*args, "--admin-token-file", "{admin}"]
+    args = [a.format(admin=admin) for a in args]
+    db = tmp_path / "ref.sqlite3"
+    res = subprocess.run(
+        [sys.executable, "-m", "chinchon_referee.cli", "serve", "--address", "127.0.0.1:0",
+         "--db", str(db), *args],
+        capture_output=True, text=True, timeout=60, cwd=ROOT, env=_env())
+    assert res.returncode == 2, res.stderr
+    assert said in res.stderr, res.stderr
+    assert SHARED not in res.stderr + res.stdout and ADMIN_SECRET not in res.stderr + res.stdout
+    assert not db.exists()
+
+
+def test_serve_refuses_a_token_already_registered_to_another_bot(tmp_path: Path) -> None:
+    """The database remembers alice's token: a later start registering bob with it (or
+    choosing it as the admin token) is refused, and alice keeps it."""
+    from chinchon_referee.auth import digest
+    from chinchon_referee.storage import SqliteStore
+
+    db = tmp_path / "ref.sqlite3"
+    store = SqliteStore(str(db))
+    store.upsert_bot("alice", digest(SHARED))
+    store.close()
+    admin = tmp_path / "admin"
+    admin.write_text(ADMIN_SECRET, encoding="utf-8")
+    admin.chmod(0o600)
+    for args, said in (
+        (["--admin-token-file", str(admin), "--bot", f"bob={SHARED}"],
+         "--bot bob: its token is already the token of bot alice"),
+        (["--admin-token", SHARED], "bot alice (registered in the database) has the admin token"),
+    ):
+        res = subprocess.run(
+            [sys.executable, "-m", "chinchon_referee.cli", "serve", "--address", "127.0.0.1:0",
+             "--db", str(db), *args],
+            capture_output=True, text=True, timeout=60, cwd=ROOT, env=_env())
+        assert res.returncode == 2, res.stderr
+        assert said in res.stderr, res.stderr
+    store = SqliteStore(str(db))
+    try:
+        assert store.bots() == [("alice", digest(SHARED))]
+    finally:
+        store.close()

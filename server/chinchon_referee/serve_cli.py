@@ -18,7 +18,13 @@ from .logs import configure, get_logger
 from .referee import GameOutcome, Referee
 from .server import LOOPS, start_server, tune_gc, use_loop
 from .storage import GameRow, SqliteStore, Store, StoreError
-from .token_sources import AdminToken, admin_token, bot_tokens, shared_with_others
+from .token_sources import (
+    AdminToken,
+    admin_token,
+    bot_tokens,
+    check_registrations,
+    shared_with_others,
+)
 
 log = get_logger("serve")
 
@@ -139,7 +145,9 @@ async def serve(args: argparse.Namespace) -> int:
         return 2
     try:
         bots = bot_tokens(args.bot, args.bots_file)
+        check_registrations(bots, None)  # names, shared tokens: before any file is made
         admin = admin_token(args.admin_token, args.admin_token_file, args.db)
+        check_registrations(bots, admin.token)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -154,6 +162,12 @@ async def serve(args: argparse.Namespace) -> int:
         log.warning("database_shared", file=args.db,
                     note="other users may read it, and with it the seeds of every deal: "
                     "chmod 600")
+    try:
+        check_registrations(bots, admin.token, store.bots())
+    except ValueError as e:
+        store.close()
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     lim = config.limits  # practice records past their time go now, not at the next game
     store.prune_games(lim.practice_records, time.time() - lim.practice_record_days * 86400)
     for name, tok in bots.items():

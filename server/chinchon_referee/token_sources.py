@@ -20,10 +20,11 @@ from __future__ import annotations
 import os
 import stat
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .auth import check_token, new_token
+from .auth import check_token, digest, new_token
 
 ADMIN_ENV = "CHINCHON_ADMIN_TOKEN"
 
@@ -121,3 +122,35 @@ def _checked(token: str, where: str) -> str:
         return check_token(token, where)
     except ValueError as e:
         raise SecretError(str(e)) from None
+
+
+def check_registrations(
+    bots: dict[str, str], admin: str | None, stored: Sequence[tuple[str, str]] = (),
+) -> None:
+    """Refuse registrations that would let one token stand for two identities: a bot
+    whose token is the admin token (it would hold admin rights), two bots with one token
+    (only one of them could ever log in), or a bot given the token another bot already
+    has in the database. ``admin``: None when it is not known yet. ``stored``: (name,
+    token digest) of the registered bots. The
+    messages name the bots, never the tokens."""
+    from .tournament import valid_bot_name
+
+    for name in bots:
+        if not valid_bot_name(name):
+            raise SecretError(f"--bot {name!r}: a bot name is 1 to 64 ASCII letters, digits, "
+                              "'-', '_' or '.'")
+    admin_digest = digest(admin) if admin else None
+    holders: dict[str, str] = {d: n for n, d in stored if n not in bots}
+    for name, token in bots.items():
+        d = digest(token)
+        if d == admin_digest:
+            raise SecretError(f"--bot {name}: its token is the admin token (the bot would hold "
+                              "admin rights): give it its own")
+        if d in holders:
+            raise SecretError(f"--bot {name}: its token is already the token of bot "
+                              f"{holders[d]} (each bot needs its own)")
+        holders[d] = name
+    for name, d in stored:
+        if name not in bots and d == admin_digest:
+            raise SecretError(f"bot {name} (registered in the database) has the admin token: "
+                              "choose another admin token")
