@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from chinchon_referee.server import start_server
 
-from tests.helpers import NODE_BOT, ROOT, BotProc, play, spec, start, tokens_for
-from tests.test_serve import serve
+from tests.helpers import NODE_BOT, ROOT, BotProc, bot_token, play, spec, start, tokens_for
+from tests.test_serve import ALICE, serve
 
 CLI = [sys.executable, "-m", "chinchon_referee.cli"]
 SOURCE = ROOT / "sample_bots" / "cpp"
@@ -78,7 +78,7 @@ def test_cpp_bot_practices_with_the_token_from_the_environment(cpp_bot: Path) ->
             proc = await asyncio.create_subprocess_exec(
                 str(cpp_bot), "--practice", "greedy", "--games", "2",
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                env=dict(os.environ, CHINCHON_TARGET=server.target, CHINCHON_TOKEN="tok-cpp"),
+                env=dict(os.environ, CHINCHON_TARGET=server.target, CHINCHON_TOKEN=bot_token("cpp")),
             )
             bot = BotProc(proc)
             rc = await bot.wait(120)
@@ -130,7 +130,7 @@ def test_cpp_bot_practices_over_tls_trusting_the_given_certificate(
     )
     with serve(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key)) as (_, port):
         proc = subprocess.run(
-            [str(cpp_bot), "--target", f"localhost:{port}", "--token", "tok-a",
+            [str(cpp_bot), "--target", f"localhost:{port}", "--token", ALICE,
              "--tls-roots", str(cert), "--practice", "random", "--games", "1"],
             capture_output=True, text=True, timeout=120,
         )
@@ -162,7 +162,7 @@ def test_cpp_bot_reconnects_to_a_restarted_referee_and_plays_on(cpp_bot: Path) -
         first = await start(["cpp"])
         port = first.port
         proc = await asyncio.create_subprocess_exec(
-            str(cpp_bot), "--target", first.target, "--token", "tok-cpp",
+            str(cpp_bot), "--target", first.target, "--token", bot_token("cpp"),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         bot = BotProc(proc)
