@@ -299,7 +299,7 @@ def _request_view() -> Any:
 def _phase_of(observation: bytes) -> int:
     """Observation.phase (field 3) from the encoded observation: seat (1) and
     hand_number (2) come first, as protobuf encoders write fields in order."""
-    from chinchon_referee.encode import read_varint
+    from chinchon.wire import read_varint
 
     i, n = 0, len(observation)
     while i < n:
@@ -327,7 +327,7 @@ async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: i
     import grpc
     from chinchon.v1 import game_pb2 as g
     from chinchon.v1 import referee_pb2 as pb
-    from chinchon_referee.encode import delimited, varint
+    from chinchon.wire import delimited, varint
 
     hello = pb.PlayRequest(hello=pb.Hello(client="bench-fast-bot", queue=pb.QueueMode()))
     hello_bytes = hello.SerializeToString()

@@ -1,9 +1,9 @@
 """The referee's pre-encoded ActionRequests parse to exactly the messages protobuf builds.
 
-``chinchon_referee.encode`` writes the protobuf encoding of every ActionRequest by hand
-(from cached pieces) for speed; ``chinchon.wire`` builds the same message with the
-protobuf classes. Over whole games under random rule variants, bots, names, clocks and
-request ids, both must parse to equal messages.
+``chinchon.wire.fast`` writes the protobuf encoding of every ActionRequest by hand
+(from cached pieces) for speed; ``chinchon.wire.convert`` builds the same message with
+the protobuf classes. Over whole games under random rule variants, bots, names, clocks
+and request ids, both must parse to equal messages.
 """
 
 from __future__ import annotations
@@ -23,13 +23,21 @@ from chinchon.engine import (
 )
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
-from chinchon.wire import action_from_wire, action_to_wire, duration, observation_to_wire
-from chinchon_referee.encode import (
+from chinchon.wire import (
+    MAX_REMEMBERED,
+    MAX_REMEMBERED_BYTES,
     RequestEncoder,
+    action_bytes,
+    action_from_wire,
+    action_to_wire,
     answer_fields,
     decode_action,
     delimited,
+    duration,
     duration_bytes,
+    observation_to_wire,
+    remembered_answers,
+    remembered_bytes,
     varint,
 )
 from google.protobuf.duration_pb2 import Duration
@@ -161,7 +169,6 @@ def test_unreadable_action_bytes_are_a_malformed_action() -> None:
 
 def test_named_closes_and_lay_downs_are_encoded_as_protobuf_does() -> None:
     from chinchon.engine import Close, LayDown, parse_card
-    from chinchon_referee.encode import _action_bytes
 
     def cs(text: str) -> tuple:
         return tuple(parse_card(c) for c in text.split())
@@ -174,7 +181,7 @@ def test_named_closes_and_lay_downs_are_encoded_as_protobuf_does() -> None:
         LayDown(()),
         LayDown(None),
     ]:
-        assert _action_bytes(a) == action_to_wire(a).SerializeToString(), a
+        assert action_bytes(a) == action_to_wire(a).SerializeToString(), a
 
 
 def test_shared_actions_and_equal_copies_encode_alike() -> None:
@@ -182,7 +189,6 @@ def test_shared_actions_and_equal_copies_encode_alike() -> None:
     action by value: both give the same bytes, and decoding gives the shared object."""
     from chinchon.engine import Close, Discard, RuleSet, parse_card
     from chinchon.engine.game import SHARED_ACTIONS
-    from chinchon_referee.encode import RequestEncoder, decode_action
 
     enc = RequestEncoder("g", RuleSet())
     shared = [a for a in SHARED_ACTIONS if isinstance(a, (Discard, Close))][:12]
@@ -202,7 +208,6 @@ def test_shared_actions_and_equal_copies_encode_alike() -> None:
 def test_every_listed_action_is_short_enough_to_be_remembered(rules: RuleSet, seed: str) -> None:
     """The decoding cache keeps only short encodings (so padded answers cannot fill it);
     every action the referee lists is short enough, so the common answer stays cached."""
-    from chinchon_referee.encode import MAX_REMEMBERED_BYTES, _action_bytes
 
     rng = random.Random(seed)
     state = new_game(rules)
@@ -213,7 +218,7 @@ def test_every_listed_action_is_short_enough_to_be_remembered(rules: RuleSet, se
             state = apply(state, source.chance(state))
             continue
         legal = legal_actions(state)
-        longest = max(longest, *(len(_action_bytes(a)) for a in legal))
+        longest = max(longest, *(len(action_bytes(a)) for a in legal))
         state = apply(state, rng.choice(legal), seat=state.to_act)
     assert 0 < longest <= MAX_REMEMBERED_BYTES
 
@@ -222,13 +227,12 @@ def test_padded_answers_are_decoded_but_not_remembered() -> None:
     """An answer padded with a unique unknown field decodes like the bare answer, and
     the cache holds no more bytes for it: a bot cannot grow it with what it sends."""
     from chinchon.engine import DRAW_STOCK
-    from chinchon_referee import encode
 
     bare = g.Action(draw_stock=g.DrawStock()).SerializeToString()
     assert decode_action(bare) is DRAW_STOCK
-    before = encode.remembered_bytes()
+    before = remembered_bytes()
     for i in range(2000):
         padded = bare + delimited(1000, i.to_bytes(4, "big") * 50)  # unknown field 1000
         assert decode_action(padded) is DRAW_STOCK
-    assert encode.remembered_bytes() == before
-    assert len(encode._DECODED) <= encode.MAX_REMEMBERED
+    assert remembered_bytes() == before
+    assert remembered_answers() <= MAX_REMEMBERED

@@ -27,10 +27,9 @@ import grpc
 import pytest
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
-from chinchon_referee import encode
+from chinchon.wire import delimited, remembered_bytes, varint
 from chinchon_referee.clip import MARK_SPACE, MAX_QUOTED, clip
 from chinchon_referee.config import Limits, Policies, RefereeConfig
-from chinchon_referee.encode import delimited, varint
 from chinchon_referee.logs import configure
 from chinchon_referee.storage import GameRow, SqliteStore, TournamentRow
 from hypothesis import given, settings
@@ -112,10 +111,10 @@ def test_answers_padded_with_unknown_fields_do_not_grow_the_server() -> None:
             assert (await stream.hello(_practice())).WhichOneof("kind") == "welcome"
             await practise(stream, 20, padded)  # warm up: caches of short things filled
             gc.collect()
-            cache0, heap0 = encode.remembered_bytes(), tracemalloc.get_traced_memory()[0]
+            cache0, heap0 = remembered_bytes(), tracemalloc.get_traced_memory()[0]
             await practise(stream, 1500, padded)
             gc.collect()
-            return (encode.remembered_bytes() - cache0,
+            return (remembered_bytes() - cache0,
                     tracemalloc.get_traced_memory()[0] - heap0)
         finally:
             await stream.close()

@@ -50,7 +50,11 @@ from chinchon.v1 import record_pb2 as r
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon.wire import (
+    RequestEncoder,
     action_to_wire,
+    answer_fields,
+    decode_action,
+    delimited,
     duration,
     hand_result_to_wire,
     rules_from_wire,
@@ -62,7 +66,6 @@ from . import __version__
 from .clip import clip
 from .config import Limits, Policies, RefereeConfig, TimeControl
 from .defaults import default_action
-from .encode import RequestEncoder, answer_fields, decode_action, delimited
 from .house import HOUSE_BOTS, HouseBot, make_house_bot
 from .house_worker import HouseWorker, WorkerGone
 from .logs import get_logger

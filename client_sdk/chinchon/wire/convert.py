@@ -2,7 +2,8 @@
 
 Used by the referee (engine -> wire for observations and legal actions, wire -> engine
 for bot actions) and by the Python SDK (the other way round), so both sides agree by
-construction. Nothing here knows about gRPC.
+construction. Nothing here knows about gRPC. The referee's byte-level shortcut for the
+same messages is :mod:`chinchon.wire.fast`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from chinchon.engine import (
     DrawStock,
     End,
     Event,
-    GameResult,
     HandEnd,
     HandResult,
     LayDown,
@@ -41,7 +41,6 @@ from chinchon.engine import (
     parse_card,
 )
 from chinchon.engine.game import SHARED_EVENTS
-from chinchon.engine.record import rules_to_json
 from chinchon.v1 import game_pb2 as g
 
 
@@ -57,7 +56,7 @@ def seconds_of(d: Duration) -> float:
     return float(d.seconds + d.nanos / 1e9)
 
 
-_PHASE_TO_WIRE = {
+PHASE_TO_WIRE = {
     Phase.DEAL: g.PHASE_DEAL,
     Phase.DRAW: g.PHASE_DRAW,
     Phase.DISCARD: g.PHASE_DISCARD,
@@ -66,7 +65,7 @@ _PHASE_TO_WIRE = {
     Phase.LAYDOWN: g.PHASE_LAY_DOWN,
     Phase.GAME_OVER: g.PHASE_GAME_OVER,
 }
-_PHASE_FROM_WIRE = {v: k for k, v in _PHASE_TO_WIRE.items()}
+_PHASE_FROM_WIRE = {v: k for k, v in PHASE_TO_WIRE.items()}
 _EVENT_TO_WIRE = {
     "draw_stock": g.EVENT_KIND_DRAW_STOCK,
     "draw_discard": g.EVENT_KIND_DRAW_DISCARD,
@@ -102,7 +101,7 @@ _BONUS_FROM_WIRE = {v: k for k, v in _BONUS_TO_WIRE.items()}
 _RULES_WIRE: dict[RuleSet, g.RuleSet] = {}
 
 
-def _rules_template(rules: RuleSet) -> g.RuleSet:
+def rules_template(rules: RuleSet) -> g.RuleSet:
     """The cached wire form of ``rules``: never mutate it (copy it, or pass it to a
     message constructor, which copies)."""
     m = _RULES_WIRE.get(rules)
@@ -115,7 +114,7 @@ def _rules_template(rules: RuleSet) -> g.RuleSet:
 
 def rules_to_wire(rules: RuleSet) -> g.RuleSet:
     m = g.RuleSet()
-    m.CopyFrom(_rules_template(rules))
+    m.CopyFrom(rules_template(rules))
     return m
 
 
@@ -131,10 +130,6 @@ def rules_from_wire(msg: g.RuleSet, base: RuleSet | None = None) -> RuleSet:
         if msg.HasField(f.name):
             values[f.name] = getattr(msg, f.name)
     return RuleSet.from_dict(values)
-
-
-def rules_json(rules: RuleSet) -> dict[str, object]:
-    return rules_to_json(rules)
 
 
 # -- actions -----------------------------------------------------------------------------
@@ -165,7 +160,9 @@ def action_to_wire(a: Action) -> g.Action:
             return g.Action(lay_down=g.LayDown(best=True))
         return g.Action(lay_down=g.LayDown(melds=_groups(a.melds)))
     if isinstance(a, Pass):
-        return g.Action(**{"pass": g.Pass()})
+        msg = g.Action()
+        getattr(msg, "pass").SetInParent()  # ``pass`` is a Python keyword
+        return msg
     raise TypeError(f"not a player action: {a!r}")
 
 
@@ -221,7 +218,8 @@ def action_from_wire(msg: g.Action) -> Action:
 # -- observations ------------------------------------------------------------------------
 
 
-def _meld_wire(i: int, tm: TableMeld) -> g.Meld:
+def meld_to_wire(i: int, tm: TableMeld) -> g.Meld:
+    """Table meld number ``i``."""
     return g.Meld(
         index=i,
         owner=tm.owner,
@@ -238,7 +236,7 @@ def hand_result_to_wire(hr: HandResult) -> g.HandResult:
         bonus=_BONUS_TO_WIRE[hr.bonus],
         hands=[g.CardGroup(cards=[str(c) for c in h]) for h in hr.hands],
         close_discard=str(hr.close_discard) if hr.close_discard is not None else "",
-        table=[_meld_wire(i, t) for i, t in enumerate(hr.table)],
+        table=[meld_to_wire(i, t) for i, t in enumerate(hr.table)],
         unmatched=[g.CardGroup(cards=[str(c) for c in h]) for h in hr.unmatched],
         points=list(hr.points),
         totals=list(hr.totals),
@@ -254,7 +252,7 @@ def observation_to_wire(obs: Observation, history: Sequence[g.HandResult] = ()) 
     msg = g.Observation(
         seat=obs.seat,
         hand_number=obs.hand_no,
-        phase=_PHASE_TO_WIRE[obs.phase],
+        phase=PHASE_TO_WIRE[obs.phase],
         to_act=obs.to_act,
         starter=obs.starter,
         turn=obs.turn,
@@ -267,14 +265,14 @@ def observation_to_wire(obs: Observation, history: Sequence[g.HandResult] = ()) 
             )
             for p in obs.players
         ],
-        table=[_meld_wire(i, t) for i, t in enumerate(obs.table)],
+        table=[meld_to_wire(i, t) for i, t in enumerate(obs.table)],
         taken_from_discard=str(obs.taken_from_discard) if obs.taken_from_discard is not None else "",
         closer=obs.closer,
-        rules=_rules_template(obs.rules),  # the constructor copies the template
+        rules=rules_template(obs.rules),  # the constructor copies the template
         past_hands=past,
     )
     if obs.events:
-        msg.MergeFromString(b"".join([_event_bytes(e) for e in obs.events]))
+        msg.MergeFromString(b"".join([event_bytes(e) for e in obs.events]))
     return msg
 
 
@@ -290,7 +288,8 @@ _SHARED_EVENT_IDS = frozenset(id(e) for e in SHARED_EVENTS)
 _EVENTS_BY_ID: dict[int, bytes] = {}
 
 
-def _event_bytes(e: Event) -> bytes:
+def event_bytes(e: Event) -> bytes:
+    """The encoding of ``e`` as one element of ``Observation.events`` (cached)."""
     b = _EVENTS_BY_ID.get(id(e))
     if b is not None:
         return b
@@ -374,7 +373,3 @@ def observation_from_wire(msg: g.Observation) -> Observation:
         closer=msg.closer,
         past_hands=tuple(hand_result_from_wire(h, rules) for h in msg.past_hands),
     )
-
-
-def game_result_summary(res: GameResult | None) -> str:
-    return "" if res is None else res.end.name.lower()

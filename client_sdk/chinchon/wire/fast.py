@@ -1,34 +1,18 @@
-"""The referee's hot path on the wire: ``PlayResponse{action_request}`` built as bytes.
+"""The referee's hot path on the wire, as bytes: ActionRequests encoded from cached pieces
+(:class:`RequestEncoder`), a bot's answer read without building a message
+(:func:`answer_fields`, :func:`decode_action`).
 
-An ActionRequest carries the seat's whole observation (about 900 bytes: the hand, the
-discard pile, every public event of the hand, the results of past hands, the rule set)
-and every legal action. Most of it is the same as in the previous request of the game:
-the rule set never changes, the events and past hands only grow, the legal actions come
-from a small set. Building it as protobuf objects costs more than everything else the
-referee does per decision, so :class:`RequestEncoder` writes the protobuf encoding
-directly, from cached pieces:
-
-* a message's encoding is the concatenation of its fields' encodings, in any order, and
-  a repeated field is one encoded element after another; so the encoding of a list that
-  grows (the hand's events, the past hands) is kept and extended, and that of the
-  discard pile, which gains or loses its top card, is kept and adjusted;
-* each piece that does not change (the rule set, one event, one meld, one legal action,
-  the game id) is encoded once, mostly by protobuf itself, and reused.
-
-The result parses to exactly the message protobuf builds from
-:func:`chinchon.wire.observation_to_wire` (``tests/test_encode.py`` checks this over
-many games and rule variants). The Play method has no response serializer: the referee
-writes bytes, these or a message it has serialized itself (``Connection.send``).
-
-The other way, :func:`answer_fields` reads a bot's answer (request id and action) from
-the bytes of its PlayRequest without building a message, and :func:`decode_action`
-turns the action's bytes into the engine's action through a cache; anything else is
-parsed by protobuf.
+Every encoding equals protobuf's for what :mod:`chinchon.wire.convert` builds
+(``tests/test_encode.py``); the field keys come from the descriptors
+(:mod:`chinchon.wire.tags`). Why it is built this way, and what it saves:
+docs/benchmarks.md, "The referee's request encoder".
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from google.protobuf.message import DecodeError
 
 from chinchon.engine import (
     Action,
@@ -45,51 +29,59 @@ from chinchon.engine import (
 )
 from chinchon.engine.game import SHARED_ACTIONS
 from chinchon.v1 import game_pb2 as g
-from chinchon.wire import (
-    _PHASE_TO_WIRE,
-    _event_bytes,
-    _meld_wire,
-    _rules_template,
+
+from .convert import (
+    PHASE_TO_WIRE,
     action_from_wire,
     action_to_wire,
+    event_bytes,
     hand_result_to_wire,
+    meld_to_wire,
+    rules_template,
 )
-from google.protobuf.message import DecodeError
-
-
-def _varint(n: int) -> bytes:
-    if n < 0:
-        n += 1 << 64
-    if n < 1 << 21:
-        if n < 1 << 14:
-            return bytes((n & 127 | 128, n >> 7)) if n >= 128 else bytes((n,))
-        return bytes((n & 127 | 128, n >> 7 & 127 | 128, n >> 14))
-    if n < 1 << 28:
-        return bytes((n & 127 | 128, n >> 7 & 127 | 128, n >> 14 & 127 | 128, n >> 21))
-    out = bytearray()
-    while n >= 128:
-        out.append((n & 127) | 128)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-_TABLE = [_varint(n) for n in range(1 << 14)]  # every one- and two-byte varint
-
-
-def varint(n: int) -> bytes:
-    """Protobuf base-128 varint; a negative int32/int64 takes ten bytes (two's complement)."""
-    return _TABLE[n] if 0 <= n < 16384 else _varint(n)
-
-
-def key(field: int, wire_type: int) -> bytes:
-    return varint(field << 3 | wire_type)
-
-
-def delimited(field: int, payload: bytes) -> bytes:
-    """A length-delimited field: a string, bytes or an embedded message."""
-    n = len(payload)
-    return key(field, 2) + (_TABLE[n] if n < 16384 else _varint(n)) + payload
+from .tags import (
+    ACTION_ACCEPTED_ACTION,
+    ACTION_ACCEPTED_REQUEST_ID,
+    ACTION_ACCEPTED_TIME_TAKEN,
+    ACTION_CLOSE,
+    ACTION_LAY_DOWN,
+    ACTION_REPLY_ACTION,
+    ACTION_REPLY_REQUEST_ID,
+    ACTION_REQUEST_ATTEMPT,
+    ACTION_REQUEST_BANK_TIME,
+    ACTION_REQUEST_GAME_ID,
+    ACTION_REQUEST_LEGAL_ACTIONS,
+    ACTION_REQUEST_MOVE_TIME,
+    ACTION_REQUEST_OBSERVATION,
+    ACTION_REQUEST_REQUEST_ID,
+    CARD_GROUP_CARDS,
+    CLOSE_CARD,
+    CLOSE_MELDS,
+    DURATION_NANOS,
+    DURATION_SECONDS,
+    LAY_DOWN_MELDS,
+    MELD_LIST_MELDS,
+    OBSERVATION_CLOSER,
+    OBSERVATION_DISCARD_PILE,
+    OBSERVATION_HAND,
+    OBSERVATION_HAND_NUMBER,
+    OBSERVATION_PAST_HANDS,
+    OBSERVATION_PHASE,
+    OBSERVATION_PLAYERS,
+    OBSERVATION_RULES,
+    OBSERVATION_SEAT,
+    OBSERVATION_STARTER,
+    OBSERVATION_STOCK_SIZE,
+    OBSERVATION_TABLE,
+    OBSERVATION_TAKEN_FROM_DISCARD,
+    OBSERVATION_TO_ACT,
+    OBSERVATION_TURN,
+    PLAY_REQUEST_ACTION,
+    PLAY_RESPONSE_ACCEPTED,
+    PLAY_RESPONSE_ACTION_REQUEST,
+    one_byte,
+)
+from .varint import SMALL, SMALL_LIMIT, encode_varint, length_prefixed, read_varint, varint
 
 
 def duration_bytes(seconds: float) -> bytes:
@@ -101,7 +93,8 @@ def duration_bytes(seconds: float) -> bytes:
     if ns <= 0:
         return b""
     s, n = divmod(ns, 1_000_000_000)
-    b = (b"\x08" + varint(s) if s else b"") + (b"\x10" + _varint(n) if n else b"")
+    b = ((DURATION_SECONDS + varint(s) if s else b"")
+         + (DURATION_NANOS + encode_varint(n) if n else b""))
     if n == 0 or seconds.is_integer():
         # Whole seconds come back (a fresh move time, an untouched bank): keep them.
         if len(_DURATIONS) > 1024:
@@ -113,26 +106,29 @@ def duration_bytes(seconds: float) -> bytes:
 _DURATIONS: dict[float, bytes] = {}
 
 
-_PHASE_BYTES = {p: b"\x18" + varint(v) for p, v in _PHASE_TO_WIRE.items()}
-_MINUS_ONE = {f: key(f, 0) + varint(-1) for f in (4, 5, 14)}  # int32 fields set to -1
+_PHASE_BYTES = {p: OBSERVATION_PHASE + varint(v) for p, v in PHASE_TO_WIRE.items()}
+# int32 fields set to -1 (nobody): a ten-byte varint
+_NOBODY_TO_ACT = OBSERVATION_TO_ACT + varint(-1)
+_NOBODY_STARTS = OBSERVATION_STARTER + varint(-1)
+_NOBODY_CLOSED = OBSERVATION_CLOSER + varint(-1)
 
 
 class _CardField(dict[int, bytes]):
     """card -> the encoding of that card as one element of a repeated string field."""
 
-    def __init__(self, field: int) -> None:
+    def __init__(self, field_key: bytes) -> None:
         super().__init__()
-        self.field = field
+        self.field_key = field_key
 
     def __missing__(self, card: int) -> bytes:
-        b = self[card] = delimited(self.field, str(card).encode())
+        b = self[card] = length_prefixed(self.field_key, str(card).encode())
         return b
 
 
-_HAND = _CardField(7)  # Observation.hand
-_PILE = _CardField(8)  # Observation.discard_pile
-_TAKEN = _CardField(13)  # Observation.taken_from_discard
-_GROUP_CARD = _CardField(1)  # CardGroup.cards
+_HAND = _CardField(OBSERVATION_HAND)
+_PILE = _CardField(OBSERVATION_DISCARD_PILE)
+_TAKEN = _CardField(OBSERVATION_TAKEN_FROM_DISCARD)
+_GROUP_CARD = _CardField(CARD_GROUP_CARDS)
 
 
 # Closes and lay-downs that name their melds are many and rarely the same twice (a
@@ -148,17 +144,18 @@ def _meld_list(melds: tuple[tuple[Card, ...], ...]) -> bytes:
         if b is None:
             if len(_GROUPS) > 65536:
                 _GROUPS.clear()
-            b = _GROUPS[m] = delimited(1, b"".join(map(_GROUP_CARD.__getitem__, m)))
+            b = _GROUPS[m] = length_prefixed(MELD_LIST_MELDS, b"".join(map(_GROUP_CARD.__getitem__, m)))
         out.append(b)
     return b"".join(out)
 
 
-def _action_bytes(a: Action) -> bytes:
+def action_bytes(a: Action) -> bytes:
     """The encoding of ``chinchon.wire.action_to_wire(a)``."""
     if type(a) is Close and a.melds is not None:
-        return delimited(4, delimited(1, str(a.card).encode()) + delimited(3, _meld_list(a.melds)))
+        return length_prefixed(ACTION_CLOSE, length_prefixed(CLOSE_CARD, str(a.card).encode())
+                               + length_prefixed(CLOSE_MELDS, _meld_list(a.melds)))
     if type(a) is LayDown and a.melds is not None:
-        return delimited(7, delimited(2, _meld_list(a.melds)))
+        return length_prefixed(ACTION_LAY_DOWN, length_prefixed(LAY_DOWN_MELDS, _meld_list(a.melds)))
     return action_to_wire(a).SerializeToString()
 
 
@@ -174,18 +171,23 @@ _ACCEPTED: dict[Action, bytes] = {}
 _SHARED_LEGAL: dict[int, bytes] = {}
 _SHARED_ACCEPTED: dict[int, bytes] = {}
 for _a in SHARED_ACTIONS:
-    _raw = _action_bytes(_a)
-    _SHARED_LEGAL[id(_a)] = delimited(4, _raw)
-    _SHARED_ACCEPTED[id(_a)] = delimited(2, _raw)
+    _raw = action_bytes(_a)
+    _SHARED_LEGAL[id(_a)] = length_prefixed(ACTION_REQUEST_LEGAL_ACTIONS, _raw)
+    _SHARED_ACCEPTED[id(_a)] = length_prefixed(ACTION_ACCEPTED_ACTION, _raw)
 del _a, _raw
+
+
+def _past_hand(h: HandResult) -> bytes:
+    """One ``Observation.past_hands`` element."""
+    return length_prefixed(OBSERVATION_PAST_HANDS, hand_result_to_wire(h).SerializeToString())
 
 
 class RequestEncoder:
     """Builds the ``PlayResponse`` bytes of every ActionRequest of one game."""
 
     def __init__(self, game_id: str, rules: RuleSet) -> None:
-        self._game_id = delimited(2, game_id.encode())
-        self._rules = delimited(15, _rules_template(rules).SerializeToString())
+        self._game_id = length_prefixed(ACTION_REQUEST_GAME_ID, game_id.encode())
+        self._rules = length_prefixed(OBSERVATION_RULES, rules_template(rules).SerializeToString())
         self._events: tuple[Event, ...] = ()
         self._events_b = b""
         self._pile: tuple[Card, ...] = ()
@@ -215,27 +217,28 @@ class RequestEncoder:
             self._pile = pile
         # Seats, hand numbers, turns and sizes are small non-negative numbers; to_act,
         # starter and closer are -1 when nobody is (a ten-byte varint).
-        t = _TABLE
+        t = SMALL
         parts = [
-            b"\x08" + t[seat] if seat else b"",
-            b"\x10" + t[hand_no] if hand_no else b"",
+            OBSERVATION_SEAT + t[seat] if seat else b"",
+            OBSERVATION_HAND_NUMBER + t[hand_no] if hand_no else b"",
             _PHASE_BYTES[phase],
-            (b"\x20" + t[to_act] if to_act > 0 else _MINUS_ONE[4] if to_act == -1
-             else b"\x20" + varint(to_act) if to_act else b""),
-            (b"\x28" + t[starter] if starter > 0 else _MINUS_ONE[5] if starter == -1
-             else b"\x28" + varint(starter) if starter else b""),
-            b"\x30" + varint(turn) if turn else b"",
+            (OBSERVATION_TO_ACT + t[to_act] if to_act > 0 else _NOBODY_TO_ACT if to_act == -1
+             else OBSERVATION_TO_ACT + varint(to_act) if to_act else b""),
+            (OBSERVATION_STARTER + t[starter] if starter > 0 else _NOBODY_STARTS
+             if starter == -1 else OBSERVATION_STARTER + varint(starter) if starter else b""),
+            OBSERVATION_TURN + varint(turn) if turn else b"",
             b"".join(map(_HAND.__getitem__, hand)),
             self._pile_b,
-            b"\x48" + t[stock_size] if stock_size else b"",
+            OBSERVATION_STOCK_SIZE + t[stock_size] if stock_size else b"",
         ]
         b = self._players.get(players)
         if b is None:
             if len(self._players) > 4096:
                 self._players.clear()
             b = self._players[players] = b"".join(
-                delimited(10, g.PlayerInfo(seat=p.seat, name=p.name, hand_size=p.hand_size,
-                                           score=p.score, in_game=p.in_game).SerializeToString())
+                length_prefixed(OBSERVATION_PLAYERS, g.PlayerInfo(
+                    seat=p.seat, name=p.name, hand_size=p.hand_size, score=p.score,
+                    in_game=p.in_game).SerializeToString())
                 for p in players)
         parts.append(b)
         if table:
@@ -244,7 +247,7 @@ class RequestEncoder:
                 if len(self._melds) > 4096:
                     self._melds.clear()
                 b = self._melds[table] = b"".join(
-                    delimited(11, _meld_wire(i, tm).SerializeToString())
+                    length_prefixed(OBSERVATION_TABLE, meld_to_wire(i, tm).SerializeToString())
                     for i, tm in enumerate(table))
             parts.append(b)
         k = len(self._events)
@@ -252,15 +255,15 @@ class RequestEncoder:
             # The hand's events only grow until the next hand: extend the last encoding
             # (the tuple comparison checks identity first, so it is cheap).
             if len(events) > k:
-                self._events_b += b"".join([_event_bytes(e) for e in events[k:]])
+                self._events_b += b"".join([event_bytes(e) for e in events[k:]])
         else:
-            self._events_b = b"".join([_event_bytes(e) for e in events])
+            self._events_b = b"".join([event_bytes(e) for e in events])
         self._events = events
         parts.append(self._events_b)
         if taken is not None:
             parts.append(_TAKEN[taken])
         if closer:
-            parts.append(_MINUS_ONE[14] if closer == -1 else b"\x70" + varint(closer))
+            parts.append(_NOBODY_CLOSED if closer == -1 else OBSERVATION_CLOSER + varint(closer))
         parts.append(self._rules)
         if past is not self._past:
             self._past_b = self._past_for(past)
@@ -271,9 +274,8 @@ class RequestEncoder:
     def _past_for(self, past: tuple[HandResult, ...]) -> bytes:
         k = len(self._past)
         if len(past) >= k and past[:k] == self._past:
-            return self._past_b + b"".join(
-                delimited(16, hand_result_to_wire(h).SerializeToString()) for h in past[k:])
-        return b"".join(delimited(16, hand_result_to_wire(h).SerializeToString()) for h in past)
+            return self._past_b + b"".join(map(_past_hand, past[k:]))
+        return b"".join(map(_past_hand, past))
 
     def action(self, a: Action) -> bytes:
         """One ``legal_actions`` element."""
@@ -282,9 +284,9 @@ class RequestEncoder:
             if len(self._actions) > 65536:
                 self._actions.clear()
                 self._accepted.clear()
-            raw = _action_bytes(a)
-            b = self._actions[a] = delimited(4, raw)
-            self._accepted[a] = delimited(2, raw)
+            raw = action_bytes(a)
+            b = self._actions[a] = length_prefixed(ACTION_REQUEST_LEGAL_ACTIONS, raw)
+            self._accepted[a] = length_prefixed(ACTION_ACCEPTED_ACTION, raw)
         return b
 
     def legal(self, legal: Sequence[Action]) -> bytes:
@@ -301,7 +303,7 @@ class RequestEncoder:
         return b"".join(out)
 
     def accepted(self, request_id: int, action: Action, time_taken: float) -> bytes:
-        """``PlayResponse.accepted`` (field 10) for ``action`` applied: to append to the
+        """``PlayResponse.accepted`` for ``action`` applied: to append to the
         seat's next message."""
         b = _SHARED_ACCEPTED.get(id(action))
         if b is None:
@@ -313,16 +315,17 @@ class RequestEncoder:
         # Duration{nanos}: the usual case, a think time under a second.
         if 16384 <= ns < 268_435_456:
             if ns < 2_097_152:
-                took = bytes((4, 0x10, ns & 127 | 128, ns >> 7 & 127 | 128, ns >> 14))
+                took = bytes((4, _NANOS, ns & 127 | 128, ns >> 7 & 127 | 128, ns >> 14))
             else:
-                took = bytes((5, 0x10, ns & 127 | 128, ns >> 7 & 127 | 128,
+                took = bytes((5, _NANOS, ns & 127 | 128, ns >> 7 & 127 | 128,
                               ns >> 14 & 127 | 128, ns >> 21))
         else:
             d = duration_bytes(time_taken)
-            took = _TABLE[len(d)] + d
+            took = SMALL[len(d)] + d
         rid = self._rid[1] if self._rid[0] == request_id else _rid_field(request_id)
-        size = len(rid) + len(b) + 1 + len(took)
-        return b"".join((b"\x52", _TABLE[size], rid, b, b"\x1a", took))
+        size = len(rid) + len(b) + _TIME_TAKEN_SIZE + len(took)
+        return b"".join((PLAY_RESPONSE_ACCEPTED, SMALL[size], rid, b, ACTION_ACCEPTED_TIME_TAKEN,
+                         took))
 
     def request(
         self, request_id: int, observation: bytes, legal: bytes, move_time: float,
@@ -339,21 +342,32 @@ class RequestEncoder:
         body = b"".join((
             rid,
             self._game_id,
-            b"\x1a", _TABLE[n] if n < 16384 else _varint(n), observation,
+            ACTION_REQUEST_OBSERVATION, SMALL[n] if n < SMALL_LIMIT else encode_varint(n),
+            observation,
             legal,
-            b"\x2a", _TABLE[len(move)], move,
-            b"\x32", _TABLE[len(bank)], bank,
-            b"\x38" + varint(attempt) if attempt else b"",
+            ACTION_REQUEST_MOVE_TIME, SMALL[len(move)], move,
+            ACTION_REQUEST_BANK_TIME, SMALL[len(bank)], bank,
+            ACTION_REQUEST_ATTEMPT + varint(attempt) if attempt else b"",
         ))
         n = len(body)
-        return b"".join((b"\x1a", _TABLE[n] if n < 16384 else _varint(n), body, accepted))
+        return b"".join((PLAY_RESPONSE_ACTION_REQUEST,
+                         SMALL[n] if n < SMALL_LIMIT else encode_varint(n), body, accepted))
+
+
+if ACTION_REQUEST_REQUEST_ID != ACTION_ACCEPTED_REQUEST_ID:
+    raise ImportError("ActionRequest.request_id and ActionAccepted.request_id differ in "
+                      "number or type: RequestEncoder.accepted reuses one for the other")
+_NANOS = one_byte(DURATION_NANOS)  # a Duration of whole nanoseconds, written in place
+_TIME_TAKEN_SIZE = len(ACTION_ACCEPTED_TIME_TAKEN)
 
 
 def _rid_field(request_id: int) -> bytes:
-    """The request_id field (number 1, a varint) of ActionRequest / ActionAccepted."""
+    """The request_id field of ActionRequest / ActionAccepted (the same key: checked at
+    import, as one encoding serves both)."""
     if not request_id:
         return b""
-    return b"\x08" + (_TABLE[request_id] if request_id < 16384 else _varint(request_id))
+    return ACTION_REQUEST_REQUEST_ID + (
+        SMALL[request_id] if request_id < SMALL_LIMIT else encode_varint(request_id))
 
 
 #: Answers remembered by their encoding: at most this many, each at most
@@ -392,20 +406,14 @@ def remembered_bytes() -> int:
     return sum(map(len, _DECODED))
 
 
-def read_varint(buf: bytes, i: int) -> tuple[int, int]:
-    """The varint that starts at ``buf[i]``, and the index after it. Raises IndexError
-    when ``buf`` ends inside it, ValueError when it runs past ten bytes."""
-    value = 0
-    shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        value |= (b & 127) << shift
-        if b < 128:
-            return value, i
-        shift += 7
-        if shift > 63:
-            raise ValueError("a varint longer than ten bytes")
+def remembered_answers() -> int:
+    """How many answers the decoding cache holds (for tests)."""
+    return len(_DECODED)
+
+
+_ANSWER = one_byte(PLAY_REQUEST_ACTION)
+_ANSWER_REQUEST_ID = one_byte(ACTION_REPLY_REQUEST_ID)
+_ANSWER_ACTION = one_byte(ACTION_REPLY_ACTION)
 
 
 def answer_fields(raw: bytes) -> tuple[int, bytes] | None:
@@ -414,14 +422,14 @@ def answer_fields(raw: bytes) -> tuple[int, bytes] | None:
     ``action``), without building any message; None for anything else (the caller
     then parses it with protobuf)."""
     try:
-        if raw[0] != 0x12:
+        if raw[0] != _ANSWER:
             return None
         n = len(raw)
         length, i = read_varint(raw, 1)
-        if i + length != n or raw[i] != 0x08:
+        if i + length != n or raw[i] != _ANSWER_REQUEST_ID:
             return None
         rid, i = read_varint(raw, i + 1)
-        if raw[i] != 0x12:
+        if raw[i] != _ANSWER_ACTION:
             return None
         length, j = read_varint(raw, i + 1)
         if j + length != n:

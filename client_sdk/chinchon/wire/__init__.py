@@ -1,0 +1,62 @@
+"""The wire: ``chinchon.v1`` protobuf messages to and from the engine's types.
+
+Two doors, side by side:
+
+* :mod:`chinchon.wire.convert`, the readable conversion (engine <-> protobuf messages),
+  used by the SDK, the tests and wherever the referee builds a message;
+* :mod:`chinchon.wire.fast`, the referee's hot path: ActionRequests written as bytes from
+  cached pieces, and a bot's answer read without building a message. Its encodings equal
+  protobuf's for what ``convert`` builds, and its field keys come from the descriptors
+  (:mod:`chinchon.wire.tags`); :mod:`chinchon.wire.varint` holds the varint helpers.
+"""
+
+from .convert import (
+    action_from_wire,
+    action_to_wire,
+    duration,
+    hand_result_from_wire,
+    hand_result_to_wire,
+    observation_from_wire,
+    observation_to_wire,
+    rules_from_wire,
+    rules_to_wire,
+    seconds_of,
+)
+from .fast import (
+    MAX_REMEMBERED,
+    MAX_REMEMBERED_BYTES,
+    RequestEncoder,
+    action_bytes,
+    answer_fields,
+    decode_action,
+    duration_bytes,
+    remembered_answers,
+    remembered_bytes,
+)
+from .varint import delimited, key, read_varint, varint
+
+__all__ = [
+    "MAX_REMEMBERED",
+    "MAX_REMEMBERED_BYTES",
+    "RequestEncoder",
+    "action_bytes",
+    "action_from_wire",
+    "action_to_wire",
+    "answer_fields",
+    "decode_action",
+    "delimited",
+    "duration",
+    "duration_bytes",
+    "hand_result_from_wire",
+    "hand_result_to_wire",
+    "key",
+    "observation_from_wire",
+    "observation_to_wire",
+    "read_varint",
+    "remembered_answers",
+    "remembered_bytes",
+    "rules_from_wire",
+    "rules_to_wire",
+    "seconds_of",
+    "varint",
+]
