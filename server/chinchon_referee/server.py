@@ -112,7 +112,7 @@ def tune_gc() -> None:
 def add_referee_service(server: grpc.aio.Server, servicer: RefereeServicer) -> None:
     """Register ``chinchon.v1.RefereeService`` as the generated code would, except that
     PlayResponses and PlayRequests cross as bytes: the referee writes responses it has
-    encoded (see ``encode.py``, and ``Connection.send``) and reads requests itself."""
+    encoded (see ``chinchon.wire.fast``, and ``Connection.send``) and reads requests itself."""
     play = grpc.stream_stream_rpc_method_handler(
         servicer.Play,
         # Requests arrive as bytes: the referee reads the common answer without
