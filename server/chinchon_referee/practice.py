@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chinchon.engine import RuleSet, RuleSetError
+from chinchon.strategies import BUILTIN_BOTS
 from rich.console import Console
 from rich.table import Table
 
 from .auth import TokenBook, new_token
 from .config import Policies, RefereeConfig, TimeControl
-from .house import HOUSE_BOTS
 from .logs import configure
 from .referee import GameOutcome, GameSpec, Referee
 from .server import start_server, use_loop
@@ -46,7 +46,7 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--games", type=int, default=10, help="games to play (default 10)")
-    p.add_argument("--opponent", default="greedy", choices=sorted(HOUSE_BOTS),
+    p.add_argument("--opponent", default="greedy", choices=sorted(BUILTIN_BOTS),
                    help="house bot to play (default greedy)")
     p.add_argument("--rules", help="rule set file (TOML or JSON)")
     p.add_argument("--per-move", type=float, default=TimeControl.per_move,
