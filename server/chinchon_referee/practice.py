@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import secrets
-import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -31,6 +29,7 @@ from rich.table import Table
 
 from .auth import TokenBook, new_token
 from .config import Policies, RefereeConfig, TimeControl
+from .launcher import Keep, launch
 from .logs import configure
 from .referee import GameOutcome, GameSpec, Referee
 from .server import start_server, use_loop
@@ -62,6 +61,9 @@ def register(sub: Any) -> None:
     p.add_argument("command", nargs=argparse.REMAINDER, help="the bot's command line")
     p.set_defaults(func=cmd_practice)
 
+
+#: Lines of the bot's stderr kept for the report (the last ones).
+STDERR_LINES = 2000
 
 _PLAYED = ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
 
@@ -137,12 +139,12 @@ async def run_practice(
     referee = Referee(config)
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
     report = PracticeReport(name, opponent, seed=seed)
-    env = dict(os.environ, CHINCHON_TARGET=server.target, CHINCHON_TOKEN=token)
-    proc = await asyncio.create_subprocess_exec(
-        *command, "--target", server.target,
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    stderr_task = asyncio.ensure_future(proc.stderr.read() if proc.stderr else asyncio.sleep(0))
+    try:
+        proc = await launch(command, server.target, token, stdout=Keep.DISCARD,
+                            stderr=Keep.MEMORY, tail=STDERR_LINES)
+    except OSError:
+        await server.stop(grace=1.0)
+        raise
     try:
         waiter = asyncio.ensure_future(referee.lobby.wait_all([name], connect_timeout))
         exited = asyncio.ensure_future(proc.wait())
@@ -177,19 +179,8 @@ async def run_practice(
                     break
         report.incidents.extend(referee.incidents)
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 5)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
-        report.bot_exit = proc.returncode
-        try:
-            err = await asyncio.wait_for(stderr_task, 5)
-            report.bot_stderr = err.decode(errors="replace") if isinstance(err, bytes) else ""
-        except TimeoutError:
-            stderr_task.cancel()
+        report.bot_exit = await proc.stop(5.0)
+        report.bot_stderr = "".join(proc.err)
         await server.stop(grace=1.0)
     return report
 
