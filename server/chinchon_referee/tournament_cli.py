@@ -38,7 +38,7 @@ from .report import write_results
 from .server import start_server, use_loop
 from .standings import Standings
 from .storage import SqliteStore, StoreError
-from .tournament import Participant, SpecError, TournamentSpec
+from .tournament import Participant, SpecError, StartMode, TournamentSpec
 
 console = Console(highlight=False, soft_wrap=True)
 log = get_logger("tournament")
@@ -274,10 +274,10 @@ async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
     total, done = director.counts(tid)
     try:
         await launcher.start()
-        if spec.start == "when_connected":
-            # Bots that are slow to start (a busy machine, a JVM) are waited for,
-            # boundedly (bots whose processes exited are not): the reconnect grace alone
-            # would make them forfeit their first games.
+        if spec.start in (StartMode.MANUAL, StartMode.WHEN_CONNECTED):
+            # This command is the manual start. Bots that are slow to start (a busy
+            # machine, a JVM) are waited for, boundedly (bots whose processes exited are
+            # not): the reconnect grace alone would make them forfeit their first games.
             deadline = loop.time() + spec.connect_wait
             while loop.time() < deadline and not stop.is_set():
                 alive = sorted({n for n, proc in launcher.procs if proc.returncode is None})
