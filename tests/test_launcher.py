@@ -8,6 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
 from chinchon_referee.launcher import LINE_LIMIT, Keep, launch
 
 from tests.helpers import spawn, start
@@ -102,3 +103,15 @@ def test_stop_asks_with_sigterm_then_kills_a_bot_that_ignores_it() -> None:
         return await a.stop(30.0), await b.stop(0.5)
 
     assert asyncio.run(main()) == (-signal.SIGTERM, -signal.SIGKILL)
+
+
+def test_practice_names_a_bot_command_that_cannot_start(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A command that does not exist is a usage error (exit 2) naming it, not a traceback
+    (and the private referee it started is stopped)."""
+    from chinchon_referee import cli
+
+    missing = str(tmp_path / "no-such-bot")
+    assert cli.main(["practice", "--games", "1", "--", missing]) == 2
+    out = capsys.readouterr().out
+    assert "cannot start the bot's command" in out and "no-such-bot" in out

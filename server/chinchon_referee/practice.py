@@ -260,8 +260,12 @@ def cmd_practice(args: argparse.Namespace) -> int:
     configure(args.log_level, "text")
     use_loop("auto")
     seed = args.seed or secrets.token_hex(8)
-    rep = asyncio.run(run_practice(command, args.games, args.opponent, rules, tc, seed,
-                                   args.name, args.connect_timeout))
+    try:
+        rep = asyncio.run(run_practice(command, args.games, args.opponent, rules, tc, seed,
+                                       args.name, args.connect_timeout))
+    except OSError as e:  # the command cannot be started (no such file, not executable)
+        console.print(f"error: cannot start the bot's command {command[0]!r}: {e.strerror or e}")
+        return 2
     print_report(rep)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
