@@ -44,7 +44,7 @@ FUNCTION_BOTS = textwrap.dedent('''
 ''')
 
 API_SCRIPT = textwrap.dedent('''
-    import argparse, json
+    import argparse, json, os
     from chinchon.engine import GreedyBot
     from chinchon.sdk import run_bot
 
@@ -56,7 +56,7 @@ API_SCRIPT = textwrap.dedent('''
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--target")
-    ap.add_argument("--token")
+    ap.add_argument("--token", default=os.environ.get("CHINCHON_TOKEN"))
     args = ap.parse_args()
     run_bot(choose, args.target, args.token)
 ''')

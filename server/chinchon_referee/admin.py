@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -10,7 +9,6 @@ from typing import Any
 import grpc
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
-from chinchon.wire import rules_from_wire
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from chinchon_referee.referee import _result_to_wire
@@ -19,8 +17,9 @@ from .auth import TokenBook
 from .director import Director, TournamentEvent
 from .referee import Referee
 from .report import markdown
+from .spec_proto import spec_from_proto
 from .storage import Store
-from .tournament import SpecError, TournamentSpec
+from .tournament import SpecError, StartMode
 
 _STATUS = {
     "scheduled": tpb.TOURNAMENT_STATUS_SCHEDULED,
@@ -28,55 +27,6 @@ _STATUS = {
     "finished": tpb.TOURNAMENT_STATUS_FINISHED,
     "cancelled": tpb.TOURNAMENT_STATUS_CANCELLED,
 }
-
-
-def spec_from_proto(msg: tpb.TournamentSpec) -> TournamentSpec:
-    from chinchon.engine import RuleSetError
-
-    d: dict[str, Any] = {
-        "name": msg.name,
-        "participants": [
-            {"name": p.name, "token": p.token, "command": list(p.command)} for p in msg.participants
-        ],
-    }
-    # Unset: the declaration's default; set (even to 0): checked like any other value.
-    for key in ("table_size", "games_per_pairing", "concurrency"):
-        if msg.HasField(key):
-            d[key] = getattr(msg, key)
-    try:
-        rules = rules_from_wire(msg.rules).to_dict() if msg.HasField("rules") else {}
-    except RuleSetError as e:
-        raise SpecError(f"rules.{e.field}: {e.message}") from None
-    rules.pop("players", None)  # players follows table_size (errors name table_size)
-    d["rules"] = rules
-    if msg.HasField("time_control"):
-        tc = msg.time_control
-        d["time_control"] = {}
-        if tc.HasField("per_move"):
-            d["time_control"]["per_move"] = tc.per_move.ToNanoseconds() / 1e9
-        if tc.HasField("bank"):
-            d["time_control"]["bank"] = tc.bank.ToNanoseconds() / 1e9
-    if msg.HasField("policies"):
-        pol = msg.policies
-        d["policies"] = {
-            k: v for k, v in (
-                ("max_illegal_retries", pol.max_illegal_retries or None),
-                ("max_strikes", pol.max_strikes or None),
-                ("reconnect_grace", pol.reconnect_grace.ToNanoseconds() / 1e9
-                 if pol.HasField("reconnect_grace") else None),
-                ("absence_limit", pol.absence_limit.ToNanoseconds() / 1e9
-                 if pol.HasField("absence_limit") else None),
-            ) if v is not None
-        }
-    if msg.HasField("duplicate_deals"):
-        d["duplicate_deals"] = msg.duplicate_deals
-    if msg.HasField("start_time"):
-        d["start"] = msg.start_time.ToDatetime(tzinfo=dt.UTC).isoformat()
-    else:
-        d["start"] = "when_connected" if msg.start_when_connected else "manual"
-    if msg.seed:
-        d["seed"] = msg.seed
-    return TournamentSpec.from_dict(d)
 
 
 class TournamentServicer(tpb_grpc.TournamentServiceServicer):
@@ -103,7 +53,7 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
             tid, parts = await self.director.create_async(spec)
         except (SpecError, ValueError) as e:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        if spec.start != "manual":
+        if spec.start is not StartMode.MANUAL:
             self.director.start(tid)
         return tpb.CreateTournamentResponse(
             tournament=self._info(tid),

@@ -18,7 +18,6 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 
 # Before gRPC is first imported (by the subcommands below): the CLI never forks a child
 # that uses gRPC (bots are started with exec), so gRPC's fork handlers have nothing to
@@ -27,8 +26,6 @@ os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 from chinchon.engine import (
     OPTIONS,
-    GreedyBot,
-    RandomBot,
     RecordError,
     RuleSet,
     RuleSetError,
@@ -37,8 +34,11 @@ from chinchon.engine import (
     replay,
 )
 from chinchon.engine.record import dumps, load
+from chinchon.strategies import BUILTIN_BOTS
 from rich.console import Console
 from rich.table import Table
+
+from . import practice, serve_cli, tournament_cli
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -57,12 +57,6 @@ def _load_rules(path: str | None) -> RuleSet:
 
 # -- demo --------------------------------------------------------------------------------
 
-ENGINE_BOTS: dict[str, Callable[[int], Any]] = {
-    "greedy": lambda i: GreedyBot(),
-    "random": lambda i: RandomBot(i),
-}
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     try:
         rules = _load_rules(args.rules)
@@ -71,9 +65,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     except (RuleSetError, OSError) as e:
         return _fail(str(e), 2)
     for b in args.bots:
-        if b not in ENGINE_BOTS:
-            return _fail(f"unknown engine bot '{b}': choose from {', '.join(ENGINE_BOTS)}", 2)
-    bots = [ENGINE_BOTS[b](i) for i, b in enumerate(args.bots)]
+        if b not in BUILTIN_BOTS:
+            return _fail(f"unknown engine bot '{b}': choose from {', '.join(BUILTIN_BOTS)}", 2)
+    bots = [BUILTIN_BOTS[b](i) for i, b in enumerate(args.bots)]
     names = [f"{b}-{i}" for i, b in enumerate(args.bots)]
     state, record = play_game(rules, bots, args.seed, "demo", names)
     console.print(f"[bold]Chinchón demo[/]: {' vs '.join(names)}, seed '{args.seed}'\n")
@@ -192,23 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.set_defaults(func=cmd_rules)
 
-    for register in _extensions():
-        register(sub)
+    for subcommands in (serve_cli, practice, tournament_cli):
+        subcommands.register(sub)
     return ap
-
-
-def _extensions() -> list[Callable[[Any], None]]:
-    """Subcommands that live with the server and tournament code."""
-    regs: list[Callable[[Any], None]] = []
-    for mod in ("chinchon_referee.serve_cli", "chinchon_referee.practice", "chinchon_referee.tournament_cli"):
-        try:
-            m = __import__(mod, fromlist=["register"])
-        except ModuleNotFoundError as e:
-            if e.name == mod:
-                continue
-            raise
-        regs.append(m.register)
-    return regs
 
 
 def main(argv: Sequence[str] | None = None) -> int:

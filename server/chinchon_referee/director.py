@@ -29,7 +29,7 @@ from .absence import Absences, Presence
 from .auth import TokenBook, digest, new_token
 from .logs import get_logger
 from .referee import GameOutcome, GameSpec, Referee, Seat, ShuttingDown
-from .standings import GameSummary, Standings, compute, summarize_game
+from .standings import Standings, compute, summarize_game
 from .storage import GameRow, Store, TournamentRow
 from .tournament import Participant, RoundRobin, SpecError, TournamentSpec, schedule, start_time
 from .twins import twin_indices, twin_running
@@ -408,12 +408,6 @@ class Director:
             for g in self.store.games(tid) if g.status == "finished"
         ]
         return compute(spec.bots, games, spec.table_size)
-
-    def summaries(self, tid: str) -> list[GameSummary]:
-        return [
-            summarize_game(g.players, g.record or {}, g.stats, g.deal_id)
-            for g in self.store.games(tid) if g.status == "finished"
-        ]
 
     # -- events ---------------------------------------------------------------------------
     def _emit(self, tid: str, message: str, game_id: str = "",

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from chinchon.engine import Action, Bot, GreedyBot, Observation, RandomBot
-from chinchon.strategies import StrongBot
+from chinchon.engine import Action, Bot, Observation
+from chinchon.strategies import BUILTIN_BOTS, make_bot
 
-HOUSE_BOTS: dict[str, Callable[[int], Bot]] = {
-    "random": lambda i: RandomBot(i),
-    "greedy": lambda i: GreedyBot(),
-    "strong": lambda i: StrongBot(i),
-}
+#: The house bots are the built-in bots (one registry: :mod:`chinchon.strategies.builtin`).
+HOUSE_BOTS = BUILTIN_BOTS
 
 #: House bots whose decisions cost enough CPU (StrongBot: half a millisecond on
 #: average, several at worst) to be taken off the referee's event loop: they play in a
@@ -43,8 +40,6 @@ class HouseBot:
 
 
 def make_house_bot(kind: str, seed: int) -> HouseBot:
-    try:
-        make = HOUSE_BOTS[kind]
-    except KeyError:
-        raise ValueError(f"unknown house bot '{kind}': choose {', '.join(HOUSE_BOTS)}") from None
-    return HouseBot(kind, seed, make(seed))
+    if kind not in BUILTIN_BOTS:
+        raise ValueError(f"unknown house bot '{kind}': choose {', '.join(BUILTIN_BOTS)}")
+    return HouseBot(kind, seed, make_bot(kind, seed))

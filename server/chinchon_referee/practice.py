@@ -16,21 +16,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import secrets
-import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from chinchon.engine import RuleSet, RuleSetError
+from chinchon.strategies import BUILTIN_BOTS
 from rich.console import Console
 from rich.table import Table
 
 from .auth import TokenBook, new_token
 from .config import Policies, RefereeConfig, TimeControl
-from .house import HOUSE_BOTS
+from .launcher import Keep, launch
 from .logs import configure
 from .referee import GameOutcome, GameSpec, Referee
 from .server import start_server, use_loop
@@ -46,7 +45,7 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--games", type=int, default=10, help="games to play (default 10)")
-    p.add_argument("--opponent", default="greedy", choices=sorted(HOUSE_BOTS),
+    p.add_argument("--opponent", default="greedy", choices=sorted(BUILTIN_BOTS),
                    help="house bot to play (default greedy)")
     p.add_argument("--rules", help="rule set file (TOML or JSON)")
     p.add_argument("--per-move", type=float, default=TimeControl.per_move,
@@ -62,6 +61,9 @@ def register(sub: Any) -> None:
     p.add_argument("command", nargs=argparse.REMAINDER, help="the bot's command line")
     p.set_defaults(func=cmd_practice)
 
+
+#: Lines of the bot's stderr kept for the report (the last ones).
+STDERR_LINES = 2000
 
 _PLAYED = ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
 
@@ -137,12 +139,12 @@ async def run_practice(
     referee = Referee(config)
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
     report = PracticeReport(name, opponent, seed=seed)
-    env = dict(os.environ, CHINCHON_TARGET=server.target, CHINCHON_TOKEN=token)
-    proc = await asyncio.create_subprocess_exec(
-        *command, "--target", server.target,
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    stderr_task = asyncio.ensure_future(proc.stderr.read() if proc.stderr else asyncio.sleep(0))
+    try:
+        proc = await launch(command, server.target, token, stdout=Keep.DISCARD,
+                            stderr=Keep.MEMORY, tail=STDERR_LINES)
+    except OSError:
+        await server.stop(grace=1.0)
+        raise
     try:
         waiter = asyncio.ensure_future(referee.lobby.wait_all([name], connect_timeout))
         exited = asyncio.ensure_future(proc.wait())
@@ -177,19 +179,8 @@ async def run_practice(
                     break
         report.incidents.extend(referee.incidents)
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 5)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
-        report.bot_exit = proc.returncode
-        try:
-            err = await asyncio.wait_for(stderr_task, 5)
-            report.bot_stderr = err.decode(errors="replace") if isinstance(err, bytes) else ""
-        except TimeoutError:
-            stderr_task.cancel()
+        report.bot_exit = await proc.stop(5.0)
+        report.bot_stderr = "".join(proc.err)
         await server.stop(grace=1.0)
     return report
 
@@ -269,8 +260,12 @@ def cmd_practice(args: argparse.Namespace) -> int:
     configure(args.log_level, "text")
     use_loop("auto")
     seed = args.seed or secrets.token_hex(8)
-    rep = asyncio.run(run_practice(command, args.games, args.opponent, rules, tc, seed,
-                                   args.name, args.connect_timeout))
+    try:
+        rep = asyncio.run(run_practice(command, args.games, args.opponent, rules, tc, seed,
+                                       args.name, args.connect_timeout))
+    except OSError as e:  # the command cannot be started (no such file, not executable)
+        console.print(f"error: cannot start the bot's command {command[0]!r}: {e.strerror or e}")
+        return 2
     print_report(rep)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

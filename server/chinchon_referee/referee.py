@@ -44,6 +44,7 @@ from chinchon.engine import (
     new_game,
     observation,
 )
+from chinchon.engine.policies import default_action
 from chinchon.engine.record import RecordBuilder
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import record_pb2 as r
@@ -65,7 +66,6 @@ from chinchon.wire import (
 from . import __version__
 from .clip import clip
 from .config import Limits, Policies, RefereeConfig, TimeControl
-from .defaults import default_action
 from .house import HOUSE_BOTS, HouseBot, make_house_bot
 from .house_worker import HouseWorker, WorkerGone
 from .logs import get_logger

@@ -12,6 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .admin import add_admin_service
 from .auth import TokenBook, digest
 from .config import Limits, Policies, RefereeConfig, TimeControl
 from .logs import configure, get_logger
@@ -186,10 +187,6 @@ async def serve(args: argparse.Namespace) -> int:
     referee.listeners.append(persist_outcomes(store, config.limits))
 
     def add_services(server: Any, ref: Referee, book: TokenBook) -> dict[str, Any]:
-        try:
-            from .admin import add_admin_service
-        except ModuleNotFoundError:
-            return {}
         return add_admin_service(server, ref, book, store)
 
     try:

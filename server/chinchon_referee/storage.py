@@ -2,7 +2,7 @@
 
 :class:`Store` is the interface the referee and the scheduler use; :class:`SqliteStore`
 implements it on one SQLite file (WAL journal, synchronous=FULL: a committed game
-survives ``kill -9``). A PostgreSQL backend implements the same methods.
+survives ``kill -9``). It is the only backend.
 
 Game rows move ``scheduled -> running -> finished``; on start-up ``running`` rows of a
 tournament are games that were in flight when the referee died: they are voided

@@ -7,7 +7,7 @@ A tournament is declared in TOML (or through the admin service)::
     games_per_pairing = 100     # rounded up to whole seat rotations
     duplicate_deals = false     # true: each deal replayed with the seats rotated
     concurrency = 4             # games at once
-    start = "when_connected"    # or "now", or an ISO 8601 time
+    start = "manual"            # the default; or "when_connected", "now", an ISO 8601 time
     seed = "secret"             # optional: generated (and kept) when absent
 
     [rules]                     # any option of the rule set
@@ -27,6 +27,11 @@ A tournament is declared in TOML (or through the admin service)::
     name = "greedy-py"
     command = ["{python}", "-m", "chinchon.sdk", "--bot", "greedy"]
 
+:class:`TournamentSpec` is the one model of a declaration, with its defaults and its
+validation; ``from_dict``/``from_toml``/``to_dict``/``to_toml`` are its TOML codec, and
+:mod:`.spec_proto` its protobuf codec (``CreateTournament``): both leave an absent field
+to the model's default. docs/tournaments.md lists the fields in both spellings.
+
 The scheduler (:class:`RoundRobin`) is a deterministic, resumable iterator of games:
 every table (each pair, or each k-subset, or a balanced set of k-subsets when there
 are too many) plays the same number of games; within a table the seats rotate so each
@@ -37,14 +42,16 @@ rotation share one deal id, so every bot gets every hand of that deal once.
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import hashlib
 import itertools
+import json
 import math
 import random
 import secrets
 import tomllib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -82,11 +89,27 @@ _TOP_KEYS = {
 }
 
 
-#: The policies given in seconds (the others are counts).
 
 
 class SpecError(ValueError):
     """A tournament declaration that cannot be used; the message names the field."""
+
+
+class StartMode(enum.StrEnum):
+    """When a tournament starts, unless it starts at a given time (a datetime)."""
+
+    #: When the organizer says so: admin ``StartTournament``, or ``chinchon tournament
+    #: run`` (the command is the start: it waits, boundedly, for the bots it launched).
+    MANUAL = "manual"
+    #: Once every participant is connected (or, after each reconnect grace, once at
+    #: least two are: the absent then forfeit).
+    WHEN_CONNECTED = "when_connected"
+    #: At once.
+    NOW = "now"
+
+
+#: A start: a mode, or a moment (timezone-aware, UTC).
+Start = StartMode | dt.datetime
 
 
 @dataclass(frozen=True)
@@ -108,13 +131,15 @@ class TournamentSpec:
     table_size: int = 2
     games_per_pairing: int = 2
     duplicate_deals: bool = DUPLICATE_DEALS_DEFAULT
-    #: "now", "when_connected", "manual" (admin StartTournament), or an ISO 8601 time
-    #: (UTC if no zone is given).
-    start: str = "when_connected"
+    #: A StartMode or a moment (an ISO 8601 string is accepted and parsed; UTC if it
+    #: names no zone). Manual by default: the one safe default for a long-lived
+    #: referee, see docs/tournaments.md.
+    start: Start = StartMode.MANUAL
     concurrency: int = 4
     seed: str = ""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "start", parse_start(self.start))
         if not self.name.strip():
             raise SpecError("name: a tournament needs a name")
         if len(self.name) > MAX_NAME:
@@ -173,7 +198,6 @@ class TournamentSpec:
         games = tables * math.ceil(self.games_per_pairing / k) * k
         if games > MAX_GAMES:
             raise SpecError(_too_many(games, n, k, self.games_per_pairing))
-        start_time(self.start)  # validates
 
     # -- construction ---------------------------------------------------------------
     @classmethod
@@ -181,7 +205,7 @@ class TournamentSpec:
         unknown = sorted(set(data) - _TOP_KEYS)
         if unknown:
             raise SpecError(f"{unknown[0]}: unknown field; the fields are {', '.join(sorted(_TOP_KEYS))}")
-        table = _int(data, "table_size", 2)
+        table = _int(data, "table_size", _DEFAULTS["table_size"])
         rules_d = dict(data.get("rules") or {})
         if not isinstance(rules_d, dict):
             raise SpecError("rules: must be a table of rule-set options")
@@ -219,19 +243,19 @@ class TournamentSpec:
                 cmd = cmd.split()
             parts.append(Participant(str(p["name"]), str(p.get("token", "")), tuple(cmd),
                                      _int(p, "instances", 0, f"participants[{i}].instances")))
-        return cls(
-            name=str(data.get("name", "")),
-            participants=tuple(parts),
-            rules=rules,
-            time_control=tc,
-            policies=pol,
-            table_size=table,
-            games_per_pairing=_int(data, "games_per_pairing", 2),
-            duplicate_deals=bool(data.get("duplicate_deals", DUPLICATE_DEALS_DEFAULT)),
-            start=str(data.get("start", "when_connected")),
-            concurrency=_int(data, "concurrency", 4),
-            seed=str(data.get("seed", "")),
-        )
+        # An absent field takes the model's default (the dataclass's, nowhere else).
+        given: dict[str, Any] = {
+            k: _int(data, k, 0) for k in ("table_size", "games_per_pairing", "concurrency")
+            if k in data
+        }
+        if "duplicate_deals" in data:
+            given["duplicate_deals"] = _bool(data, "duplicate_deals")
+        if "start" in data:
+            given["start"] = parse_start(data["start"])
+        if "seed" in data:
+            given["seed"] = str(data["seed"])
+        return cls(name=str(data.get("name", "")), participants=tuple(parts), rules=rules,
+                   time_control=tc, policies=pol, **given)
 
     @classmethod
     def from_toml(cls, path: str | Path) -> TournamentSpec:
@@ -264,10 +288,14 @@ class TournamentSpec:
             "table_size": self.table_size,
             "games_per_pairing": self.games_per_pairing,
             "duplicate_deals": self.duplicate_deals,
-            "start": self.start,
+            "start": start_text(self.start),
             "concurrency": self.concurrency,
             **({"seed": self.seed} if with_secrets else {}),
         }
+
+    def to_toml(self, with_secrets: bool = True) -> str:
+        """The declaration as TOML text that ``from_toml`` reads back to an equal spec."""
+        return _toml(self.to_dict(with_secrets))
 
     def with_seed(self) -> TournamentSpec:
         if self.seed:
@@ -287,16 +315,23 @@ class TournamentSpec:
 
     def fingerprint(self) -> str:
         """Identifies a declaration (without tokens): the same file resumes the same run."""
-        import json
-
         d = self.to_dict(with_secrets=False)
         d["seed"] = self.seed
+        if self.start is StartMode.MANUAL:
+            # ``tournament run`` starts a manual tournament as it did a when_connected one
+            # (once its bots are connected): a declaration without ``start``, which meant
+            # when_connected before manual became the default, resumes its run.
+            d["start"] = StartMode.WHEN_CONNECTED.value
         for p in d["participants"]:
             p.pop("command", None)
             p.pop("instances", None)
         if self.policies.absence_limit == Policies.absence_limit:
             del d["policies"]["absence_limit"]  # runs declared before it existed resume
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+
+#: The model's defaults of its plain fields (the dataclass's, read once).
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(TournamentSpec)}
 
 
 def valid_bot_name(name: str) -> bool:
@@ -354,17 +389,72 @@ def _section(data: dict[str, Any], name: str, kinds: dict[str, type]) -> dict[st
     return out
 
 
-def start_time(start: str) -> dt.datetime | None:
-    """The start moment, or None for "now" / "when_connected" / "manual"."""
-    if start in ("now", "when_connected", "manual"):
-        return None
-    try:
-        t = dt.datetime.fromisoformat(start)
-    except ValueError:
-        raise SpecError(
-            f"start: '{start}' is not 'now', 'when_connected', 'manual' or an ISO 8601 time"
-        ) from None
-    return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
+def parse_start(start: object) -> Start:
+    """A start from its TOML spelling (a mode's name or an ISO 8601 time, UTC if it
+    names no zone) or as it is; a moment is returned in UTC. SpecError naming ``start``."""
+    if isinstance(start, StartMode):
+        return start
+    if isinstance(start, dt.datetime):
+        t = start
+    elif isinstance(start, str):
+        try:
+            return StartMode(start)
+        except ValueError:
+            pass
+        try:
+            t = dt.datetime.fromisoformat(start)
+        except ValueError:
+            raise SpecError(
+                f"start: '{start}' is not 'now', 'when_connected', 'manual' or an ISO 8601 time"
+            ) from None
+    else:
+        raise SpecError(f"start: must be a string, got {start!r}")
+    return t.astimezone(dt.UTC) if t.tzinfo else t.replace(tzinfo=dt.UTC)
+
+
+def start_text(start: Start) -> str:
+    """A start in its TOML spelling."""
+    return start.value if isinstance(start, StartMode) else start.isoformat()
+
+
+def start_time(start: Start | str) -> dt.datetime | None:
+    """The start moment, or None for a start mode."""
+    s = parse_start(start)
+    return None if isinstance(s, StartMode) else s
+
+
+def _bool(data: dict[str, Any], key: str) -> bool:
+    v = data[key]
+    if not isinstance(v, bool):
+        raise SpecError(f"{key}: must be true or false, got {v!r}")
+    return v
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)  # Python's int and float spellings (inf and nan too) are TOML's
+    if isinstance(v, str):
+        # A JSON string is a TOML basic string, but for DEL, which TOML wants escaped.
+        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"no TOML spelling for {v!r}")
+
+
+def _toml(d: dict[str, Any]) -> str:
+    """``d`` (scalars, tables of scalars, and an array of tables ``participants``) as TOML."""
+    lines = [f"{k} = {_toml_value(v)}" for k, v in d.items() if not isinstance(v, dict | list)
+             or (isinstance(v, list) and not any(isinstance(x, dict) for x in v))]
+    for k, v in d.items():
+        if isinstance(v, dict):
+            lines += ["", f"[{k}]", *(f"{kk} = {_toml_value(vv)}" for kk, vv in v.items())]
+    for k, v in d.items():
+        if isinstance(v, list) and any(isinstance(x, dict) for x in v):
+            for item in v:
+                lines += ["", f"[[{k}]]", *(f"{kk} = {_toml_value(vv)}" for kk, vv in item.items())]
+    return "\n".join(lines) + "\n"
 
 
 # -- scheduling ---------------------------------------------------------------------------

@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import json
 import math
-import os
 import re
 import signal
 import sys
@@ -32,13 +31,14 @@ from rich.table import Table
 from .auth import TokenBook
 from .config import RefereeConfig
 from .director import Director
+from .launcher import BotProcess, Keep, launch
 from .logs import configure, get_logger
 from .referee import Referee
 from .report import write_results
 from .server import start_server, use_loop
 from .standings import Standings
 from .storage import SqliteStore, StoreError
-from .tournament import Participant, SpecError, TournamentSpec
+from .tournament import Participant, SpecError, StartMode, TournamentSpec
 
 console = Console(highlight=False, soft_wrap=True)
 log = get_logger("tournament")
@@ -105,7 +105,8 @@ def standings_table(st: Standings, title: str) -> Table:
 
 
 class BotLauncher:
-    """Starts and stops the bots' processes; their stderr goes to log files."""
+    """Starts and stops the bots' processes (:mod:`.launcher`); their stderr goes to log
+    files, ``<logs>/<bot>.<instance>.log``."""
 
     def __init__(self, spec: TournamentSpec, base: Path, logs: Path, target: str,
                  tokens: dict[str, str]) -> None:
@@ -114,7 +115,7 @@ class BotLauncher:
         self.logs = logs
         self.target = target
         self.tokens = tokens
-        self.procs: list[tuple[str, asyncio.subprocess.Process]] = []
+        self.procs: list[tuple[str, BotProcess]] = []
 
     def instances(self, p: Participant) -> int:
         """Copies of ``p``'s command to launch: as declared, or enough streams for its
@@ -133,34 +134,19 @@ class BotLauncher:
                 continue
             cmd = _command(p, self.base)
             for i in range(self.instances(p)):
-                err = open(self.logs / f"{p.name}.{i}.log", "wb")  # noqa: SIM115 - owned by the child
-                # The token goes in the environment only: a command line is visible to
-                # every local user (ps).
-                env = dict(os.environ, CHINCHON_TARGET=self.target,
-                           CHINCHON_TOKEN=self.tokens[p.name], PYTHONUNBUFFERED="1")
                 try:
-                    proc = await asyncio.create_subprocess_exec(
-                        *cmd, "--target", self.target,
-                        cwd=self.base, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=err,
-                    )
+                    proc = await launch(cmd, self.target, self.tokens[p.name], cwd=self.base,
+                                        stdout=Keep.DISCARD,
+                                        stderr=self.logs / f"{p.name}.{i}.log")
                 except OSError as e:
-                    err.close()
                     console.print(f"[yellow]warning:[/] cannot start {p.name}: {e}; "
                                   "its games will be forfeited")
                     break
-                err.close()
                 self.procs.append((p.name, proc))
 
     async def stop(self) -> None:
-        for _, proc in self.procs:
-            if proc.returncode is None:
-                proc.send_signal(signal.SIGTERM)
-        for _, proc in self.procs:
-            try:
-                await asyncio.wait_for(proc.wait(), 5)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        """Stop them all at once (SIGTERM, then SIGKILL after 5 s)."""
+        await asyncio.gather(*(proc.stop(5.0) for _, proc in self.procs))
 
 
 async def _play(director: Director, tid: str, name: str, stop: asyncio.Event,
@@ -288,10 +274,10 @@ async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
     total, done = director.counts(tid)
     try:
         await launcher.start()
-        if spec.start == "when_connected":
-            # Bots that are slow to start (a busy machine, a JVM) are waited for,
-            # boundedly (bots whose processes exited are not): the reconnect grace alone
-            # would make them forfeit their first games.
+        if spec.start in (StartMode.MANUAL, StartMode.WHEN_CONNECTED):
+            # This command is the manual start. Bots that are slow to start (a busy
+            # machine, a JVM) are waited for, boundedly (bots whose processes exited are
+            # not): the reconnect grace alone would make them forfeit their first games.
             deadline = loop.time() + spec.connect_wait
             while loop.time() < deadline and not stop.is_set():
                 alive = sorted({n for n, proc in launcher.procs if proc.returncode is None})

@@ -73,6 +73,7 @@ from .game import (
 from .melds import End, Meld, MeldKind, extend_meld, make_meld
 from .observation import Observation, PlayerView, observation
 from .play import play_game
+from .policies import default_action
 from .record import RecordBuilder, Replay, action_from_json, action_to_json, replay
 from .rules import DEFAULT_RULES, OPTIONS, RuleSet
 from .shuffle import ShuffleSource
@@ -87,7 +88,7 @@ __all__ = [
     "Observation", "Pass", "Phase", "PlayerView", "RandomBot", "RecordBuilder", "RecordError",
     "Replay", "Reshuffle", "RuleSet", "RuleSetError", "ShuffleSource", "Solver", "TableMeld",
     "Violation", "action_from_json", "action_to_json", "all_arrangements", "apply",
-    "best_arrangement", "cards_of", "deadwood", "deck_cards", "describe_hand_result",
+    "best_arrangement", "cards_of", "deadwood", "deck_cards", "default_action", "describe_hand_result",
     "extend_meld", "format_cards", "is_legal", "legal_actions", "make_card", "make_meld",
     "mask_of", "new_game", "observation", "parse_action", "parse_card", "parse_cards",
     "play_game", "replay", "solver_for",

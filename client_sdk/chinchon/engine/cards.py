@@ -15,7 +15,7 @@ ranks the hand holds in that suit (bit ``rank - 1``), which the solver's tables 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from functools import cache
 
 from .errors import MalformedInput
@@ -148,12 +148,3 @@ def cards_of(mask: int) -> list[Card]:
         *_B5[mask >> 40 & 255],
         *_B6[mask >> 48 & 255],
     ]
-
-
-def iter_cards(mask: int) -> Iterator[Card]:
-    return iter(cards_of(mask))
-
-
-def sort_key(card: int) -> tuple[int, int]:
-    """Display order: by suit, then rank; jokers last."""
-    return (4, card) if card >= 48 else (card // 12, card % 12)

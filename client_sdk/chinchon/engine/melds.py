@@ -233,7 +233,3 @@ def layoff_ends(meld: Meld, card: Card, rules: RuleSet) -> tuple[End | None, ...
     except InvalidMeld:
         return ()
     return (None,)
-
-
-def is_single_run(melds: Sequence[Meld]) -> bool:
-    return len(melds) == 1 and melds[0].kind is MeldKind.RUN

@@ -4,7 +4,8 @@
     python -m chinchon.sdk --target HOST:PORT --token T --bot greedy --practice strong --games 10
 
 ``--bot`` names a file and a name in it (default: ``Bot``, else ``choose``), a module path
-(``package.module:NAME``), or an engine bot: ``random``, ``greedy``, ``strong``. NAME is a
+(``package.module:NAME``), or a built-in bot (:mod:`chinchon.strategies.builtin`):
+``random``, ``greedy``, ``strong``. NAME is a
 class (instantiated without arguments), a function ``choose(obs, legal[, request])``, an
 object with such a ``choose`` method, or a function of no arguments that returns a bot.
 CHINCHON_TARGET and CHINCHON_TOKEN may replace the flags; prefer CHINCHON_TOKEN to
@@ -29,12 +30,10 @@ from .client import FatalError, PracticeOptions, as_chooser, run_bot
 def load_bot(spec: str) -> Any:
     """The bot ``spec`` names (see the module's docstring), checked: SystemExit with a
     message when it is not one."""
-    from chinchon.engine import GreedyBot, RandomBot
-    from chinchon.strategies import StrongBot
+    from chinchon.strategies import BUILTIN_BOTS, make_bot
 
-    builtin = {"random": RandomBot, "greedy": GreedyBot, "strong": StrongBot}
-    if spec in builtin:
-        return builtin[spec]()
+    if spec in BUILTIN_BOTS:
+        return make_bot(spec)
     path, _, name = spec.partition(":")
     if path.endswith(".py"):
         file = Path(path)

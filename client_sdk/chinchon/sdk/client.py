@@ -357,7 +357,3 @@ def run_bot(
     client = BotClient(bot, target, token, practice=practice, root_cert=root_cert,
                        reconnect_for=reconnect_for)
     return asyncio.run(client.run())
-
-
-def legal_texts(legal: Sequence[Action]) -> list[str]:
-    return [str(a) for a in legal]

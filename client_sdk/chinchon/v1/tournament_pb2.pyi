@@ -11,6 +11,13 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class TournamentStart(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TOURNAMENT_START_UNSPECIFIED: _ClassVar[TournamentStart]
+    TOURNAMENT_START_MANUAL: _ClassVar[TournamentStart]
+    TOURNAMENT_START_WHEN_CONNECTED: _ClassVar[TournamentStart]
+    TOURNAMENT_START_NOW: _ClassVar[TournamentStart]
+
 class TournamentStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     TOURNAMENT_STATUS_UNSPECIFIED: _ClassVar[TournamentStatus]
@@ -18,6 +25,10 @@ class TournamentStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TOURNAMENT_STATUS_RUNNING: _ClassVar[TournamentStatus]
     TOURNAMENT_STATUS_FINISHED: _ClassVar[TournamentStatus]
     TOURNAMENT_STATUS_CANCELLED: _ClassVar[TournamentStatus]
+TOURNAMENT_START_UNSPECIFIED: TournamentStart
+TOURNAMENT_START_MANUAL: TournamentStart
+TOURNAMENT_START_WHEN_CONNECTED: TournamentStart
+TOURNAMENT_START_NOW: TournamentStart
 TOURNAMENT_STATUS_UNSPECIFIED: TournamentStatus
 TOURNAMENT_STATUS_SCHEDULED: TournamentStatus
 TOURNAMENT_STATUS_RUNNING: TournamentStatus
@@ -25,17 +36,19 @@ TOURNAMENT_STATUS_FINISHED: TournamentStatus
 TOURNAMENT_STATUS_CANCELLED: TournamentStatus
 
 class Participant(_message.Message):
-    __slots__ = ("name", "token", "command")
+    __slots__ = ("name", "token", "command", "instances")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
+    INSTANCES_FIELD_NUMBER: _ClassVar[int]
     name: str
     token: str
     command: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., token: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ...) -> None: ...
+    instances: int
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ..., instances: _Optional[int] = ...) -> None: ...
 
 class TournamentSpec(_message.Message):
-    __slots__ = ("name", "participants", "rules", "time_control", "policies", "table_size", "games_per_pairing", "duplicate_deals", "start_time", "start_when_connected", "concurrency", "seed")
+    __slots__ = ("name", "participants", "rules", "time_control", "policies", "table_size", "games_per_pairing", "duplicate_deals", "start_time", "start_when_connected", "concurrency", "seed", "start")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PARTICIPANTS_FIELD_NUMBER: _ClassVar[int]
     RULES_FIELD_NUMBER: _ClassVar[int]
@@ -48,6 +61,7 @@ class TournamentSpec(_message.Message):
     START_WHEN_CONNECTED_FIELD_NUMBER: _ClassVar[int]
     CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
     name: str
     participants: _containers.RepeatedCompositeFieldContainer[Participant]
     rules: _game_pb2.RuleSet
@@ -60,7 +74,8 @@ class TournamentSpec(_message.Message):
     start_when_connected: bool
     concurrency: int
     seed: str
-    def __init__(self, name: _Optional[str] = ..., participants: _Optional[_Iterable[_Union[Participant, _Mapping]]] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., policies: _Optional[_Union[_game_pb2.Policies, _Mapping]] = ..., table_size: _Optional[int] = ..., games_per_pairing: _Optional[int] = ..., duplicate_deals: _Optional[bool] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., start_when_connected: _Optional[bool] = ..., concurrency: _Optional[int] = ..., seed: _Optional[str] = ...) -> None: ...
+    start: TournamentStart
+    def __init__(self, name: _Optional[str] = ..., participants: _Optional[_Iterable[_Union[Participant, _Mapping]]] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., policies: _Optional[_Union[_game_pb2.Policies, _Mapping]] = ..., table_size: _Optional[int] = ..., games_per_pairing: _Optional[int] = ..., duplicate_deals: _Optional[bool] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., start_when_connected: _Optional[bool] = ..., concurrency: _Optional[int] = ..., seed: _Optional[str] = ..., start: _Optional[_Union[TournamentStart, str]] = ...) -> None: ...
 
 class TournamentInfo(_message.Message):
     __slots__ = ("id", "name", "status", "games_total", "games_done")

@@ -1,0 +1,117 @@
+"""The one bot-process launcher (chinchon_referee.launcher): the token only in the
+environment, output drained whatever its size, SIGTERM then SIGKILL."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from chinchon_referee.launcher import LINE_LIMIT, Keep, launch
+
+from tests.helpers import spawn, start
+
+TOKEN = "launcher-test-token-0123456789"
+
+
+def python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+SHOW = python(
+    "import os, sys; "
+    "print(open('/proc/self/cmdline', 'rb').read().replace(b'\\0', b' ').decode()); "
+    "print('TOKEN=' + os.environ['CHINCHON_TOKEN']); print('TARGET=' + os.environ['CHINCHON_TARGET'])"
+)
+
+
+def test_the_token_is_in_the_environment_only_and_the_target_on_the_command_line() -> None:
+    async def main() -> list[str]:
+        bot = await launch(SHOW, "127.0.0.1:9", TOKEN)
+        assert await bot.wait(60) == 0
+        return list(bot.out)
+
+    cmdline, token, target = asyncio.run(main())
+    assert TOKEN not in cmdline and "--token" not in cmdline, cmdline
+    assert cmdline.rstrip().endswith("--target 127.0.0.1:9"), cmdline
+    assert token.strip() == f"TOKEN={TOKEN}" and target.strip() == "TARGET=127.0.0.1:9"
+
+
+def test_the_tests_spawn_puts_no_token_on_the_command_line() -> None:
+    """tests.helpers.spawn (which put ``--token`` on the command line) is the launcher."""
+
+    async def main() -> str:
+        server = await start(["spy"])
+        try:
+            bot = await spawn(SHOW, server, "spy")
+            assert await bot.wait(60) == 0
+            return "".join(bot.out)
+        finally:
+            await server.stop(0)
+
+    out = asyncio.run(main())
+    cmdline = out.splitlines()[0]
+    assert "--token" not in cmdline and "tok-spy" not in cmdline, cmdline
+    assert "TOKEN=tok-spy-test-token" in out
+
+
+def test_huge_lines_and_floods_on_both_streams_never_block_the_bot() -> None:
+    """A line longer than the line limit comes in pieces of the limit (asyncio's
+    readline gave up past 64 KiB by default); 20 MiB on stderr meanwhile does not block
+    the bot (a pipe holds 64 KiB)."""
+    code = (
+        "import sys; sys.stderr.write('e' * (20 << 20)); sys.stderr.flush(); "
+        f"sys.stdout.write('x' * ({LINE_LIMIT} + 5) + '\\nend\\n')"
+    )
+
+    async def main() -> tuple[list[str], list[str]]:
+        bot = await launch(python(code), "127.0.0.1:9", TOKEN)
+        assert await bot.wait(120) == 0
+        return list(bot.out), list(bot.err)
+
+    out, err = asyncio.run(main())
+    assert [len(x) for x in out] == [LINE_LIMIT, 6, 4] and out[-1] == "end\n"
+    assert sum(len(x) for x in err) == 20 << 20
+
+
+def test_a_log_file_gets_stderr_and_a_tail_keeps_the_last_lines(tmp_path: Path) -> None:
+    code = "import sys\nfor i in range(100): print(i, file=sys.stderr)\nprint('out')"
+
+    async def main() -> list[str]:
+        logged = await launch(python(code), "t:1", TOKEN, stdout=Keep.DISCARD,
+                              stderr=tmp_path / "bot.log")
+        assert await logged.wait(60) == 0 and not logged.out and not logged.err
+        tailed = await launch(python(code), "t:1", TOKEN, tail=3)
+        assert await tailed.wait(60) == 0
+        return list(tailed.err)
+
+    assert asyncio.run(main()) == ["97\n", "98\n", "99\n"]
+    assert (tmp_path / "bot.log").read_text().split() == [str(i) for i in range(100)]
+
+
+def test_stop_asks_with_sigterm_then_kills_a_bot_that_ignores_it() -> None:
+    polite = python("import time; print('ready', flush=True); time.sleep(600)")
+    stubborn = python("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                      "print('ready', flush=True); time.sleep(600)")
+
+    async def main() -> tuple[int, int]:
+        a = await launch(polite, "t:1", TOKEN)
+        b = await launch(stubborn, "t:1", TOKEN)
+        await asyncio.wait_for(asyncio.gather(a.printed("ready"), b.printed("ready")), 60)
+        return await a.stop(30.0), await b.stop(0.5)
+
+    assert asyncio.run(main()) == (-signal.SIGTERM, -signal.SIGKILL)
+
+
+def test_practice_names_a_bot_command_that_cannot_start(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A command that does not exist is a usage error (exit 2) naming it, not a traceback
+    (and the private referee it started is stopped)."""
+    from chinchon_referee import cli
+
+    missing = str(tmp_path / "no-such-bot")
+    assert cli.main(["practice", "--games", "1", "--", missing]) == 2
+    out = capsys.readouterr().out
+    assert "cannot start the bot's command" in out and "no-such-bot" in out
