@@ -56,7 +56,14 @@ class Absences:
     def expired(self, bot: str, now: float) -> bool:
         """Absent for longer than the limit."""
         t = self.since.get(bot)
-        return t is not None and now - t >= self.limit
+        # The same sum as next_expiry's: the wake-up it names finds the bot expired.
+        return t is not None and now >= t + self.limit
+
+    def next_expiry(self, now: float) -> float | None:
+        """The first (monotonic) time after ``now`` at which an absent bot passes the
+        absence limit, or None (the games of a bot past it forfeit already)."""
+        later = [t + self.limit for t in self.since.values() if t + self.limit > now]
+        return min(later) if later else None
 
     def presence(self, players: Sequence[str], now: float) -> Presence:
         if any(self.expired(b, now) for b in players):

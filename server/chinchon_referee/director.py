@@ -223,6 +223,9 @@ class Director:
         pending = [g for g in self.store.games(tid) if g.status != "finished"]
         running: set[asyncio.Task[None]] = set()
         absent = self._absences(tid, spec)
+        # Set by whatever may let a game start: a game ended, a stream came to the lobby
+        # idle (a bot connected or came back, a game gave its streams back), the lobby
+        # closed (shutdown). An absence running past its limit wakes the loop by timer.
         changed = asyncio.Event()
 
         replayed: set[str] = set()  # games played again after an internal error
@@ -241,40 +244,50 @@ class Director:
                         pending.insert(0, game)
                 finally:
                     in_play[game.deal_id] -= 1
+                    # Out of ``running`` before the loop wakes (the task's done callback
+                    # would come one pass later, after the loop has looked).
+                    running.discard(asyncio.current_task())  # type: ignore[arg-type]
                     changed.set()
 
             t = asyncio.ensure_future(one())
             running.add(t)
             t.add_done_callback(running.discard)
 
-        while pending or running:
-            if self.referee.closing is not None:
-                # No game starts once the referee shuts down; those in progress end or
-                # are stopped (without a result) by the shutdown.
-                await asyncio.gather(*running, return_exceptions=True)
-                raise ShuttingDown(self.referee.closing)
-            for b in absent.returned(self.referee.lobby.connected):
-                log.info("bot_back", tournament=tid, bot=b)
-            if len(running) < spec.concurrency:
-                # Never two games of one deal at once (with nothing running, all may go).
-                ready = [g for g in pending if not twin_running(g, in_play)]
-                chosen = self._next_game(tid, spec, ready, absent, idle=not running)
-                if chosen is not None:
-                    launch(*chosen)
-                    continue
-            changed.clear()
-            waiter = asyncio.ensure_future(changed.wait())
-            try:
-                await asyncio.wait({waiter}, timeout=0.05)
-            except asyncio.CancelledError:
-                # Cancelled (CancelTournament): the games in flight stop too, so nothing is
-                # recorded after the cancel; their rows are voided by the caller.
-                for t in list(running):
-                    t.cancel()
-                await asyncio.gather(*running, return_exceptions=True)
-                raise
-            finally:
-                waiter.cancel()
+        stop_listening = self.referee.lobby.listen(changed.set)
+        try:
+            while pending or running:
+                if self.referee.closing is not None:
+                    # No game starts once the referee shuts down; those in progress end or
+                    # are stopped (without a result) by the shutdown.
+                    await asyncio.gather(*running, return_exceptions=True)
+                    raise ShuttingDown(self.referee.closing)
+                for b in absent.returned(self.referee.lobby.connected):
+                    log.info("bot_back", tournament=tid, bot=b)
+                if len(running) < spec.concurrency:
+                    # Never two games of one deal at once (with nothing running, all may go).
+                    ready = [g for g in pending if not twin_running(g, in_play)]
+                    chosen = self._next_game(tid, spec, ready, absent, idle=not running)
+                    if chosen is not None:
+                        launch(*chosen)
+                        continue
+                changed.clear()
+                now = time.monotonic()
+                expiry = absent.next_expiry(now)
+                timeout = None if expiry is None else expiry - now
+                waiter = asyncio.ensure_future(changed.wait())
+                try:
+                    await asyncio.wait({waiter}, timeout=timeout)
+                except asyncio.CancelledError:
+                    # Cancelled (CancelTournament): the games in flight stop too, so nothing is
+                    # recorded after the cancel; their rows are voided by the caller.
+                    for t in list(running):
+                        t.cancel()
+                    await asyncio.gather(*running, return_exceptions=True)
+                    raise
+                finally:
+                    waiter.cancel()
+        finally:
+            stop_listening()
         self.store.set_tournament_status(tid, "finished")
         self._emit(tid, "tournament finished")
         self._close_watchers(tid)

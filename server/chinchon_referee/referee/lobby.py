@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..logs import get_logger
 from .connection import Connection
@@ -26,6 +26,25 @@ class Lobby:
         #: Why the lobby is closed (the referee is shutting down), or None while open.
         self.closing: str | None = None
         self._notifier: asyncio.Future[None] | None = None
+        #: Called (with no argument) when a stream comes to the lobby idle and when the
+        #: lobby closes: what a scheduler waits for (see :meth:`listen`).
+        self._listeners: list[Callable[[], None]] = []
+
+    def listen(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` each time a stream becomes idle here (a bot connected, came
+        back, or finished a game) and when the lobby closes; returns the function that
+        stops it."""
+        self._listeners.append(callback)
+
+        def stop() -> None:
+            if callback in self._listeners:
+                self._listeners.remove(callback)
+
+        return stop
+
+    def _tell(self) -> None:
+        for callback in list(self._listeners):
+            callback()
 
     async def add(self, conn: Connection) -> None:
         self.seen.add(conn.bot)
@@ -36,6 +55,7 @@ class Lobby:
         if self._take_over(conn, practice=False) is not None:
             return
         self.idle.setdefault(conn.bot, []).append(conn)
+        self._tell()
         async with self._changed:
             self._changed.notify_all()
 
@@ -116,6 +136,7 @@ class Lobby:
                     n += 1
             conns.clear()
         self._notifier = asyncio.ensure_future(self._notify())  # acquire / wait_all give up
+        self._tell()
         return n
 
     async def _notify(self) -> None:
