@@ -446,32 +446,34 @@ def test_an_absent_bot_forfeits_its_remaining_games_at_once_after_the_absence_li
 # -- an internal error of the referee ------------------------------------------------------
 
 
-def _referee_fails(referee: Referee, game_id: str, times: int) -> list[str]:
+def _referee_fails(monkeypatch: pytest.MonkeyPatch, game_id: str, times: int) -> list[str]:
     """Make the referee hit an internal error (a RuntimeError inside the game loop) at
-    the 20th turn of ``game_id``, in its first ``times`` attempts, through the referee's
-    fault-injection hook (``referee.services.fault``). Returns the log of the failures,
-    one entry per failed attempt."""
+    the 20th turn of ``game_id``, in its first ``times`` attempts, through the referees'
+    fault-injection hook (``Referee.fault_hook``). Returns the log of the failures, one
+    entry per failed attempt."""
     failed: list[str] = []
-    turns: Counter[str] = Counter()
+    turns: Counter[int] = Counter()  # remote turns per attempt
 
     def fault(spec: GameSpec, seat: Seat) -> None:
         if spec.game_id == game_id and len(failed) < times:
-            turns[f"{game_id}/{len(failed)}"] += 1
-            if turns[f"{game_id}/{len(failed)}"] == 20:
+            turns[len(failed)] += 1
+            if turns[len(failed)] == 20:
                 failed.append(game_id)
                 raise RuntimeError("injected fault")
 
-    referee.services.fault = fault
+    monkeypatch.setattr(Referee, "fault_hook", fault)
     return failed
 
 
-def test_the_bots_of_a_game_stopped_by_an_internal_error_hear_it_and_play_on() -> None:
+def test_the_bots_of_a_game_stopped_by_an_internal_error_hear_it_and_play_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Both bots of a game that the referee's internal error stops get a game_ended with
     TERMINATION_ABORTED and the reason; their streams go back to the lobby and play the
     next game normally."""
     async def main() -> None:
         server = await start(["a", "b"])
-        failed = _referee_fails(server.referee, "faulty", 1)
+        failed = _referee_fails(monkeypatch, "faulty", 1)
         a, b = Bot(server.target, "a"), Bot(server.target, "b")
         try:
             await a.back()
@@ -503,7 +505,7 @@ def test_the_bots_of_a_game_stopped_by_an_internal_error_hear_it_and_play_on() -
 
 @pytest.mark.parametrize("failures", [1, 2])
 def test_a_game_stopped_by_an_internal_error_is_played_again_once(
-    tmp_path: Path, failures: int,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failures: int,
 ) -> None:
     """The referee hits an internal error in the middle of a tournament game (not the
     bots' fault). Its bots hear that the game ended ABORTED; the game is played once
@@ -515,7 +517,7 @@ def test_a_game_stopped_by_an_internal_error_is_played_again_once(
                                                   concurrency=1))
         tid, _ = env.director.create(spec)
         victim = env.store.games(tid)[1].id
-        failed = _referee_fails(env.server.referee, victim, failures)
+        failed = _referee_fails(monkeypatch, victim, failures)
         procs = {b: await spawn(sdk_bot("greedy"), env.server, b) for b in ("a", "b")}
         try:
             assert await env.server.referee.lobby.wait_all(["a", "b"], 20)

@@ -21,13 +21,7 @@ from .referee import Referee
 from .report import markdown
 from .storage import Store
 from .tournament import SpecError, TournamentSpec
-
-_STATUS = {
-    "scheduled": tpb.TOURNAMENT_STATUS_SCHEDULED,
-    "running": tpb.TOURNAMENT_STATUS_RUNNING,
-    "finished": tpb.TOURNAMENT_STATUS_FINISHED,
-    "cancelled": tpb.TOURNAMENT_STATUS_CANCELLED,
-}
+from .vocabulary import GameStatus
 
 
 def spec_from_proto(msg: tpb.TournamentSpec) -> TournamentSpec:
@@ -87,7 +81,7 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
         row = self.director.store.tournament(tid)
         assert row is not None
         total, done = self.director.counts(tid)
-        return tpb.TournamentInfo(id=tid, name=row.name, status=_STATUS[row.status],
+        return tpb.TournamentInfo(id=tid, name=row.name, status=row.status.to_proto(),
                                   games_total=total, games_done=done)
 
     async def _known(self, tid: str, context: Any) -> None:
@@ -175,7 +169,7 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
         st = self.director.standings(tid)
         row = self.director.store.tournament(tid)
         assert row is not None
-        games = [g for g in self.director.store.games(tid) if g.status == "finished"]
+        games = [g for g in self.director.store.games(tid) if g.status is GameStatus.FINISHED]
         return tpb.ExportResultsResponse(
             standings_json=json.dumps(st.to_json()),
             standings_csv=st.to_csv(),
@@ -190,7 +184,7 @@ def _event(ev: TournamentEvent) -> tpb.WatchTournamentResponse:
     ts.FromNanoseconds(int(ev.time * 1e9))
     msg = tpb.WatchTournamentResponse(
         time=ts,
-        tournament=tpb.TournamentInfo(id=ev.tournament_id, status=_STATUS.get(ev.status, 0),
+        tournament=tpb.TournamentInfo(id=ev.tournament_id, status=ev.status.to_proto() if ev.status else 0,
                                       games_total=ev.games_total, games_done=ev.games_done),
         game_id=ev.game_id, message=ev.message,
     )

@@ -9,6 +9,7 @@ runs practice sessions. docs/architecture.md has the whole map.
 
 from .connection import Connection
 from .errors import Disconnected, Forfeit, ShuttingDown, TimedOut
+from .incidents import Incident, IncidentKind, IncidentSink
 from .lobby import Lobby
 from .practice import PracticeRoom
 from .records import record_to_wire, result_to_wire
@@ -25,7 +26,8 @@ _result_to_wire = result_to_wire
 
 __all__ = [
     "Connection", "DecisionCount", "Deadlines", "Disconnected", "FaultHook", "Forfeit",
-    "GameListener", "GameOutcome", "GameRunner", "GameServices", "GameSpec", "Lobby",
+    "GameListener", "GameOutcome", "GameRunner", "GameServices", "GameSpec", "Incident",
+    "IncidentKind", "IncidentSink", "Lobby",
     "PracticeRoom", "Referee", "RefereeServicer", "Seat", "SeatStats", "ShuttingDown",
     "TimedOut", "WriteGate", "WriteWatch", "record_to_wire", "result_to_wire",
 ]

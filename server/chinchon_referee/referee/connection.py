@@ -21,6 +21,7 @@ from ..config import Limits
 from ..encode import answer_fields
 from ..logs import get_logger
 from .errors import Disconnected, TimedOut
+from .incidents import IncidentKind, IncidentSink
 from .timers import Deadlines, WriteGate, WriteWatch
 
 log = get_logger("referee.connection")
@@ -31,7 +32,7 @@ class Connection:
 
     def __init__(
         self, bot: str, context: Any, limits: Limits,
-        on_incident: Callable[..., None] | None = None,
+        on_incident: IncidentSink | None = None,
     ) -> None:
         self.bot = bot
         self.on_incident = on_incident
@@ -105,7 +106,7 @@ class Connection:
                 "a message could not be read as a chinchon.v1.PlayRequest",
             )
             if self.on_incident is not None:
-                self.on_incident("protocol", bot=self.bot, code="INVALID_ARGUMENT",
+                self.on_incident(IncidentKind.PROTOCOL, bot=self.bot, code="INVALID_ARGUMENT",
                                  message=self.abort[1])
         finally:
             self._close()
@@ -182,13 +183,13 @@ class Connection:
             )
             log.warning("flood", bot=self.bot, conn=self.id, count=self.unsolicited)
             if self.on_incident is not None:
-                self.on_incident("flood", bot=self.bot, message=self.abort[1])
+                self.on_incident(IncidentKind.FLOOD, bot=self.bot, message=self.abort[1])
             self._close()
             return
         log.info("bad_message", bot=self.bot, code=pb.ErrorCode.Name(err.code), msg=err.message)
         if self.on_incident is not None:
             where = {} if game_id is None else {"game_id": game_id}
-            self.on_incident("protocol", bot=self.bot, code=pb.ErrorCode.Name(err.code),
+            self.on_incident(IncidentKind.PROTOCOL, bot=self.bot, code=pb.ErrorCode.Name(err.code),
                              message=err.message, **where)
         self.spawn(self._send_quiet(pb.PlayResponse(error=err)))
 

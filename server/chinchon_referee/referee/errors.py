@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from chinchon.engine import Termination
+
 
 class Disconnected(Exception):
     """The stream is gone (closed, cancelled, or not reading).
@@ -22,7 +24,7 @@ class TimedOut(Exception):
 
 
 class Forfeit(Exception):
-    def __init__(self, seat: int, termination: str, why: str) -> None:
+    def __init__(self, seat: int, termination: Termination, why: str) -> None:
         super().__init__(why)
         self.seat = seat
         self.termination = termination

@@ -7,11 +7,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from chinchon.engine import new_game
+from chinchon.engine import Termination, new_game
 from chinchon.engine.record import RecordBuilder
 from chinchon.v1 import referee_pb2 as pb
 
-from ..clip import clip
 from ..config import RefereeConfig
 from ..house import make_house_bot
 from ..house_worker import HouseWorker
@@ -21,10 +20,11 @@ from ..practice_keys import new_practice_secret
 from ..quota import Quota
 from .connection import Connection
 from .errors import ShuttingDown
+from .incidents import Incident, IncidentKind, make_incident
 from .lobby import Lobby
 from .practice import PracticeRoom
 from .records import result_to_wire, terms
-from .runner import DecisionCount, GameRunner, GameServices
+from .runner import DecisionCount, FaultHook, GameRunner, GameServices
 from .seats import Seat, SeatStats
 from .spec import GameOutcome, GameSpec
 
@@ -34,6 +34,11 @@ GameListener = Callable[[GameOutcome], Awaitable[None]]
 
 
 class Referee:
+    #: The fault-injection hook of the tests (see runner.FaultHook), read from the class
+    #: when a game starts (so it reaches referees a test does not hold: ``chinchon
+    #: practice`` makes its own). None, always, outside tests.
+    fault_hook: FaultHook | None = None
+
     def __init__(self, config: RefereeConfig | None = None,
                  practice_secret: bytes | None = None) -> None:
         self.config = config or RefereeConfig()
@@ -51,7 +56,7 @@ class Referee:
         #: Set when the referee starts shutting down (see :meth:`begin_shutdown`).
         self.shutdown = asyncio.Event()
         self.listeners: list[GameListener] = []
-        self.incidents: list[dict[str, Any]] = []
+        self.incidents: list[Incident] = []
         self.max_incidents = 10_000
         #: Practice games take turns on the event loop (pace.py).
         self.pacer = Pacer()
@@ -67,8 +72,7 @@ class Referee:
             "practice sessions", lim.max_practice_per_bot, lim.max_practice,
             "max_practice_per_bot", "max_practice")
         self.practice_room = PracticeRoom(self.config, self.practice_secret, self.play)
-        #: What each game needs of the referee. ``services.fault`` is the
-        #: fault-injection hook of the tests (runner.FaultHook).
+        #: What each game needs of the referee.
         self.services = GameServices(
             lobby=self.lobby, incident=self.incident, decisions=self._decisions,
             shutdown=self.shutdown, pacer=self.pacer, worker=self.worker)
@@ -123,11 +127,10 @@ class Referee:
         workers, self._workers = list(self._workers.values()), {}
         await asyncio.gather(*(w.close() for w in workers))
 
-    def incident(self, kind: str, **fields: Any) -> None:
+    def incident(self, kind: IncidentKind, **fields: Any) -> None:
         """Remember something a bot author should hear about (bounded list)."""
         if len(self.incidents) < self.max_incidents:
-            self.incidents.append({"kind": kind, **{
-                k: clip(v) if isinstance(v, str) else v for k, v in fields.items()}})
+            self.incidents.append(make_incident(kind, fields))
 
     async def play(
         self, spec: GameSpec, seats: list[Seat] | None = None, release: bool | None = None
@@ -163,7 +166,7 @@ class Referee:
         self.games_running += 1
         self._idle.clear()
         given = [s.conn for s in seats]
-        runner = GameRunner(spec, seats, self.services)
+        runner = GameRunner(spec, seats, self.services, type(self).fault_hook)
         try:
             outcome = await runner.run()
         except ShuttingDown:
@@ -172,7 +175,8 @@ class Referee:
         except Exception:
             log.exception("game_crashed", game_id=spec.game_id)
             outcome = self._aborted(spec, seats, "the referee hit an internal error")
-            self.incident("aborted", game_id=spec.game_id, message=outcome.record["result"]["summary"])
+            self.incident(IncidentKind.ABORTED, game_id=spec.game_id,
+                          message=outcome.record["result"]["summary"])
             await runner.tell_ended(result_to_wire(outcome.record["result"]))
         finally:
             self.games_running -= 1
@@ -196,9 +200,9 @@ class Referee:
 
     def _aborted(self, spec: GameSpec, seats: list[Seat], why: str) -> GameOutcome:
         rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
-        record = rec.to_json(new_game(spec.rules), "TERMINATION_ABORTED", summary=why)
+        record = rec.to_json(new_game(spec.rules), Termination.ABORTED, summary=why)
         record.update(terms(spec))
-        return GameOutcome(spec, record, [s.stats for s in seats], "TERMINATION_ABORTED", None, [])
+        return GameOutcome(spec, record, [s.stats for s in seats], Termination.ABORTED, None, [])
 
     def seats_for(self, spec: GameSpec) -> list[Seat] | None:
         """Seats with a free connection for every remote player, taken now; or None (and
@@ -226,16 +230,16 @@ class Referee:
         state = new_game(spec.rules)
         rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
         names = ", ".join(spec.players[i] for i in absent)
+        # The absent seats forfeit; the engine's one forfeit rule names the winners.
         record = rec.to_json(
-            state, "TERMINATION_FORFEIT_NO_SHOW", forfeited=absent[0],
+            state, Termination.FORFEIT_NO_SHOW, forfeits=absent,
             summary=f"not connected in time: {names}",
         )
         record.update(terms(spec))
-        present = [s.index for s in seats if s.index not in absent]
-        record["result"]["winners"] = present
         log.info("game_no_show", game_id=spec.game_id, absent=names)
         return GameOutcome(spec, record, [SeatStats() for _ in seats],
-                           "TERMINATION_FORFEIT_NO_SHOW", absent[0], present)
+                           Termination.FORFEIT_NO_SHOW, absent[0],
+                           list(record["result"]["winners"]))
 
     async def practice(self, conn: Connection, req: pb.PracticeRequest) -> None:
         """Play the practice session ``req`` asks for on ``conn`` (practice.py)."""

@@ -21,6 +21,7 @@ from chinchon.engine import (
     IllegalAction,
     MalformedInput,
     ShuffleSource,
+    Termination,
     apply,
     legal_actions,
     new_game,
@@ -41,6 +42,7 @@ from ..logs import get_logger
 from ..pace import Pacer
 from .connection import Connection
 from .errors import Disconnected, Forfeit, ShuttingDown, TimedOut
+from .incidents import IncidentKind, IncidentSink
 from .lobby import Lobby
 from .records import record_to_wire, result_to_wire, terms
 from .seats import Seat
@@ -59,8 +61,6 @@ class DecisionCount:
         self.n = 0
 
 
-#: Something a bot author should hear about: ``incident(kind, **fields)``.
-IncidentSink = Callable[..., None]
 #: A fault-injection hook (tests only): called before each turn of a remote seat with
 #: the game's spec and the seat; an exception it raises is an internal error of the
 #: referee at that point of the game. None (the default) costs nothing per decision.
@@ -80,12 +80,15 @@ class GameServices:
     pacer: Pacer
     #: The worker process for practice games (True) or the others (False).
     worker: Callable[[bool], HouseWorker]
-    fault: FaultHook | None = None
 
 
 class GameRunner:
-    def __init__(self, spec: GameSpec, seats: list[Seat], services: GameServices) -> None:
+    def __init__(
+        self, spec: GameSpec, seats: list[Seat], services: GameServices,
+        fault: FaultHook | None = None,
+    ) -> None:
         self.spec = spec
+        self.fault = fault  # see FaultHook
         self.seats = seats
         self.services = services
         self.decisions = services.decisions
@@ -235,7 +238,7 @@ class GameRunner:
             state = new_game(rules)
             forfeit: Forfeit | None = None
             pacer = self.services.pacer if self.practice else None
-            remote_turn = self._remote_turn if self.services.fault is None else self._faulty_turn
+            remote_turn = self._remote_turn if self.fault is None else self._faulty_turn
             try:
                 while not state.is_over:
                     n_results = len(state.results)
@@ -269,8 +272,9 @@ class GameRunner:
                     summary=f"{self.names[forfeit.seat]} forfeited: {forfeit.why}",
                 )
                 log.info("game_forfeited", game_id=spec.game_id, seat=forfeit.seat, why=forfeit.why)
-                self.services.incident("forfeit", game_id=spec.game_id, bot=self.names[forfeit.seat],
-                                      termination=forfeit.termination, message=forfeit.why)
+                self.services.incident(
+                    IncidentKind.FORFEIT, game_id=spec.game_id, bot=self.names[forfeit.seat],
+                    termination=forfeit.termination.value, message=forfeit.why)
             else:
                 record = rec.to_json(state)
             record.update(terms(spec))
@@ -279,7 +283,7 @@ class GameRunner:
                 spec=spec,
                 record=record,
                 stats=[s.stats for s in self.seats],
-                termination=result["termination"],
+                termination=Termination(result["termination"]),
                 forfeited=forfeit.seat if forfeit else None,
                 winners=list(result["winners"]),
             )
@@ -332,7 +336,7 @@ class GameRunner:
             if lobby.closing is not None:
                 raise ShuttingDown(lobby.closing)
             raise Forfeit(
-                seat.index, "TERMINATION_FORFEIT_DISCONNECT",
+                seat.index, Termination.FORFEIT_DISCONNECT,
                 f"disconnected and not back within {grace:g} s",
             )
         assert seat.conn is not None
@@ -340,7 +344,7 @@ class GameRunner:
 
     async def _faulty_turn(self, seat: Seat, state: GameState, rec: RecordBuilder) -> GameState:
         """A remote turn behind the fault-injection hook (see :data:`FaultHook`)."""
-        fault = self.services.fault
+        fault = self.fault
         if fault is not None:
             fault(self.spec, seat)
         return await self._remote_turn(seat, state, rec)
@@ -412,7 +416,7 @@ class GameRunner:
             left = pol.max_illegal_retries - attempt
             log.info("illegal_action", game_id=spec.game_id, bot=seat.name,
                      code=pb.ErrorCode.Name(err.code), violation=err.violation, msg=err.message)
-            self.services.incident("illegal", game_id=spec.game_id, bot=seat.name, request_id=rid,
+            self.services.incident(IncidentKind.ILLEGAL, game_id=spec.game_id, bot=seat.name, request_id=rid,
                                   code=pb.ErrorCode.Name(err.code), violation=err.violation,
                                   message=err.message, attempt=attempt)
             await self._send(seat, pb.PlayResponse(action_rejected=pb.ActionRejected(
@@ -442,7 +446,7 @@ class GameRunner:
         seat.stats.timeouts += 1
         seat.stats.think_time += waited
         log.info("timeout", game_id=spec.game_id, bot=seat.name, waited=round(waited, 4))
-        self.services.incident("timeout", game_id=spec.game_id, bot=seat.name,
+        self.services.incident(IncidentKind.TIMEOUT, game_id=spec.game_id, bot=seat.name,
                               request_id=rid, waited=round(waited, 4),
                               allowed=round(allowed, 4))
         return await self._default(seat, state, legal, rid, rec, "timeout", waited)
@@ -462,7 +466,7 @@ class GameRunner:
             reason=pb.DEFAULT_REASON_TIMEOUT if why == "timeout" else pb.DEFAULT_REASON_ILLEGAL,
             strikes=seat.stats.strikes, max_strikes=mx, time_taken=duration(waited))))
         if seat.stats.strikes >= mx:
-            term = "TERMINATION_FORFEIT_TIMEOUT" if why == "timeout" else "TERMINATION_FORFEIT_ILLEGAL"
+            term = Termination.FORFEIT_TIMEOUT if why == "timeout" else Termination.FORFEIT_ILLEGAL
             what = "timeouts" if why == "timeout" else "illegal actions"
             raise Forfeit(seat.index, term, f"{mx} strikes ({what})")
         return new_state

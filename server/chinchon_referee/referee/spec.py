@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from chinchon.engine import RuleSet
+from chinchon.engine import RuleSet, Termination
 
 from ..config import Policies, TimeControl
 from .seats import SeatStats
@@ -32,6 +32,6 @@ class GameOutcome:
     spec: GameSpec
     record: dict[str, Any]
     stats: list[SeatStats]
-    termination: str
+    termination: Termination
     forfeited: int | None
     winners: list[int]
