@@ -474,8 +474,8 @@ def test_cancelling_a_writer_from_outside_raises_cancelled_error() -> None:
 
 def _past_deadline(watch: WriteWatch, conn: Connection, loop: asyncio.AbstractEventLoop) -> None:
     """Move the deadline of ``conn``'s watched write into the past."""
-    _, task = watch.writing[conn]
-    watch.writing[conn] = (loop.time() - 1.0, task)
+    _, *rest = watch.writing[conn]
+    watch.writing[conn] = (loop.time() - 1.0, *rest)  # type: ignore[assignment]
 
 
 def test_a_write_completed_in_the_pass_of_its_deadline_is_not_a_timeout() -> None:

@@ -37,6 +37,7 @@ from chinchon_referee.admin import add_admin_service
 from chinchon_referee.auth import TokenBook
 from chinchon_referee.config import Policies
 from chinchon_referee.director import Director, TournamentEvent
+from chinchon_referee.referee import GameSpec, Referee, Seat
 from chinchon_referee.server import RunningServer, start_server
 from chinchon_referee.standings import compute, summarize_game
 from chinchon_referee.storage import SqliteStore
@@ -447,23 +448,20 @@ def test_an_absent_bot_forfeits_its_remaining_games_at_once_after_the_absence_li
 
 def _referee_fails(monkeypatch: pytest.MonkeyPatch, game_id: str, times: int) -> list[str]:
     """Make the referee hit an internal error (a RuntimeError inside the game loop) at
-    the 20th turn of ``game_id``, in its first ``times`` attempts. Returns the log of
-    the failures, one entry per failed attempt."""
-    from chinchon_referee.referee import GameRunner
-
-    real = GameRunner._remote_turn
+    the 20th turn of ``game_id``, in its first ``times`` attempts, through the referees'
+    fault-injection hook (``Referee.fault_hook``). Returns the log of the failures, one
+    entry per failed attempt."""
     failed: list[str] = []
-    turns: Counter[int] = Counter()
+    turns: Counter[int] = Counter()  # remote turns per attempt
 
-    async def remote_turn(self: GameRunner, seat: Any, state: Any, rec: Any) -> Any:
-        if self.spec.game_id == game_id and len(failed) < times:
-            turns[id(self)] += 1
-            if turns[id(self)] == 20:
+    def fault(spec: GameSpec, seat: Seat) -> None:
+        if spec.game_id == game_id and len(failed) < times:
+            turns[len(failed)] += 1
+            if turns[len(failed)] == 20:
                 failed.append(game_id)
                 raise RuntimeError("injected fault")
-        return await real(self, seat, state, rec)
 
-    monkeypatch.setattr(GameRunner, "_remote_turn", remote_turn)
+    monkeypatch.setattr(Referee, "fault_hook", fault)
     return failed
 
 

@@ -10,7 +10,8 @@ import math
 import random
 
 import pytest
-from chinchon.engine import GreedyBot, RandomBot, RuleSet, play_game
+from chinchon.engine import GreedyBot, RandomBot, RuleSet, Termination, play_game
+from chinchon.engine.record import HandScore
 from chinchon_referee.standings import (
     ELO,
     GameSummary,
@@ -26,8 +27,9 @@ def game(players: tuple[str, ...] | list[str], winners: list[int], *,
          hands: list[dict] | None = None, totals: list[int] | None = None,
          stats: list[dict] | None = None, deal_id: str = "") -> GameSummary:
     return GameSummary(
-        players=list(players), winners=winners, termination=termination, forfeited=forfeited,
-        hands=hands or [], totals=totals or [0] * len(players),
+        players=list(players), winners=winners, termination=Termination.parse(termination),
+        forfeited=forfeited,
+        hands=[HandScore.from_json(h) for h in hands or []], totals=totals or [0] * len(players),
         stats=stats or [{} for _ in players], deal_id=deal_id,
     )
 

@@ -13,6 +13,7 @@ postponed games are played normally.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -57,6 +58,20 @@ class Absences:
         """Absent for longer than the limit."""
         t = self.since.get(bot)
         return t is not None and now - t >= self.limit
+
+    def next_expiry(self, now: float) -> float | None:
+        """The first (monotonic) time after ``now`` at which an absent bot not expired
+        at ``now`` is :meth:`expired`, or None (no such bot)."""
+        times = [self._expiry(t) for t in self.since.values() if now - t < self.limit]
+        return min(times) if times else None
+
+    def _expiry(self, since: float) -> float:
+        """The time a bot absent since ``since`` expires: ``since + limit``, moved up by
+        the rounding error if need be, so that :meth:`expired` holds then."""
+        when = since + self.limit
+        while when - since < self.limit:
+            when = math.nextafter(when, math.inf)
+        return when
 
     def presence(self, players: Sequence[str], now: float) -> Presence:
         if any(self.expired(b, now) for b in players):

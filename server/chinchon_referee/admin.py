@@ -20,13 +20,7 @@ from .report import markdown
 from .spec_proto import spec_from_proto
 from .storage import Store
 from .tournament import SpecError, StartMode
-
-_STATUS = {
-    "scheduled": tpb.TOURNAMENT_STATUS_SCHEDULED,
-    "running": tpb.TOURNAMENT_STATUS_RUNNING,
-    "finished": tpb.TOURNAMENT_STATUS_FINISHED,
-    "cancelled": tpb.TOURNAMENT_STATUS_CANCELLED,
-}
+from .vocabulary import GameStatus
 
 
 class TournamentServicer(tpb_grpc.TournamentServiceServicer):
@@ -37,7 +31,7 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
         row = self.director.store.tournament(tid)
         assert row is not None
         total, done = self.director.counts(tid)
-        return tpb.TournamentInfo(id=tid, name=row.name, status=_STATUS[row.status],
+        return tpb.TournamentInfo(id=tid, name=row.name, status=row.status.to_proto(),
                                   games_total=total, games_done=done)
 
     async def _known(self, tid: str, context: Any) -> None:
@@ -125,7 +119,7 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
         st = self.director.standings(tid)
         row = self.director.store.tournament(tid)
         assert row is not None
-        games = [g for g in self.director.store.games(tid) if g.status == "finished"]
+        games = [g for g in self.director.store.games(tid) if g.status is GameStatus.FINISHED]
         return tpb.ExportResultsResponse(
             standings_json=json.dumps(st.to_json()),
             standings_csv=st.to_csv(),
@@ -140,7 +134,7 @@ def _event(ev: TournamentEvent) -> tpb.WatchTournamentResponse:
     ts.FromNanoseconds(int(ev.time * 1e9))
     msg = tpb.WatchTournamentResponse(
         time=ts,
-        tournament=tpb.TournamentInfo(id=ev.tournament_id, status=_STATUS.get(ev.status, 0),
+        tournament=tpb.TournamentInfo(id=ev.tournament_id, status=ev.status.to_proto() if ev.status else 0,
                                       games_total=ev.games_total, games_done=ev.games_done),
         game_id=ev.game_id, message=ev.message,
     )

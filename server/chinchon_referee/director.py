@@ -25,6 +25,8 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from chinchon.engine import Termination
+
 from .absence import Absences, Presence
 from .auth import TokenBook, digest, new_token
 from .logs import get_logger
@@ -33,6 +35,7 @@ from .standings import Standings, compute, summarize_game
 from .storage import GameRow, Store, TournamentRow
 from .tournament import Participant, RoundRobin, SpecError, TournamentSpec, schedule, start_time
 from .twins import twin_indices, twin_running
+from .vocabulary import GameStatus, TournamentStatus
 
 log = get_logger("director")
 
@@ -41,7 +44,8 @@ log = get_logger("director")
 class TournamentEvent:
     time: float
     tournament_id: str
-    status: str
+    #: The tournament's status when the event was sent (None: the tournament is gone).
+    status: TournamentStatus | None
     games_total: int
     games_done: int
     message: str
@@ -93,7 +97,7 @@ class Director:
         for p in stored["participants"]:
             p.pop("token", None)  # only digests are kept
         self.store.create_tournament(
-            TournamentRow(tid, spec.name, stored, "scheduled", time.time()), games
+            TournamentRow(tid, spec.name, stored, TournamentStatus.SCHEDULED, time.time()), games
         )
         for p in parts:
             self.store.upsert_bot(p.name, digest(p.token))
@@ -124,7 +128,7 @@ class Director:
         row = self.store.tournament(tid)
         if row is None:
             raise KeyError(tid)
-        if row.status in ("finished", "cancelled"):
+        if row.status.over:
             raise ValueError(f"tournament {tid} is {row.status}")
         task = self._tasks.get(tid)
         if task is None or task.done():
@@ -135,11 +139,11 @@ class Director:
         by itself (a "manual" one waits for StartTournament)."""
         rows = [
             t for t in self.store.tournaments()
-            if t.status == "running"
-            or (t.status == "scheduled" and t.spec.get("start") != "manual")
+            if t.status is TournamentStatus.RUNNING
+            or (t.status is TournamentStatus.SCHEDULED and t.spec.get("start") != "manual")
         ]
         for t in rows:
-            self.start(t.id, resumed=t.status == "running")
+            self.start(t.id, resumed=t.status is TournamentStatus.RUNNING)
         return [t.id for t in rows]
 
     async def start_now(self, tid: str) -> None:
@@ -147,7 +151,7 @@ class Director:
         task = self._tasks.get(tid)
         if task is not None and not task.done():
             row = self.store.tournament(tid)
-            if row is not None and row.status == "running":
+            if row is not None and row.status is TournamentStatus.RUNNING:
                 return
             task.cancel()
             try:
@@ -157,9 +161,9 @@ class Director:
         row = self.store.tournament(tid)
         if row is None:
             raise KeyError(tid)
-        if row.status in ("finished", "cancelled"):
+        if row.status.over:
             raise ValueError(f"tournament {tid} is {row.status}")
-        self.store.set_tournament_status(tid, "running")
+        self.store.set_tournament_status(tid, TournamentStatus.RUNNING)
         self._tasks[tid] = asyncio.ensure_future(self.run(tid))
 
     async def settle(self, timeout: float) -> None:
@@ -185,7 +189,7 @@ class Director:
         if self.store.tournament(tid) is None:
             raise KeyError(tid)
         self.store.void_running(tid)
-        self.store.set_tournament_status(tid, "cancelled")
+        self.store.set_tournament_status(tid, TournamentStatus.CANCELLED)
         self._emit(tid, "tournament cancelled")
         self._close_watchers(tid)
 
@@ -204,7 +208,7 @@ class Director:
         spec = self.spec_of(tid)
         row = self.store.tournament(tid)
         assert row is not None
-        if row.status == "scheduled" and not force_start:
+        if row.status is TournamentStatus.SCHEDULED and not force_start:
             await self._wait_for_start(tid, spec)
         elif resumed:
             # The referee was restarted: its bots need a moment to find it again.
@@ -218,11 +222,14 @@ class Director:
             log.info("games_voided", tournament=tid, count=voided)
             self._emit(tid, f"{voided} game(s) in flight when the referee stopped were voided "
                             "and will be replayed from the same deal")
-        self.store.set_tournament_status(tid, "running")
+        self.store.set_tournament_status(tid, TournamentStatus.RUNNING)
         self._emit(tid, "tournament started")
-        pending = [g for g in self.store.games(tid) if g.status != "finished"]
+        pending = [g for g in self.store.games(tid) if g.status is not GameStatus.FINISHED]
         running: set[asyncio.Task[None]] = set()
         absent = self._absences(tid, spec)
+        # Set by whatever may let a game start: a game ended, a stream came to the lobby
+        # idle (a bot connected or came back, a game gave its streams back), the lobby
+        # closed (shutdown). An absence running past its limit wakes the loop by timer.
         changed = asyncio.Event()
 
         replayed: set[str] = set()  # games played again after an internal error
@@ -241,41 +248,51 @@ class Director:
                         pending.insert(0, game)
                 finally:
                     in_play[game.deal_id] -= 1
+                    # Out of ``running`` before the loop wakes (the task's done callback
+                    # would come one pass later, after the loop has looked).
+                    running.discard(asyncio.current_task())  # type: ignore[arg-type]
                     changed.set()
 
             t = asyncio.ensure_future(one())
             running.add(t)
             t.add_done_callback(running.discard)
 
-        while pending or running:
-            if self.referee.closing is not None:
-                # No game starts once the referee shuts down; those in progress end or
-                # are stopped (without a result) by the shutdown.
-                await asyncio.gather(*running, return_exceptions=True)
-                raise ShuttingDown(self.referee.closing)
-            for b in absent.returned(self.referee.lobby.connected):
-                log.info("bot_back", tournament=tid, bot=b)
-            if len(running) < spec.concurrency:
-                # Never two games of one deal at once (with nothing running, all may go).
-                ready = [g for g in pending if not twin_running(g, in_play)]
-                chosen = self._next_game(tid, spec, ready, absent, idle=not running)
-                if chosen is not None:
-                    launch(*chosen)
-                    continue
-            changed.clear()
-            waiter = asyncio.ensure_future(changed.wait())
-            try:
-                await asyncio.wait({waiter}, timeout=0.05)
-            except asyncio.CancelledError:
-                # Cancelled (CancelTournament): the games in flight stop too, so nothing is
-                # recorded after the cancel; their rows are voided by the caller.
-                for t in list(running):
-                    t.cancel()
-                await asyncio.gather(*running, return_exceptions=True)
-                raise
-            finally:
-                waiter.cancel()
-        self.store.set_tournament_status(tid, "finished")
+        stop_listening = self.referee.lobby.listen(changed.set)
+        try:
+            while pending or running:
+                if self.referee.closing is not None:
+                    # No game starts once the referee shuts down; those in progress end or
+                    # are stopped (without a result) by the shutdown.
+                    await asyncio.gather(*running, return_exceptions=True)
+                    raise ShuttingDown(self.referee.closing)
+                for b in absent.returned(self.referee.lobby.connected):
+                    log.info("bot_back", tournament=tid, bot=b)
+                if len(running) < spec.concurrency:
+                    # Never two games of one deal at once (with nothing running, all may go).
+                    ready = [g for g in pending if not twin_running(g, in_play)]
+                    chosen = self._next_game(tid, spec, ready, absent, idle=not running)
+                    if chosen is not None:
+                        launch(*chosen)
+                        continue
+                changed.clear()
+                now = time.monotonic()
+                expiry = absent.next_expiry(now)
+                timeout = None if expiry is None else expiry - now
+                waiter = asyncio.ensure_future(changed.wait())
+                try:
+                    await asyncio.wait({waiter}, timeout=timeout)
+                except asyncio.CancelledError:
+                    # Cancelled (CancelTournament): the games in flight stop too, so nothing is
+                    # recorded after the cancel; their rows are voided by the caller.
+                    for t in list(running):
+                        t.cancel()
+                    await asyncio.gather(*running, return_exceptions=True)
+                    raise
+                finally:
+                    waiter.cancel()
+        finally:
+            stop_listening()
+        self.store.set_tournament_status(tid, TournamentStatus.FINISHED)
         self._emit(tid, "tournament finished")
         self._close_watchers(tid)
         log.info("tournament_finished", tournament=tid)
@@ -373,14 +390,14 @@ class Director:
                 # "running" and is voided, then played again, when the tournament resumes.
                 log.info("game_not_recorded", tournament=tid, game_id=game.id)
                 return False
-            if outcome.termination == "TERMINATION_ABORTED" and may_replay:
+            if outcome.termination is Termination.ABORTED and may_replay:
                 self.store.void_game(game.id)
                 log.warning("game_replayed", tournament=tid, game_id=game.id,
                             why=outcome.record["result"].get("summary", ""))
                 self._emit(tid, f"game {game.id} was stopped by an internal error of the "
                                 "referee: it will be played again from the same deal", game.id)
                 return True
-        if outcome.termination == "TERMINATION_FORFEIT_NO_SHOW":
+        if outcome.termination is Termination.FORFEIT_NO_SHOW:
             gone = [b for i, b in enumerate(game.players) if i not in outcome.winners]
             absent.mark(gone, time.monotonic())
             log.info("bots_absent", tournament=tid, bots=gone,
@@ -405,7 +422,7 @@ class Director:
         spec = self.spec_of(tid)
         games = [
             summarize_game(g.players, g.record or {}, g.stats, g.deal_id)
-            for g in self.store.games(tid) if g.status == "finished"
+            for g in self.store.games(tid) if g.status is GameStatus.FINISHED
         ]
         return compute(spec.bots, games, spec.table_size)
 
@@ -414,7 +431,7 @@ class Director:
               result: dict[str, Any] | None = None) -> None:
         row = self.store.tournament(tid)
         total, done = self.counts(tid)
-        ev = TournamentEvent(time.time(), tid, row.status if row else "?", total, done, message,
+        ev = TournamentEvent(time.time(), tid, row.status if row else None, total, done, message,
                              game_id, result)
         for q in self._watchers.get(tid, []):
             q.put_nowait(ev)
@@ -431,7 +448,7 @@ class Director:
         total, done = self.counts(tid)
         first = TournamentEvent(time.time(), tid, row.status, total, done,
                                 f"tournament is {row.status}")
-        if row.status in ("finished", "cancelled"):
+        if row.status.over:
             yield first
             return
         # Listen before the first yield: nothing emitted while the caller handles it is lost.

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from chinchon.engine import RuleSet, RuleSetError
+from chinchon.engine import RuleSet, RuleSetError, Termination
 from chinchon.strategies import BUILTIN_BOTS
 from rich.console import Console
 from rich.table import Table
@@ -31,7 +31,7 @@ from .auth import TokenBook, new_token
 from .config import Policies, RefereeConfig, TimeControl
 from .launcher import Keep, launch
 from .logs import configure
-from .referee import GameOutcome, GameSpec, Referee
+from .referee import GameOutcome, GameSpec, Incident, IncidentKind, Referee
 from .server import start_server, use_loop
 
 console = Console(highlight=False, soft_wrap=True)
@@ -65,15 +65,13 @@ def register(sub: Any) -> None:
 #: Lines of the bot's stderr kept for the report (the last ones).
 STDERR_LINES = 2000
 
-_PLAYED = ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-
 
 @dataclass
 class PracticeReport:
     bot: str
     opponent: str
     outcomes: list[GameOutcome] = field(default_factory=list)
-    incidents: list[dict[str, Any]] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)
     connected: bool = False
     bot_exit: int | None = None
     bot_stderr: str = ""
@@ -92,12 +90,13 @@ class PracticeReport:
         """Connected, played, and no problem; with ``excuse_referee``, games the referee
         aborted by an internal error are not counted as problems."""
         excused = ("aborted",) if excuse_referee else ()
-        ends = _PLAYED + (("TERMINATION_ABORTED",) if excuse_referee else ())
         return (
             self.connected
             and bool(self.outcomes)
             and all(i["kind"] in excused for i in self.incidents)
-            and all(o.termination in ends for o in self.outcomes)
+            and all(o.termination.played
+                    or (excuse_referee and o.termination is Termination.ABORTED)
+                    for o in self.outcomes)
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -153,7 +152,7 @@ async def run_practice(
         waiter.cancel()
         if not report.connected:
             report.incidents.append({
-                "kind": "connect",
+                "kind": IncidentKind.CONNECT,
                 "bot": name,
                 "message": "the bot exited before connecting" if exited.done()
                 else f"the bot did not connect within {connect_timeout:g} s",
@@ -175,7 +174,7 @@ async def run_practice(
                 for incident in referee.incidents[first:]:
                     incident.setdefault("game_id", spec.game_id)
                 report.outcomes.append(outcome)
-                if outcome.termination == "TERMINATION_FORFEIT_NO_SHOW" or exited.done():
+                if outcome.termination is Termination.FORFEIT_NO_SHOW or exited.done():
                     break
         report.incidents.extend(referee.incidents)
     finally:
@@ -200,7 +199,7 @@ def print_report(rep: PracticeReport) -> None:
             " / ".join(o.spec.players),
             "won" if rep.bot in won else "lost" if won else "no winner",
             " / ".join(str(t) for t in res["totals"]),
-            o.termination.replace("TERMINATION_", "").lower(),
+            o.termination.name.lower(),
         )
     console.print(table)
     if rep.outcomes:

@@ -20,6 +20,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from chinchon.engine import Termination
+from chinchon.engine.record import HandScore
+
 ELO = 400.0 / math.log(10.0)
 PRIOR_SD = 2.0  # on the log-strength scale: about 350 Elo; only matters for tiny samples
 
@@ -99,9 +102,10 @@ class GameSummary:
 
     players: list[str]
     winners: list[int]
-    termination: str
+    #: How the game ended (None: a name the engine does not know).
+    termination: Termination | None
     forfeited: int | None
-    hands: list[dict[str, Any]]
+    hands: list[HandScore]
     totals: list[int]
     stats: list[dict[str, Any]]
     deal_id: str = ""
@@ -113,9 +117,9 @@ def summarize_game(players: Sequence[str], record: dict[str, Any],
     return GameSummary(
         players=list(players),
         winners=list(res.get("winners", [])),
-        termination=res.get("termination", ""),
+        termination=Termination.parse(res.get("termination")),
         forfeited=res.get("forfeitedSeat"),
-        hands=list(record.get("hands", [])),
+        hands=[HandScore.from_json(h) for h in record.get("hands", [])],
         totals=list(res.get("totals", [])),
         stats=list(stats or [{} for _ in players]),
         deal_id=deal_id,
@@ -129,7 +133,7 @@ def compute(bots: Sequence[str], games: Sequence[GameSummary], table_size: int =
     orders: list[list[list[str]]] = []
     index = {b: i for i, b in enumerate(bots)}
     for gm in games:
-        if gm.termination == "TERMINATION_ABORTED":
+        if gm.termination is Termination.ABORTED:
             continue
         names = gm.players
         w = set(gm.winners)
@@ -145,27 +149,20 @@ def compute(bots: Sequence[str], games: Sequence[GameSummary], table_size: int =
                     row.draws += 1
             else:
                 row.losses += 1
-            if gm.forfeited == s and gm.termination.startswith("TERMINATION_FORFEIT"):
+            if gm.forfeited == s and gm.termination is not None and gm.termination.forfeit:
                 row.forfeits += 1
             st = gm.stats[s] if s < len(gm.stats) else {}
             row.timeouts += int(st.get("timeouts", 0))
             row.illegal_actions += int(st.get("illegal", 0))
         for hand in gm.hands:
-            points = hand.get("points", [])
-            alive = [s for s, h in enumerate(hand.get("hands", [])) if h.get("cards")]
-            for s in alive:
+            points = hand.points
+            for s in hand.in_hand:
                 rows[names[s]].hands += 1
                 rows[names[s]].points += points[s] if s < len(points) else 0
-            closer = hand.get("closer", -1)
-            if closer is not None and closer >= 0:
-                rows[names[closer]].hands_won += 1
-                if hand.get("bonus") == "BONUS_CHINCHON":
-                    rows[names[closer]].chinchones += 1
-            elif alive:
-                low = min(points[s] for s in alive)
-                best = [s for s in alive if points[s] == low]
-                if len(best) == 1:
-                    rows[names[best[0]]].hands_won += 1
+            if hand.winner is not None:
+                rows[names[hand.winner]].hands_won += 1
+            if hand.chinchon:
+                rows[names[hand.closer]].chinchones += 1
         for a, b in _pairs(len(names)):
             sa = 1.0 if (a in w and b not in w) else 0.0 if (b in w and a not in w) else 0.5
             na, nb = names[a], names[b]
@@ -191,7 +188,7 @@ def compute(bots: Sequence[str], games: Sequence[GameSummary], table_size: int =
     return Standings(
         rows=ordered,
         head_to_head={k: (v[0], int(v[1])) for k, v in h2h.items()},
-        games=sum(1 for g in games if g.termination != "TERMINATION_ABORTED"),
+        games=sum(1 for g in games if g.termination is not Termination.ABORTED),
         duplicate_variance_reduction=duplicate_variance_reduction(games),
         rating_model=model,
     )
@@ -330,8 +327,8 @@ def duplicate_variance_reduction(games: Sequence[GameSummary]) -> float | None:
     """
     groups: dict[tuple[str, frozenset[str]], list[tuple[str, float]]] = defaultdict(list)
     for gm in games:
-        if len(gm.players) != 2 or not gm.deal_id or gm.termination not in (
-            "TERMINATION_NORMAL", "TERMINATION_CHINCHON"
+        if len(gm.players) != 2 or not gm.deal_id or gm.termination is None or not (
+            gm.termination.played
         ):
             continue
         w = set(gm.winners)

@@ -32,6 +32,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from .vocabulary import GameStatus, TournamentStatus
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS bots (
@@ -83,7 +85,7 @@ class GameRow:
     seq: int
     players: list[str]
     deal_id: str
-    status: str = "scheduled"
+    status: GameStatus = GameStatus.SCHEDULED
     voided: int = 0
     result: dict[str, Any] | None = None
     record: dict[str, Any] | None = None
@@ -95,7 +97,7 @@ class TournamentRow:
     id: str
     name: str
     spec: dict[str, Any]
-    status: str
+    status: TournamentStatus
     created: float
     started: float | None = None
     finished: float | None = None
@@ -122,7 +124,7 @@ class Store(ABC):
     def tournaments(self) -> list[TournamentRow]: ...
 
     @abstractmethod
-    def set_tournament_status(self, tid: str, status: str) -> None: ...
+    def set_tournament_status(self, tid: str, status: TournamentStatus) -> None: ...
 
     @abstractmethod
     def games(self, tid: str) -> list[GameRow]: ...
@@ -234,7 +236,8 @@ class SqliteStore(Store):
                 c.execute(
                     "INSERT INTO tournaments (id, name, spec, status, created) "
                     "VALUES (?, ?, ?, ?, ?)",
-                    (row.id, row.name, json.dumps(row.spec), row.status, row.created),
+                    (row.id, row.name, json.dumps(row.spec), TournamentStatus(row.status).value,
+                     row.created),
                 )
         except BaseException:
             with contextlib.suppress(sqlite3.Error), self._tx() as c:
@@ -243,7 +246,8 @@ class SqliteStore(Store):
             raise
 
     def _tournament(self, r: tuple[Any, ...]) -> TournamentRow:
-        return TournamentRow(r[0], r[1], json.loads(r[2]), r[3], r[4], r[5], r[6])
+        return TournamentRow(r[0], r[1], json.loads(r[2]), TournamentStatus(r[3]), r[4], r[5],
+                             r[6])
 
     def tournament(self, tid: str) -> TournamentRow | None:
         rows = self._query(
@@ -259,15 +263,16 @@ class SqliteStore(Store):
         )
         return [self._tournament(r) for r in rows]
 
-    def set_tournament_status(self, tid: str, status: str) -> None:
+    def set_tournament_status(self, tid: str, status: TournamentStatus) -> None:
+        status = TournamentStatus(status)  # a word not in the vocabulary fails here
         now = time.time()
         with self._tx() as c:
-            c.execute("UPDATE tournaments SET status = ? WHERE id = ?", (status, tid))
-            if status == "running":
+            c.execute("UPDATE tournaments SET status = ? WHERE id = ?", (status.value, tid))
+            if status is TournamentStatus.RUNNING:
                 c.execute(
                     "UPDATE tournaments SET started = COALESCE(started, ?) WHERE id = ?", (now, tid)
                 )
-            if status in ("finished", "cancelled"):
+            if status.over:
                 c.execute("UPDATE tournaments SET finished = ? WHERE id = ?", (now, tid))
 
     # games ---------------------------------------------------------------------------
@@ -278,7 +283,7 @@ class SqliteStore(Store):
         )
         return [
             GameRow(
-                r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6],
+                r[0], r[1], r[2], json.loads(r[3]), r[4], GameStatus(r[5]), r[6],
                 json.loads(r[7]) if r[7] else None,
                 json.loads(r[8]) if r[8] else None,
                 json.loads(r[9]) if r[9] else None,

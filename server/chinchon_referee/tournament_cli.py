@@ -39,6 +39,7 @@ from .server import start_server, use_loop
 from .standings import Standings
 from .storage import SqliteStore, StoreError
 from .tournament import Participant, SpecError, StartMode, TournamentSpec
+from .vocabulary import GameStatus, TournamentStatus
 
 console = Console(highlight=False, soft_wrap=True)
 log = get_logger("tournament")
@@ -153,7 +154,7 @@ async def _play(director: Director, tid: str, name: str, stop: asyncio.Event,
                 quiet: bool) -> bool:
     """Run the tournament's remaining games with a progress bar, until they are all
     played or ``stop`` is set (the games in flight are then cancelled: returns True)."""
-    director.store.set_tournament_status(tid, "running")
+    director.store.set_tournament_status(tid, TournamentStatus.RUNNING)
     total, done = director.counts(tid)
     task = asyncio.ensure_future(director.run(tid, force_start=True))
     interrupted = False
@@ -234,7 +235,7 @@ async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
     tid = None
     if not args.fresh:
         for row in store.tournaments():
-            if row.spec.get("_fingerprint") == fp and row.status in ("scheduled", "running"):
+            if row.spec.get("_fingerprint") == fp and not row.status.over:
                 tid = row.id
                 break
     if tid is not None:
@@ -299,7 +300,7 @@ async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
     if st.duplicate_variance_reduction is not None:
         console.print(f"duplicate deals removed {st.duplicate_variance_reduction:.0%} of the "
                       "score variance of independent deals")
-    records = [g.record for g in store.games(tid) if g.status == "finished" and g.record]
+    records = [g.record for g in store.games(tid) if g.status is GameStatus.FINISHED and g.record]
     info = {"tournament": tid, "games": st.games, "table size": spec.table_size,
             "rules": json.dumps(spec.rules.to_dict()),
             "time control": f"{spec.time_control.per_move:g} s per move + "

@@ -78,6 +78,7 @@ from .record import RecordBuilder, Replay, action_from_json, action_to_json, rep
 from .rules import DEFAULT_RULES, OPTIONS, RuleSet
 from .shuffle import ShuffleSource
 from .solver import Arrangement, Solver, all_arrangements, best_arrangement, deadwood, solver_for
+from .termination import Termination
 
 __all__ = [
     "CARDS", "DEFAULT_RULES", "DRAW_DISCARD", "DRAW_STOCK", "JOKERS", "LAYDOWN_BEST",
@@ -87,7 +88,7 @@ __all__ = [
     "InvalidMeld", "LayDown", "LayOff", "LayOffBest", "MalformedInput", "Meld", "MeldKind",
     "Observation", "Pass", "Phase", "PlayerView", "RandomBot", "RecordBuilder", "RecordError",
     "Replay", "Reshuffle", "RuleSet", "RuleSetError", "ShuffleSource", "Solver", "TableMeld",
-    "Violation", "action_from_json", "action_to_json", "all_arrangements", "apply",
+    "Termination", "Violation", "action_from_json", "action_to_json", "all_arrangements", "apply",
     "best_arrangement", "cards_of", "deadwood", "deck_cards", "default_action", "describe_hand_result",
     "extend_meld", "format_cards", "is_legal", "legal_actions", "make_card", "make_meld",
     "mask_of", "new_game", "observation", "parse_action", "parse_card", "parse_cards",

@@ -113,6 +113,23 @@ class HandResult:
     totals: tuple[int, ...]
     eliminated: tuple[int, ...]
 
+    @property
+    def winner(self) -> int | None:
+        """The seat that won the hand (see :func:`hand_winner`)."""
+        return hand_winner(self.closer, self.points, [s for s, h in enumerate(self.hands) if h])
+
+
+def hand_winner(closer: int, points: Sequence[int], in_hand: Sequence[int]) -> int | None:
+    """The winner of a hand: the seat that closed it; when nobody closed, the one seat
+    of those still in the hand (``in_hand``) with the fewest points; None on a tie."""
+    if closer >= 0:
+        return closer
+    if not in_hand:
+        return None
+    low = min(points[s] if s < len(points) else 0 for s in in_hand)
+    best = [s for s in in_hand if (points[s] if s < len(points) else 0) == low]
+    return best[0] if len(best) == 1 else None
+
 
 @dataclass(frozen=True, slots=True)
 class GameResult:

@@ -41,10 +41,12 @@ from .game import (
     HandResult,
     TableMeld,
     apply,
+    hand_winner,
     new_game,
 )
 from .melds import End
 from .rules import RuleSet
+from .termination import Termination
 
 FORMAT = "chinchon.v1.GameRecord"
 
@@ -53,15 +55,7 @@ ORIGINS = (
     "ACTION_ORIGIN_DEFAULT_TIMEOUT",
     "ACTION_ORIGIN_DEFAULT_ILLEGAL",
 )
-TERMINATIONS = (
-    "TERMINATION_NORMAL",
-    "TERMINATION_CHINCHON",
-    "TERMINATION_FORFEIT_TIMEOUT",
-    "TERMINATION_FORFEIT_ILLEGAL",
-    "TERMINATION_FORFEIT_DISCONNECT",
-    "TERMINATION_FORFEIT_NO_SHOW",
-    "TERMINATION_ABORTED",
-)
+TERMINATIONS = tuple(t.value for t in Termination)
 _RULE_KEYS = {
     "players": "players",
     "deck": "deck",
@@ -232,13 +226,50 @@ def hand_result_to_json(hr: HandResult) -> dict[str, Any]:
     }
 
 
+def forfeit_winners(state: GameState, forfeits: Sequence[int]) -> list[int]:
+    """The winners of a game that the seats ``forfeits`` forfeit in ``state``: the
+    other seats still in the game (or, if none is, all the others), and among several
+    the lowest total. The one rule for every forfeit, a no-show's included."""
+    others = [s for s in range(state.n) if s not in forfeits]
+    winners = [s for s in others if state.alive[s]] or others
+    if len(winners) > 1:  # several remain: the lowest total among them wins
+        low = min(state.scores[s] for s in winners)
+        winners = [s for s in winners if state.scores[s] == low]
+    return winners
+
+
+@dataclass(frozen=True, slots=True)
+class HandScore:
+    """What a hand result of a record says about each seat's score: read once from the
+    record's JSON (cards and table are not parsed), with the hand's winner decided by
+    the engine's rule (:func:`~.game.hand_winner`)."""
+
+    #: The seat that closed the hand, or -1.
+    closer: int
+    #: The closer made chinchón.
+    chinchon: bool
+    points: tuple[int, ...]
+    #: The seats still in the hand when it ended.
+    in_hand: tuple[int, ...]
+    winner: int | None
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> HandScore:
+        closer = d.get("closer", -1)
+        closer = -1 if closer is None else int(closer)
+        points = tuple(int(p) for p in d.get("points", []))
+        in_hand = tuple(s for s, h in enumerate(d.get("hands", [])) if h.get("cards"))
+        return cls(closer, closer >= 0 and d.get("bonus") == "BONUS_CHINCHON", points,
+                   in_hand, hand_winner(closer, points, in_hand))
+
+
 def game_result_to_json(
-    res: GameResult | None, termination: str, forfeited: int | None, summary: str,
+    res: GameResult | None, termination: Termination, forfeited: int | None, summary: str,
     totals: Sequence[int], hands_played: int, winners: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "end": ("GAME_END_KIND_" + res.end.name) if res else "GAME_END_KIND_UNSPECIFIED",
-        "termination": termination,
+        "termination": termination.value,
         "winners": list(winners if winners is not None else (res.winners if res else ())),
         "totals": list(totals),
         "handsPlayed": hands_played,
@@ -300,27 +331,26 @@ class RecordBuilder:
         self.actions.append({"move": mv})
 
     def to_json(
-        self, state: GameState, termination: str | None = None,
+        self, state: GameState, termination: Termination | None = None,
         forfeited: int | None = None, summary: str | None = None,
+        forfeits: Sequence[int] | None = None,
     ) -> dict[str, Any]:
+        """The record document. ``termination``: how the game ended, if not played to
+        its end; ``forfeited``: the seat that forfeited (``forfeits``: all of them, when
+        several did, as at a no-show; ``forfeited`` is then the first)."""
         res = state.result
         names = list(self.names)
         if termination is None:
             if res is None:
                 raise ValueError("the game is not over: give a termination")
-            termination = (
-                "TERMINATION_CHINCHON" if res.end is GameEnd.CHINCHON else "TERMINATION_NORMAL"
-            )
+            termination = Termination.of_end(res.end)
         winners: list[int] | None = None
+        if forfeits and forfeited is None:
+            forfeited = forfeits[0]
         if forfeited is not None:
-            winners = [s for s in range(state.n) if s != forfeited and state.alive[s]] or [
-                s for s in range(state.n) if s != forfeited
-            ]
-            if len(winners) > 1:  # several remain: the lowest total among them wins
-                low = min(state.scores[s] for s in winners)
-                winners = [s for s in winners if state.scores[s] == low]
+            winners = forfeit_winners(state, forfeits or [forfeited])
         if summary is None:
-            summary = summarize(res, names) if res is not None else termination
+            summary = summarize(res, names) if res is not None else termination.value
         return {
             "format": FORMAT,
             "gameId": self.game_id,
@@ -415,8 +445,9 @@ def replay(record: dict[str, Any], on_step: Callable[[GameState, int], None] | N
     result = record.get("result", {})
     if not isinstance(result, dict):
         raise RecordError("'result' must be an object")
-    term = result.get("termination", "TERMINATION_UNSPECIFIED")
-    if term in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON"):
+    name = result.get("termination", "TERMINATION_UNSPECIFIED")
+    term = Termination.parse(name)
+    if term is not None and term.played:
         if state.result is None:
             raise RecordError("the record says the game ended normally, but the replay is not over")
         if sorted(result.get("winners", [])) != sorted(state.result.winners):
@@ -424,8 +455,8 @@ def replay(record: dict[str, Any], on_step: Callable[[GameState, int], None] | N
                 f"recorded winners {result.get('winners')} but the replay gives "
                 f"{list(state.result.winners)}"
             )
-    elif term not in TERMINATIONS:
-        raise RecordError(f"unknown termination '{term}'")
+    elif term is None:
+        raise RecordError(f"unknown termination '{name}'")
     return Replay(state, names, record, len(actions))
 
 
@@ -464,11 +495,13 @@ def dumps(record: dict[str, Any]) -> str:
 
 __all__ = [
     "FORMAT",
+    "HandScore",
     "RecordBuilder",
     "Replay",
     "action_from_json",
     "action_to_json",
     "dumps",
+    "forfeit_winners",
     "hand_result_to_json",
     "load",
     "replay",

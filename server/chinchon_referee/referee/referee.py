@@ -1,0 +1,246 @@
+"""The referee: plays games (taking their streams from the lobby), answers no-shows,
+stops games at shutdown, and keeps the incidents bot authors should hear about."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from chinchon.engine import Termination, new_game
+from chinchon.engine.record import RecordBuilder
+from chinchon.v1 import referee_pb2 as pb
+
+from ..config import RefereeConfig
+from ..house import make_house_bot
+from ..house_worker import HouseWorker
+from ..logs import get_logger
+from ..pace import Pacer
+from ..practice_keys import new_practice_secret
+from ..quota import Quota
+from .connection import Connection
+from .errors import ShuttingDown
+from .incidents import Incident, IncidentKind, make_incident
+from .lobby import Lobby
+from .practice import PracticeRoom
+from .records import result_to_wire, terms
+from .runner import DecisionCount, FaultHook, GameRunner, GameServices
+from .seats import Seat, SeatStats
+from .spec import GameOutcome, GameSpec
+
+log = get_logger("referee")
+
+GameListener = Callable[[GameOutcome], Awaitable[None]]
+
+
+class Referee:
+    #: The fault-injection hook of the tests (see runner.FaultHook), read from the class
+    #: when a game starts (so it reaches referees a test does not hold: ``chinchon
+    #: practice`` makes its own). None, always, outside tests.
+    fault_hook: FaultHook | None = None
+
+    def __init__(self, config: RefereeConfig | None = None,
+                 practice_secret: bytes | None = None) -> None:
+        self.config = config or RefereeConfig()
+        #: Keys practice deals (see practice_keys): kept by ``chinchon serve`` in its
+        #: database, so a seed gives the same deals after a restart.
+        self.practice_secret = practice_secret or new_practice_secret()
+        self.lobby = Lobby()
+        self._decisions = DecisionCount()
+        self.games_running = 0
+        #: Set while no game is in progress (see :meth:`wait_games`).
+        self._idle = asyncio.Event()
+        self._idle.set()
+        #: Every open Play stream (the servicer adds and removes them).
+        self.connections: set[Connection] = set()
+        #: Set when the referee starts shutting down (see :meth:`begin_shutdown`).
+        self.shutdown = asyncio.Event()
+        self.listeners: list[GameListener] = []
+        self.incidents: list[Incident] = []
+        self.max_incidents = 10_000
+        #: Practice games take turns on the event loop (pace.py).
+        self.pacer = Pacer()
+        #: Worker processes for CPU-heavy work (house_worker.py), started on first use:
+        #: one for practice games, one for the others (a practice flood never makes a
+        #: tournament's house bot wait).
+        self._workers: dict[bool, HouseWorker] = {}
+        lim = self.config.limits
+        #: Open Play streams and running practice sessions, per bot and in all.
+        self.streams = Quota("open Play streams", lim.max_streams_per_bot, lim.max_streams,
+                             "max_streams_per_bot", "max_streams")
+        self.practice_sessions = Quota(
+            "practice sessions", lim.max_practice_per_bot, lim.max_practice,
+            "max_practice_per_bot", "max_practice")
+        self.practice_room = PracticeRoom(self.config, self.practice_secret, self.play)
+        #: What each game needs of the referee.
+        self.services = GameServices(
+            lobby=self.lobby, incident=self.incident, decisions=self._decisions,
+            shutdown=self.shutdown, pacer=self.pacer, worker=self.worker)
+
+    @property
+    def decisions(self) -> int:
+        """The number of answers of remote bots applied so far."""
+        return self._decisions.n
+
+    @property
+    def closing(self) -> str | None:
+        """Why the referee is shutting down, or None while it runs."""
+        return self.lobby.closing
+
+    def begin_shutdown(self, why: str) -> int:
+        """Start shutting down: no game starts from now on (:meth:`play` raises
+        :class:`ShuttingDown`), idle streams and streams that come back from a game are
+        ended with UNAVAILABLE and ``why``; games in progress go on. Returns how many idle
+        streams were ended."""
+        n = self.lobby.close_idle(why)
+        self.shutdown.set()
+        return n
+
+    async def wait_games(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for the games in progress to end; True if none is left."""
+        if self.games_running:
+            try:
+                await asyncio.wait_for(self._idle.wait(), timeout)
+            except TimeoutError:
+                pass
+        return not self.games_running
+
+    async def end_streams(self, why: str) -> int:
+        """End every open Play stream with UNAVAILABLE and ``why``, and wait (boundedly)
+        for the games in progress to stop: each raises :class:`ShuttingDown` and has no
+        result. Call after :meth:`begin_shutdown`. Returns how many games were stopped."""
+        stopped = self.games_running
+        for conn in list(self.connections):
+            conn.end(why)
+        await self.wait_games(5.0)
+        return stopped
+
+    def worker(self, practice: bool) -> HouseWorker:
+        """The worker process for practice games, or for the others."""
+        w = self._workers.get(practice)
+        if w is None or w.closed:
+            w = self._workers[practice] = HouseWorker("practice" if practice else "games")
+        return w
+
+    async def close_workers(self) -> None:
+        """End the worker processes (when the server stops)."""
+        workers, self._workers = list(self._workers.values()), {}
+        await asyncio.gather(*(w.close() for w in workers))
+
+    def incident(self, kind: IncidentKind, **fields: Any) -> None:
+        """Remember something a bot author should hear about (bounded list)."""
+        if len(self.incidents) < self.max_incidents:
+            self.incidents.append(make_incident(kind, fields))
+
+    async def play(
+        self, spec: GameSpec, seats: list[Seat] | None = None, release: bool | None = None
+    ) -> GameOutcome:
+        """Play one game. Remote seats get a connection from the lobby (waiting up to the
+        reconnect grace); a bot that does not come forfeits with NO_SHOW. Connections
+        taken from the lobby go back to it after the game."""
+        if release is None:
+            release = seats is None
+        if self.closing is not None:
+            await self._release(seats)  # the lobby ends their streams, saying why
+            raise ShuttingDown(self.closing)
+        if seats is None:
+            seats = []
+            for i, name in enumerate(spec.players):
+                if name.startswith("house:"):
+                    seats.append(Seat(i, name, house=make_house_bot(name[6:], i)))
+                else:
+                    seats.append(Seat(i, name))
+            absent = []
+            try:
+                for s in seats:
+                    if s.remote:
+                        s.conn = await self.lobby.acquire(s.name, spec.policies.reconnect_grace)
+                        if s.conn is None:
+                            absent.append(s.index)
+            except ShuttingDown:
+                await self._release(seats)
+                raise
+            if absent:
+                await self._release(seats)
+                return self._no_show(spec, seats, absent)
+        self.games_running += 1
+        self._idle.clear()
+        given = [s.conn for s in seats]
+        runner = GameRunner(spec, seats, self.services, type(self).fault_hook)
+        try:
+            outcome = await runner.run()
+        except ShuttingDown:
+            log.info("game_stopped", game_id=spec.game_id, why="the referee is shutting down")
+            raise
+        except Exception:
+            log.exception("game_crashed", game_id=spec.game_id)
+            outcome = self._aborted(spec, seats, "the referee hit an internal error")
+            self.incident(IncidentKind.ABORTED, game_id=spec.game_id,
+                          message=outcome.record["result"]["summary"])
+            await runner.tell_ended(result_to_wire(outcome.record["result"]))
+        finally:
+            self.games_running -= 1
+            if not self.games_running:
+                self._idle.set()
+            for s, first in zip(seats, given, strict=True):
+                # A queue-mode stream that resumed a seat goes back to the lobby even
+                # when the caller keeps the streams it gave.
+                if s.conn is not None and (release or (s.conn is not first and s.conn.queue)):
+                    await self.lobby.release(s.conn)
+        for listener in self.listeners:
+            await listener(outcome)
+        return outcome
+
+    async def _release(self, seats: Sequence[Seat] | None) -> None:
+        """Give the seats' streams back to the lobby (which ends them, saying why, once
+        the referee is shutting down)."""
+        for s in seats or ():
+            if s.conn is not None:
+                await self.lobby.release(s.conn)
+
+    def _aborted(self, spec: GameSpec, seats: list[Seat], why: str) -> GameOutcome:
+        rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
+        record = rec.to_json(new_game(spec.rules), Termination.ABORTED, summary=why)
+        record.update(terms(spec))
+        return GameOutcome(spec, record, [s.stats for s in seats], Termination.ABORTED, None, [])
+
+    def seats_for(self, spec: GameSpec) -> list[Seat] | None:
+        """Seats with a free connection for every remote player, taken now; or None (and
+        nothing taken) when some player has no free connection."""
+        seats: list[Seat] = []
+        for i, name in enumerate(spec.players):
+            if name.startswith("house:"):
+                seats.append(Seat(i, name, house=make_house_bot(name[6:], i)))
+                continue
+            conn = self.lobby.take(name)
+            if conn is None:
+                for s in seats:
+                    if s.conn is not None:
+                        self.lobby.give_back(s.conn)
+                return None
+            seats.append(Seat(i, name, conn=conn))
+        return seats
+
+    def no_show(self, spec: GameSpec, absent: list[int]) -> GameOutcome:
+        """The outcome of a game that cannot start: ``absent`` seats forfeit."""
+        seats = [Seat(i, n) for i, n in enumerate(spec.players)]
+        return self._no_show(spec, seats, absent)
+
+    def _no_show(self, spec: GameSpec, seats: list[Seat], absent: list[int]) -> GameOutcome:
+        state = new_game(spec.rules)
+        rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
+        names = ", ".join(spec.players[i] for i in absent)
+        # The absent seats forfeit; the engine's one forfeit rule names the winners.
+        record = rec.to_json(
+            state, Termination.FORFEIT_NO_SHOW, forfeits=absent,
+            summary=f"not connected in time: {names}",
+        )
+        record.update(terms(spec))
+        log.info("game_no_show", game_id=spec.game_id, absent=names)
+        return GameOutcome(spec, record, [SeatStats() for _ in seats],
+                           Termination.FORFEIT_NO_SHOW, absent[0],
+                           list(record["result"]["winners"]))
+
+    async def practice(self, conn: Connection, req: pb.PracticeRequest) -> None:
+        """Play the practice session ``req`` asks for on ``conn`` (practice.py)."""
+        await self.practice_room.run(conn, req)

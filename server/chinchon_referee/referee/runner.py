@@ -1,0 +1,480 @@
+"""Plays one game: chance from the shuffle source, decisions from house bots or remote
+seats, the clock (per-move time plus a bank, on the server's monotonic clock, from the
+moment a request is written to the moment its answer is read), retries, default
+actions, strikes and forfeits, and the game record.
+
+A :class:`GameRunner` knows nothing of the :class:`~.referee.Referee`: it is handed
+what it needs in a :class:`GameServices`."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from chinchon.engine import (
+    Action,
+    GameState,
+    IllegalAction,
+    MalformedInput,
+    ShuffleSource,
+    Termination,
+    apply,
+    legal_actions,
+    new_game,
+    observation,
+)
+from chinchon.engine.policies import default_action
+from chinchon.engine.record import RecordBuilder
+from chinchon.v1 import game_pb2 as g
+from chinchon.v1 import referee_pb2 as pb
+from chinchon.wire import (
+    RequestEncoder,
+    action_to_wire,
+    decode_action,
+    delimited,
+    duration,
+    hand_result_to_wire,
+    rules_to_wire,
+)
+
+from .. import __version__
+from ..clip import clip
+from ..house import HouseBot
+from ..house_worker import HouseWorker, WorkerGone
+from ..logs import get_logger
+from ..pace import Pacer
+from .connection import Connection
+from .errors import Disconnected, Forfeit, ShuttingDown, TimedOut
+from .incidents import IncidentKind, IncidentSink
+from .lobby import Lobby
+from .records import record_to_wire, result_to_wire, terms
+from .seats import Seat
+from .spec import GameOutcome, GameSpec
+
+log = get_logger("referee.game")
+_house_keys = itertools.count(1)  # names each house seat of each game for the worker
+
+
+class DecisionCount:
+    """The number of answers of remote bots applied (read by the benchmarks and tests)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
+#: A fault-injection hook (tests only): called before each turn of a remote seat with
+#: the game's spec and the seat; an exception it raises is an internal error of the
+#: referee at that point of the game. None (the default) costs nothing per decision.
+FaultHook = Callable[[GameSpec, Seat], None]
+
+
+@dataclass
+class GameServices:
+    """What a game needs from the referee that runs it."""
+
+    lobby: Lobby
+    incident: IncidentSink
+    decisions: DecisionCount
+    #: Set when the referee starts shutting down.
+    shutdown: asyncio.Event
+    #: Practice games take turns on the event loop (pace.py).
+    pacer: Pacer
+    #: The worker process for practice games (True) or the others (False).
+    worker: Callable[[bool], HouseWorker]
+
+
+class GameRunner:
+    def __init__(
+        self, spec: GameSpec, seats: list[Seat], services: GameServices,
+        fault: FaultHook | None = None,
+    ) -> None:
+        self.spec = spec
+        self.fault = fault  # see FaultHook
+        self.seats = seats
+        self.services = services
+        self.decisions = services.decisions
+        self.names = [s.name for s in seats]
+        self.encoder = RequestEncoder(spec.game_id, spec.rules)
+        self.task: asyncio.Task[Any] | None = None  # the task playing the game
+        self.over = False
+        #: Practice games take turns with each other (one step per pass of the loop:
+        #: see pace.py) and hand their CPU-heavy work to the practice worker process.
+        self.practice = spec.labels.get("practice") == "1"
+        self._house_keys: dict[int, tuple[str, RequestEncoder]] = {}
+        self._holding = False  # holds the practice games (see _hold)
+
+    async def _send(self, seat: Seat, msg: pb.PlayResponse | bytes) -> None:
+        conn = seat.conn
+        if conn is None:
+            return
+        try:
+            if conn is not seat.greeted:
+                await self._greet(seat, conn)
+            if seat.ack:
+                raw = msg if isinstance(msg, bytes) else msg.SerializeToString()
+                await conn.send(raw + seat.ack)
+                seat.ack = b""
+            else:
+                await conn.send(msg)
+        except Disconnected:
+            pass
+
+    async def _greet(self, seat: Seat, conn: Connection) -> None:
+        """``game_started(resumed)`` to a stream that took the seat over."""
+        seat.greeted = conn
+        await conn.send(self._started(seat, resumed=True))
+
+    def _lost(self, seat: Seat) -> None:
+        """The seat's stream was lost mid-game: hold the seat for the next stream its bot
+        opens, so that it is not given a new game meanwhile."""
+        if not self.over:
+            self.services.lobby.orphan(seat)
+            log.info("seat_lost", game_id=self.spec.game_id, bot=seat.name, seat=seat.index)
+
+    def _let_go(self) -> None:
+        """The game is over: no seat waits for a stream any more."""
+        self.over = True
+        for s in self.seats:
+            self.services.lobby.unorphan(s)
+            s.lost_hook = None
+            if s.conn is not None:
+                s.conn.on_lost = None
+
+    async def _broadcast(self, make: Callable[[Seat], pb.PlayResponse | bytes]) -> None:
+        self._hold(False)  # a bot slow to read must not hold the practice games up
+        await asyncio.gather(*(self._send(s, make(s)) for s in self.seats if s.remote))
+
+    async def tell_ended(self, result: g.GameResult, record: bytes = b"") -> None:
+        """``game_ended`` to every remote seat still connected, with ``record`` (the
+        encoding of a GameRecord), if given."""
+        game_id = self.spec.game_id
+
+        def ended(s: Seat) -> bytes:
+            msg = pb.GameEnded(game_id=game_id, result=result, seat=s.index).SerializeToString()
+            return delimited(8, msg + delimited(4, record) if record else msg)
+
+        await self._broadcast(ended)
+
+    async def _record_bytes(self, record: dict[str, Any]) -> bytes:
+        """The GameRecord encoding of ``record``: converted by the practice worker for
+        a practice game (several milliseconds of CPU), here otherwise."""
+        if self.practice:
+            try:
+                return bytes(await self.services.worker(True).call("record", record))
+            except (WorkerGone, RuntimeError) as e:
+                log.warning("house_worker_failed", game_id=self.spec.game_id, error=str(e))
+        return record_to_wire(record).SerializeToString()
+
+    async def _house_move(self, seat: Seat, state: GameState, legal: list[Action]) -> Action:
+        """The house bot's decision: from a worker process for the CPU-heavy ones, so
+        that they never hold the event loop."""
+        house = seat.house
+        assert house is not None
+        obs = observation(state, seat.index, self.names)
+        if isinstance(house, HouseBot) and house.off_loop:
+            held = self._house_keys.get(seat.index)
+            if held is None:
+                held = self._house_keys[seat.index] = (
+                    f"{next(_house_keys)}/{seat.index}",
+                    RequestEncoder(self.spec.game_id, self.spec.rules))
+            key, enc = held
+            try:
+                i = await self.services.worker(self.practice).call(
+                    "choose", key, house.kind, house.seed, enc.observation(obs), enc.legal(legal))
+                return legal[i]
+            except (WorkerGone, RuntimeError) as e:
+                # The game goes on: this decision inline, the next ones by a new worker
+                # (from here on, they may differ from those of an undisturbed game).
+                log.warning("house_worker_failed", game_id=self.spec.game_id, error=str(e))
+        return house.choose(obs, legal)
+
+    def _hold(self, on: bool) -> None:
+        """A game that is not practice holds the practice games from the moment it
+        has read an answer until it writes its next request (or waits for a stream):
+        what it does in between never waits behind a practice step (pace.py)."""
+        if on != self._holding and not self.practice:
+            self._holding = on
+            self.services.pacer.hold(on)
+
+    def _forget_house(self) -> None:
+        if self._house_keys:
+            worker = self.services.worker(self.practice)
+            for key, _ in self._house_keys.values():
+                worker.tell("forget", key)
+            self._house_keys.clear()
+
+    def _started(self, seat: Seat, resumed: bool = False) -> pb.PlayResponse:
+        tc = self.spec.time_control
+        return pb.PlayResponse(game_started=pb.GameStarted(
+            game_id=self.spec.game_id,
+            seat=seat.index,
+            players=self.names,
+            rules=rules_to_wire(self.spec.rules),
+            time_control=g.TimeControl(per_move=duration(tc.per_move), bank=duration(tc.bank)),
+            tournament_id=self.spec.tournament_id,
+            resumed=resumed,
+        ))
+
+    async def run(self) -> GameOutcome:
+        self.task = asyncio.current_task()
+        spec = self.spec
+        rules = spec.rules
+        source = ShuffleSource(spec.seed, spec.deal_id, spec.relabel)
+        rec = RecordBuilder(spec.game_id, rules, self.names, dict(spec.labels))
+        if spec.tournament_id:
+            rec.labels.setdefault("tournament", spec.tournament_id)
+        rec.labels.setdefault("referee", f"chinchon-referee {__version__}")
+        rec.labels.setdefault("started_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        for s in self.seats:
+            s.bank = spec.time_control.bank
+            s.game_id = spec.game_id
+            if s.remote:
+                s.lost_hook = self._lost
+            if s.conn is not None:
+                s.greeted = s.conn
+                s.attach(s.conn)
+        try:
+            await self._broadcast(lambda s: self._started(s))
+            log.info("game_started", game_id=spec.game_id, players=self.names)
+            state = new_game(rules)
+            forfeit: Forfeit | None = None
+            pacer = self.services.pacer if self.practice else None
+            remote_turn = self._remote_turn if self.fault is None else self._faulty_turn
+            try:
+                while not state.is_over:
+                    n_results = len(state.results)
+                    if state.is_chance:
+                        chance = source.chance(state)
+                        rec.chance(chance)
+                        state = apply(state, chance)
+                    else:
+                        if pacer is not None:
+                            await pacer.turn()
+                        seat = self.seats[state.to_act]
+                        if seat.house is not None:
+                            legal = legal_actions(state)
+                            action = await self._house_move(seat, state, legal)
+                            state = apply(state, action, seat=seat.index)
+                            rec.move(seat.index, action)
+                            seat.stats.decisions += 1
+                        else:
+                            state = await remote_turn(seat, state, rec)
+                    if len(state.results) > n_results:
+                        hr = hand_result_to_wire(state.results[-1])
+                        await self._broadcast(lambda s, hr=hr: pb.PlayResponse(  # type: ignore[misc]
+                            hand_ended=pb.HandEnded(game_id=spec.game_id, result=hr)))
+            except Forfeit as f:
+                forfeit = f
+            if pacer is not None:
+                await pacer.turn()
+            if forfeit is not None:
+                record = rec.to_json(
+                    state, forfeit.termination, forfeited=forfeit.seat,
+                    summary=f"{self.names[forfeit.seat]} forfeited: {forfeit.why}",
+                )
+                log.info("game_forfeited", game_id=spec.game_id, seat=forfeit.seat, why=forfeit.why)
+                self.services.incident(
+                    IncidentKind.FORFEIT, game_id=spec.game_id, bot=self.names[forfeit.seat],
+                    termination=forfeit.termination.value, message=forfeit.why)
+            else:
+                record = rec.to_json(state)
+            record.update(terms(spec))
+            result = record["result"]
+            outcome = GameOutcome(
+                spec=spec,
+                record=record,
+                stats=[s.stats for s in self.seats],
+                termination=Termination(result["termination"]),
+                forfeited=forfeit.seat if forfeit else None,
+                winners=list(result["winners"]),
+            )
+            await self.tell_ended(result_to_wire(result),
+                                  await self._record_bytes(record) if spec.send_record else b"")
+            log.info("game_ended", game_id=spec.game_id, termination=outcome.termination,
+                     winners=[self.names[w] for w in outcome.winners], summary=result["summary"])
+            return outcome
+        finally:
+            self._hold(False)
+            self._let_go()
+            self._forget_house()
+
+    async def _connected(self, seat: Seat) -> Connection:
+        """The seat's open stream. When it is lost, a stream of the same bot resumes the
+        seat: one the bot opened again before this moment (idle in the lobby) or one it
+        opens before the reconnect grace, counted from the loss, runs out; otherwise the
+        bot forfeits."""
+        lost = seat.conn
+        if lost is not None and not lost.closed.is_set():
+            return lost
+        lobby = self.services.lobby
+        if lobby.closing is not None:
+            raise ShuttingDown(lobby.closing)  # nobody waits for a reconnect now
+        # A spare stream of the bot idle in the lobby (not for a practice seat: only a
+        # practice stream takes that over).
+        conn = lobby.take(seat.name) if seat.session is None else None
+        if conn is not None:
+            lobby.unorphan(seat)
+            seat.attach(conn)
+            log.info("seat_resumed", game_id=self.spec.game_id, bot=seat.name,
+                     conn=conn.id, seat=seat.index)
+            return conn
+        grace = self.spec.policies.reconnect_grace
+        lost_at = None if lost is None else lost.closed_at
+        left = grace if lost_at is None else grace - (time.monotonic() - lost_at)
+        lobby.orphan(seat)  # already held since the loss, when the game saw it
+        log.info("seat_waiting", game_id=self.spec.game_id, bot=seat.name,
+                 grace=round(max(0.0, left), 3))
+        back = asyncio.ensure_future(seat.reattached.wait())
+        closing = asyncio.ensure_future(self.services.shutdown.wait())
+        try:
+            await asyncio.wait((back, closing), timeout=max(0.0, left),
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            back.cancel()
+            closing.cancel()
+        if not seat.reattached.is_set():
+            lobby.unorphan(seat)
+            if lobby.closing is not None:
+                raise ShuttingDown(lobby.closing)
+            raise Forfeit(
+                seat.index, Termination.FORFEIT_DISCONNECT,
+                f"disconnected and not back within {grace:g} s",
+            )
+        assert seat.conn is not None
+        return seat.conn
+
+    async def _faulty_turn(self, seat: Seat, state: GameState, rec: RecordBuilder) -> GameState:
+        """A remote turn behind the fault-injection hook (see :data:`FaultHook`)."""
+        fault = self.fault
+        if fault is not None:
+            fault(self.spec, seat)
+        return await self._remote_turn(seat, state, rec)
+
+    async def _remote_turn(self, seat: Seat, state: GameState, rec: RecordBuilder) -> GameState:
+        spec = self.spec
+        pol = spec.policies
+        legal = legal_actions(state)
+        enc = self.encoder
+        obs = enc.observation(observation(state, seat.index, self.names))
+        legal_b = enc.legal(legal)
+        move_left = spec.time_control.per_move
+        attempt = 0
+        rid = 0
+        # Set when the stream was lost with a request outstanding: the bot's clock has
+        # run since then, and keeps running until the request is written again.
+        running: float | None = None
+        while True:
+            conn = seat.conn
+            if conn is None or conn.closed.is_set():
+                self._hold(False)
+                conn = await self._connected(seat)
+            if conn is not seat.greeted:  # a stream that took the seat over
+                try:
+                    await self._greet(seat, conn)
+                except Disconnected:
+                    continue
+            if running is not None:
+                now = time.monotonic()
+                spent, running = now - running, now
+                if spent >= move_left + seat.bank:
+                    return await self._timed_out(seat, state, legal, rid, rec, spent,
+                                                 move_left + seat.bank)
+                move_left = self._charge(seat, move_left, spent)
+            rid = conn.next_request_id()
+            req = enc.request(rid, obs, legal_b, move_left, seat.bank, attempt, seat.ack)
+            budget = move_left + seat.bank
+            self._hold(False)
+            try:
+                action_raw, took = await conn.ask(req, rid, budget, self.task)
+                seat.ack = b""
+                self._hold(True)
+            except Disconnected as d:
+                log.info("seat_disconnected", game_id=spec.game_id, bot=seat.name)
+                if d.since is not None:
+                    running = d.since
+                continue
+            except TimedOut as t:
+                return await self._timed_out(seat, state, legal, rid, rec, t.waited, budget)
+            running = None
+            move_left = self._charge(seat, move_left, took)
+            err: pb.Error
+            try:
+                action = decode_action(action_raw)
+                new_state = apply(state, action, seat=seat.index)
+            except MalformedInput as e:  # may quote the bot's text: kept short
+                err = pb.Error(code=pb.ERROR_CODE_MALFORMED, message=clip(str(e)),
+                               request_id=rid)
+            except IllegalAction as e:
+                err = pb.Error(code=pb.ERROR_CODE_ILLEGAL_ACTION, violation=e.code.value,
+                               message=clip(e.message), request_id=rid)
+            else:
+                seat.stats.decisions += 1
+                self.decisions.n += 1
+                rec.move(seat.index, action, "ACTION_ORIGIN_PLAYER", took)
+                seat.ack = self.encoder.accepted(rid, action, took)
+                return new_state
+            seat.stats.illegal += 1
+            left = pol.max_illegal_retries - attempt
+            log.info("illegal_action", game_id=spec.game_id, bot=seat.name,
+                     code=pb.ErrorCode.Name(err.code), violation=err.violation, msg=err.message)
+            self.services.incident(IncidentKind.ILLEGAL, game_id=spec.game_id, bot=seat.name, request_id=rid,
+                                  code=pb.ErrorCode.Name(err.code), violation=err.violation,
+                                  message=err.message, attempt=attempt)
+            await self._send(seat, pb.PlayResponse(action_rejected=pb.ActionRejected(
+                request_id=rid, error=err, retries_left=max(0, left))))
+            if left <= 0:
+                return await self._default(seat, state, legal, rid, rec, "illegal", took)
+            attempt += 1
+
+    @staticmethod
+    def _charge(seat: Seat, move_left: float, took: float) -> float:
+        """Take ``took`` seconds off the move's time, then off the bank; return the move
+        time left."""
+        seat.stats.think_time += took
+        if took > move_left:
+            seat.bank = max(0.0, seat.bank - (took - move_left))
+            return 0.0
+        return move_left - took
+
+    async def _timed_out(
+        self, seat: Seat, state: GameState, legal: list[Action], rid: int,
+        rec: RecordBuilder, waited: float, allowed: float,
+    ) -> GameState:
+        """The bot's time for this move ran out: the default action and a strike."""
+        spec = self.spec
+        seat.ack = b""
+        seat.bank = 0.0
+        seat.stats.timeouts += 1
+        seat.stats.think_time += waited
+        log.info("timeout", game_id=spec.game_id, bot=seat.name, waited=round(waited, 4))
+        self.services.incident(IncidentKind.TIMEOUT, game_id=spec.game_id, bot=seat.name,
+                              request_id=rid, waited=round(waited, 4),
+                              allowed=round(allowed, 4))
+        return await self._default(seat, state, legal, rid, rec, "timeout", waited)
+
+    async def _default(
+        self, seat: Seat, state: GameState, legal: list[Action], rid: int,
+        rec: RecordBuilder, why: str, waited: float,
+    ) -> GameState:
+        action = default_action(state, legal)
+        new_state = apply(state, action, seat=seat.index)
+        seat.stats.strikes += 1
+        origin = "ACTION_ORIGIN_DEFAULT_TIMEOUT" if why == "timeout" else "ACTION_ORIGIN_DEFAULT_ILLEGAL"
+        rec.move(seat.index, action, origin, waited)
+        mx = self.spec.policies.max_strikes
+        await self._send(seat, pb.PlayResponse(default_played=pb.DefaultPlayed(
+            request_id=rid, action=action_to_wire(action),
+            reason=pb.DEFAULT_REASON_TIMEOUT if why == "timeout" else pb.DEFAULT_REASON_ILLEGAL,
+            strikes=seat.stats.strikes, max_strikes=mx, time_taken=duration(waited))))
+        if seat.stats.strikes >= mx:
+            term = Termination.FORFEIT_TIMEOUT if why == "timeout" else Termination.FORFEIT_ILLEGAL
+            what = "timeouts" if why == "timeout" else "illegal actions"
+            raise Forfeit(seat.index, term, f"{mx} strikes ({what})")
+        return new_state
+
