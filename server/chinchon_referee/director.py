@@ -31,9 +31,10 @@ from .absence import Absences, Presence
 from .auth import TokenBook, digest, new_token
 from .logs import get_logger
 from .referee import GameOutcome, GameSpec, Referee, Seat, ShuttingDown
+from .round_robin import RoundRobin
 from .standings import Standings, compute, summarize_game
 from .storage import GameRow, Store, TournamentRow
-from .tournament import Participant, RoundRobin, SpecError, TournamentSpec, schedule, start_time
+from .tournament import Participant, SpecError, TournamentSpec, schedule, start_time
 from .twins import twin_indices, twin_running
 from .vocabulary import GameStatus, TournamentStatus
 
