@@ -82,8 +82,8 @@ def test_a_negative_index_is_refused_by_name() -> None:
 def test_the_twins_of_a_schedule_get_distinct_relabellings(n: int, k: int, games: int, seed: str) -> None:
     """The director's twin indices (``twins.twin_indices`` over the stored schedule):
     0..k-1 within every deal, so no two twins show the same suit names."""
+    from chinchon_referee.round_robin import RoundRobin
     from chinchon_referee.storage import GameRow
-    from chinchon_referee.tournament import RoundRobin
     from chinchon_referee.twins import twin_indices
 
     k = min(k, n)

@@ -7,13 +7,8 @@ import math
 from collections import Counter, defaultdict
 
 import pytest
-from chinchon_referee.tournament import (
-    MAX_TABLES,
-    Pairing,
-    RoundRobin,
-    SpecError,
-    TournamentSpec,
-)
+from chinchon_referee.round_robin import MAX_TABLES, Pairing, RoundRobin
+from chinchon_referee.tournament import SpecError, TournamentSpec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
