@@ -134,7 +134,8 @@ def _event(ev: TournamentEvent) -> tpb.WatchTournamentResponse:
     ts.FromNanoseconds(int(ev.time * 1e9))
     msg = tpb.WatchTournamentResponse(
         time=ts,
-        tournament=tpb.TournamentInfo(id=ev.tournament_id, status=ev.status.to_proto() if ev.status else 0,
+        tournament=tpb.TournamentInfo(id=ev.tournament_id, status=ev.status.to_proto() if ev.status
+                                      else tpb.TOURNAMENT_STATUS_UNSPECIFIED,
                                       games_total=ev.games_total, games_done=ev.games_done),
         game_id=ev.game_id, message=ev.message,
     )
@@ -146,6 +147,8 @@ def _event(ev: TournamentEvent) -> tpb.WatchTournamentResponse:
 def add_admin_service(server: grpc.aio.Server, referee: Referee, tokens: TokenBook,
                       store: Store) -> dict[str, Any]:
     director = Director(referee, store, tokens)
-    tpb_grpc.add_TournamentServiceServicer_to_server(TournamentServicer(director), server)
+    # The generated gRPC module has no annotations (grpc_tools writes none for it).
+    tpb_grpc.add_TournamentServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        TournamentServicer(director), server)
     director.resume_all()
     return {"director": director}

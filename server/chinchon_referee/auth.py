@@ -48,9 +48,8 @@ def token_from_metadata(metadata: Iterable[Any] | None) -> str | None:
     for item in metadata or ():
         key, value = item[0], item[1]
         if key == "authorization":
-            if isinstance(value, bytes):
-                value = value.decode(errors="replace")
-            scheme, _, tok = value.partition(" ")
+            text = value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+            scheme, _, tok = text.partition(" ")
             if scheme.lower() == "bearer" and tok.strip():
                 return tok.strip()
             return None
@@ -86,7 +85,7 @@ class TokenBook:
         return sorted(set(self._bots.values()))
 
 
-def _deny(handler: grpc.RpcMethodHandler, message: str) -> grpc.RpcMethodHandler:
+def _deny(handler: grpc.RpcMethodHandler[Any, Any], message: str) -> grpc.RpcMethodHandler[Any, Any]:
     async def abort(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
 
@@ -105,9 +104,9 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
         details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         method = details.method
         handler = await continuation(details)
         token = token_from_metadata(details.invocation_metadata)

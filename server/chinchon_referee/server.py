@@ -10,7 +10,8 @@ from typing import Any
 
 import grpc
 from chinchon.v1 import referee_pb2, tournament_pb2
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio
 from grpc_reflection.v1alpha import reflection
 
 from .auth import AuthInterceptor, TokenBook
@@ -27,7 +28,7 @@ class RunningServer:
     port: int
     referee: Referee
     tokens: TokenBook
-    health: health.HealthServicer
+    health: health_aio.HealthServicer
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -113,7 +114,7 @@ def add_referee_service(server: grpc.aio.Server, servicer: RefereeServicer) -> N
     """Register ``chinchon.v1.RefereeService`` as the generated code would, except that
     PlayResponses and PlayRequests cross as bytes: the referee writes responses it has
     encoded (see ``chinchon.wire.fast``, and ``Connection.send``) and reads requests itself."""
-    play = grpc.stream_stream_rpc_method_handler(
+    play: grpc.RpcMethodHandler[bytes, bytes] = grpc.stream_stream_rpc_method_handler(
         servicer.Play,
         # Requests arrive as bytes: the referee reads the common answer without
         # building a message (Connection.read_loop), and parses everything else.
@@ -143,7 +144,7 @@ async def start_server(
     )
     add_referee_service(server, RefereeServicer(referee, tokens))
     extras = add_services(server, referee, tokens) if add_services else {}
-    hs = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
+    hs = health_aio.HealthServicer()  # the asyncio servicer, on the server's loop
     health_pb2_grpc.add_HealthServicer_to_server(hs, server)
     names = [
         referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name,
@@ -160,12 +161,7 @@ async def start_server(
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     await server.start()
-    for svc in names[:3]:
-        r = hs.set(svc, health_pb2.HealthCheckResponse.SERVING)
-        if asyncio.iscoroutine(r):
-            await r
-    r = hs.set("", health_pb2.HealthCheckResponse.SERVING)
-    if asyncio.iscoroutine(r):
-        await r
+    for svc in [*names[:3], ""]:
+        await hs.set(svc, health_pb2.HealthCheckResponse.SERVING)
     log.info("listening", address=address, port=port, tls=tls is not None)
     return RunningServer(server, port, referee, tokens, hs, extras)

@@ -63,12 +63,11 @@ def spec_from_proto(msg: tpb.TournamentSpec) -> TournamentSpec:
                                 if t.HasField(k)})
         if msg.HasField("policies"):
             p = msg.policies
-            pol = Policies(
-                **{k: getattr(p, k) for k in ("max_illegal_retries", "max_strikes")
-                   if p.HasField(k)},
-                **{k: _seconds(getattr(p, k)) for k in ("reconnect_grace", "absence_limit")
-                   if p.HasField(k)},
-            )
+            chosen: dict[str, Any] = {
+                k: getattr(p, k) for k in ("max_illegal_retries", "max_strikes") if p.HasField(k)}
+            chosen.update({k: _seconds(getattr(p, k)) for k in ("reconnect_grace", "absence_limit")
+                           if p.HasField(k)})
+            pol = Policies(**chosen)
     except ValueError as e:
         raise SpecError(str(e)) from None
     if msg.HasField("start_time"):

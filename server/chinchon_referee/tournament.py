@@ -184,13 +184,13 @@ class TournamentSpec:
             raise SpecError(f"concurrency: 1 to {MAX_CONCURRENCY}, got {self.concurrency}")
         # The schedule's size, before building it: at least this many tables (all the
         # k-subsets, or enough for every pair to meet), each with whole rotations.
-        n, k = len(names), self.table_size
-        tables = math.comb(n, k)
+        bots, k = len(names), self.table_size
+        tables = math.comb(bots, k)
         if tables > MAX_TABLES:
-            tables = max(math.ceil(math.comb(n, 2) / math.comb(k, 2)), math.ceil(n / k))
+            tables = max(math.ceil(math.comb(bots, 2) / math.comb(k, 2)), math.ceil(bots / k))
         games = tables * math.ceil(self.games_per_pairing / k) * k
         if games > MAX_GAMES:
-            raise SpecError(_too_many(games, n, k, self.games_per_pairing))
+            raise SpecError(_too_many(games, bots, k, self.games_per_pairing))
 
     # -- construction ---------------------------------------------------------------
     @classmethod

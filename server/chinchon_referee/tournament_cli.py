@@ -257,10 +257,10 @@ async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
             console.print(f"[bold red]error:[/] {path}: {e}")
             return 2
         tid = tid_new
-        row = store.tournament(tid)
-        assert row is not None
-        row.spec["_fingerprint"] = fp
-        _store_spec(store, tid, row.spec)
+        made = store.tournament(tid)
+        assert made is not None
+        made.spec["_fingerprint"] = fp
+        _store_spec(store, tid, made.spec)
         bot_tokens = {p.name: p.token for p in created}
         spec = director.spec_of(tid)
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee)

@@ -4,6 +4,7 @@ they are mapped). Each value is the text stored in the database."""
 from __future__ import annotations
 
 import enum
+from typing import cast
 
 from chinchon.v1 import tournament_pb2 as tpb
 
@@ -21,9 +22,9 @@ class TournamentStatus(enum.StrEnum):
         """Finished or cancelled: it never runs again."""
         return self in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED)
 
-    def to_proto(self) -> tpb.TournamentStatus.ValueType:
+    def to_proto(self) -> tpb.TournamentStatus:
         """The protocol's ``chinchon.v1.TournamentStatus`` value."""
-        return tpb.TournamentStatus.Value("TOURNAMENT_STATUS_" + self.name)
+        return cast(tpb.TournamentStatus, tpb.TournamentStatus.Value("TOURNAMENT_STATUS_" + self.name))
 
 
 class GameStatus(enum.StrEnum):

@@ -18,7 +18,8 @@ from .solver import solver_for
 
 
 class Bot(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def choose(self, obs: Observation, legal: Sequence[Action]) -> Action: ...
 

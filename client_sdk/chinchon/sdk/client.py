@@ -277,7 +277,8 @@ class BotClient:
     async def _session(self) -> bool:
         """One stream. True when the referee ended it normally."""
         async with self._channel() as channel:
-            stub = pb_grpc.RefereeServiceStub(channel)
+            # The generated gRPC module has no annotations (grpc_tools writes none).
+            stub = pb_grpc.RefereeServiceStub(channel)  # type: ignore[no-untyped-call]
             call = stub.Play(metadata=(("authorization", f"Bearer {self.token}"),))
             await call.write(self._hello())
             while True:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from chinchon.engine import RuleSet, RuleSetError
 from chinchon.v1 import referee_pb2 as pb
@@ -117,7 +118,7 @@ class PracticeRoom:
         if not waiting:
             done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             waiting.append((conn, done))
-            closed = asyncio.ensure_future(conn.closed.wait())
+            closed: asyncio.Future[Any] = asyncio.ensure_future(conn.closed.wait())
             try:
                 await asyncio.wait([done, closed], timeout=wait,
                                    return_when=asyncio.FIRST_COMPLETED)

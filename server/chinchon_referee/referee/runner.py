@@ -187,7 +187,7 @@ class GameRunner:
             try:
                 i = await self.services.worker(self.practice).call(
                     "choose", key, house.kind, house.seed, enc.observation(obs), enc.legal(legal))
-                return legal[i]
+                return legal[int(i)]
             except (WorkerGone, RuntimeError) as e:
                 # The game goes on: this decision inline, the next ones by a new worker
                 # (from here on, they may differ from those of an undisturbed game).
