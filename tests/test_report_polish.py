@@ -47,7 +47,8 @@ def test_report_has_date_duration_rules_table_and_links_the_plot(tmp_path: Path)
     assert "## Rules" in md and "| setting | value | meaning |" in md
     assert re.search(r"^\| jokers \| 2 \| number of jokers", md, re.M), md
     assert re.search(r"^\| open_discard \| yes \|", md, re.M), md
-    assert "## Policies" in md and re.search(r"^\| max_strikes \| \d+ \|", md, re.M)
+    assert "## Policies" in md
+    assert re.search(r"^\| max_strikes \| \d+ \| strikes .+ forfeit it \|$", md, re.M), md
     assert "{" not in md, "no raw JSON in the report"
     assert "![ratings](ratings.svg)" in md and "data:image" not in md
     assert (tmp_path / "ratings.svg").is_file()

@@ -16,6 +16,16 @@ from .standings import Standings
 
 MEAN_RATING = 1500.0
 _RULE_HELP = {o.name: o.help for o in OPTIONS}
+#: What each of a tournament's policies (config.Policies) means, for the report's table.
+_HELPS: dict[str, dict[str, str]] = {
+    "policies": {
+        "max_illegal_retries": "illegal answers refused per request before the default "
+                               "action (and a strike)",
+        "max_strikes": "strikes (default actions) in one game that forfeit it",
+        "reconnect_grace": "seconds a disconnected bot keeps its seat",
+        "absence_limit": "seconds of absence after which a bot's remaining games forfeit",
+    },
+}
 
 
 def nice_ticks(lo: float, hi: float, most: int = 7) -> list[float]:
@@ -151,7 +161,7 @@ def markdown(
     tables: list[str] = []
     for k, v in {**when(started, finished), **info}.items():
         if isinstance(v, Mapping):
-            tables += _table(k[:1].upper() + k[1:], v, {})
+            tables += _table(k[:1].upper() + k[1:], v, _HELPS.get(k, {}))
         else:
             lines.append(f"- **{k}**: {v}")
     lines.append("")
