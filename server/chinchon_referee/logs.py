@@ -1,4 +1,6 @@
-"""Structured logs: one JSON object per line on stderr (``--log-format text`` for people).
+"""Structured logs on stderr: text lines for a person at a terminal, one JSON object per
+line for a machine (``--log-format auto``, the default, picks by whether stderr is a
+terminal; ``--log-format json`` / ``text`` force one).
 
     log = get_logger("referee")
     log.info("game_started", game_id=gid, players=names)
@@ -10,7 +12,24 @@ import json
 import logging
 import sys
 import time
+from enum import StrEnum
 from typing import Any
+
+
+class LogFormat(StrEnum):
+    AUTO = "auto"  # text when the stream is a terminal, JSON otherwise
+    JSON = "json"
+    TEXT = "text"
+
+    def resolve(self, stream: Any) -> LogFormat:
+        """JSON or TEXT: what ``AUTO`` means for ``stream``."""
+        if self is not LogFormat.AUTO:
+            return self
+        isatty = getattr(stream, "isatty", None)
+        try:
+            return LogFormat.TEXT if callable(isatty) and isatty() else LogFormat.JSON
+        except ValueError:  # a closed stream
+            return LogFormat.JSON
 
 
 class _JsonFormatter(logging.Formatter):
@@ -70,9 +89,17 @@ def get_logger(name: str) -> EventLogger:
     return EventLogger(name)
 
 
-def configure(level: str = "info", fmt: str = "json", stream: Any = None) -> None:
-    handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(_JsonFormatter() if fmt == "json" else _TextFormatter())
+def configure(level: str = "info", fmt: LogFormat | str = LogFormat.AUTO,
+              stream: Any = None) -> None:
+    try:
+        chosen = LogFormat(fmt)
+    except ValueError:
+        raise ValueError(f"log format: {fmt!r} is not one of "
+                         f"{', '.join(f.value for f in LogFormat)}") from None
+    stream = stream or sys.stderr
+    handler = logging.StreamHandler(stream)
+    json_lines = chosen.resolve(stream) is LogFormat.JSON
+    handler.setFormatter(_JsonFormatter() if json_lines else _TextFormatter())
     root = logging.getLogger("chinchon")
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

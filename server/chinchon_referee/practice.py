@@ -201,13 +201,14 @@ def print_report(rep: PracticeReport) -> None:
             " / ".join(str(t) for t in res["totals"]),
             o.termination.name.lower(),
         )
-    console.print(table)
+    console.print(table, soft_wrap=False)  # the table fits the terminal, cells wrap
     if rep.outcomes:
         console.print(f"{rep.bot} won {wins} of {len(rep.outcomes)} games")
     if rep.incidents:
         inc = Table(title="problems found")
-        for col in ("kind", "game", "detail"):
+        for col in ("kind", "game"):
             inc.add_column(col)
+        inc.add_column("detail", overflow="fold")
         for i in rep.incidents:
             detail = i.get("message", "")
             if i["kind"] == "timeout":
@@ -215,7 +216,7 @@ def print_report(rep: PracticeReport) -> None:
             elif i["kind"] == "illegal":
                 detail = f"{i['violation'] or i['code']}: {i['message']}"
             inc.add_row(i["kind"], i.get("game_id", "-"), detail)
-        console.print(inc)
+        console.print(inc, soft_wrap=False)
         counts = Counter(i["kind"] for i in rep.incidents)
         console.print("counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if rep.bot_stderr.strip() and not rep.clean:

@@ -4,20 +4,58 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from chinchon.engine import OPTIONS
+
 from .standings import Standings
+
+MEAN_RATING = 1500.0
+_RULE_HELP = {o.name: o.help for o in OPTIONS}
+#: What each of a tournament's policies (config.Policies) means, for the report's table.
+_HELPS: dict[str, dict[str, str]] = {
+    "policies": {
+        "max_illegal_retries": "illegal answers refused per request before the default "
+                               "action (and a strike)",
+        "max_strikes": "strikes (default actions) in one game that forfeit it",
+        "reconnect_grace": "seconds a disconnected bot keeps its seat",
+        "absence_limit": "seconds of absence after which a bot's remaining games forfeit",
+    },
+}
+
+
+def nice_ticks(lo: float, hi: float, most: int = 7) -> list[float]:
+    """Round tick values (1, 2 or 5 times a power of ten apart) covering ``lo``..``hi``."""
+    span = max(hi - lo, 1e-9)
+    raw = span / max(most - 1, 1)
+    mag = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1.0, 2.0, 5.0, 10.0) if m * mag >= raw)
+    first = math.floor(lo / step) * step
+    ticks = []
+    v = first
+    while v < hi + step * 0.999:
+        ticks.append(round(v, 9))
+        v += step
+    return ticks
 
 
 def rating_svg(st: Standings, width: int = 640) -> str:
-    """A horizontal dot-and-whisker plot of ratings with their 95% intervals."""
+    """A horizontal dot-and-whisker plot of ratings with their 95% intervals.
+
+    Drawn on an opaque white background (it stays readable on a dark page), with round
+    axis ticks and a dashed line at 1500, the mean rating.
+    """
     rows = st.rows
     if not rows:
-        return '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'
-    lo = min(r.rating_low for r in rows)
-    hi = max(r.rating_high for r in rows)
+        return ('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">'
+                '<rect width="100%" height="100%" fill="#fff"/></svg>')
+    ticks = nice_ticks(min(MEAN_RATING, *(r.rating_low for r in rows)),
+                       max(MEAN_RATING, *(r.rating_high for r in rows)))
+    lo, hi = ticks[0], ticks[-1]
     span = max(hi - lo, 1.0)
     left, right, top, step = 140, 30, 30, 28
     height = top + step * len(rows) + 30
@@ -28,16 +66,18 @@ def rating_svg(st: Standings, width: int = 640) -> str:
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         'font-family="sans-serif" font-size="12">',
+        '<rect width="100%" height="100%" fill="#fff"/>',
         f'<text x="{left}" y="16" font-weight="bold">Rating (Elo scale) with 95% interval '
-        f'({st.rating_model})</text>',
+        f'({_esc(st.rating_model)})</text>',
     ]
-    ticks = 5
-    for i in range(ticks + 1):
-        v = lo + span * i / ticks
+    for v in ticks:
         parts.append(f'<line x1="{x(v):.1f}" y1="{top - 6}" x2="{x(v):.1f}" '
                      f'y2="{height - 24}" stroke="#ddd"/>')
         parts.append(f'<text x="{x(v):.1f}" y="{height - 8}" text-anchor="middle" '
-                     f'fill="#555">{v:.0f}</text>')
+                     f'fill="#555">{v:g}</text>')
+    parts.append(f'<line class="mean" x1="{x(MEAN_RATING):.1f}" y1="{top - 6}" '
+                 f'x2="{x(MEAN_RATING):.1f}" y2="{height - 24}" stroke="#999" '
+                 'stroke-dasharray="4 3"/>')
     for i, r in enumerate(rows):
         y = top + step * i + 10
         parts.append(f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{_esc(r.bot)}</text>')
@@ -48,16 +88,87 @@ def rating_svg(st: Standings, width: int = 640) -> str:
     return "\n".join(parts)
 
 
+def separation(st: Standings) -> list[str]:
+    """A plain sentence for each pair of neighbours whose 95% intervals overlap.
+
+    Interval widths shrink as one over the square root of the games played, so the pair
+    is told apart once the games grow by (sum of half-widths / rating gap) squared.
+    """
+    out = []
+    for a, b in zip(st.rows, st.rows[1:], strict=False):
+        if a.rating_low > b.rating_high or b.rating_low > a.rating_high:
+            continue
+        gap = abs(a.rating - b.rating)
+        halves = (a.rating_high - a.rating_low) / 2 + (b.rating_high - b.rating_low) / 2
+        if gap < 1e-6 or st.games <= 0:
+            out.append(f"{a.bot} and {b.bot} are not separated yet, and show no difference "
+                       "so far.")
+            continue
+        more = math.ceil(st.games * ((halves / gap) ** 2 - 1))
+        out.append(f"{a.bot} and {b.bot} are not separated yet; about {_round(more):,} more "
+                   "games would tell.")
+    return out
+
+
+def _round(n: int) -> int:
+    """``n`` to two significant digits (an estimate should not look exact)."""
+    if n < 100:
+        return max(n, 1)
+    mag = 10 ** (len(str(n)) - 2)
+    return int(-(-n // mag) * mag)
+
+
+def when(started: float | None, finished: float | None) -> dict[str, str]:
+    """The report's date and duration lines (UTC), for what is known."""
+    out: dict[str, str] = {}
+    if started is not None:
+        out["date"] = datetime.fromtimestamp(started, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        if finished is not None and finished >= started:
+            secs = round(finished - started)
+            h, rest = divmod(secs, 3600)
+            m, s = divmod(rest, 60)
+            out["duration"] = f"{h} h {m:02d} min {s:02d} s" if h else f"{m} min {s:02d} s"
+    return out
+
+
+def _table(title: str, values: Mapping[str, Any], helps: Mapping[str, str]) -> list[str]:
+    lines = [f"## {title}", "", "| setting | value | meaning |", "|---|---|---|"]
+    for k, v in values.items():
+        shown = ("yes" if v else "no") if isinstance(v, bool) else str(v)
+        lines.append(f"| {k} | {_cell(shown)} | {_cell(helps.get(k, ''))} |")
+    return [*lines, ""]
+
+
+def _cell(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
 def _esc(s: str) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def markdown(name: str, st: Standings, info: dict[str, Any], plot_ref: str | None = None) -> str:
-    """The report. ``plot_ref``: where the SVG plot is (default: embedded as a data URI)."""
+def markdown(
+    name: str, st: Standings, info: dict[str, Any], plot_ref: str | None = None, *,
+    rules: Mapping[str, Any] | None = None, started: float | None = None,
+    finished: float | None = None,
+) -> str:
+    """The report. ``plot_ref``: where the SVG plot is (default: embedded as a data URI;
+    GitHub shows no such image, so a report written to files links ``ratings.svg``).
+    ``rules``: the rule set (``RuleSet.to_dict()``), shown as a table; ``started`` and
+    ``finished`` (``time.time()`` values) give the date and duration. An ``info`` value
+    that is a mapping is shown as a table of its own."""
     lines = [f"# {name}", ""]
-    for k, v in info.items():
-        lines.append(f"- **{k}**: {v}")
-    lines += ["", "## Standings", ""]
+    tables: list[str] = []
+    for k, v in {**when(started, finished), **info}.items():
+        if isinstance(v, Mapping):
+            tables += _table(k[:1].upper() + k[1:], v, _HELPS.get(k, {}))
+        else:
+            lines.append(f"- **{k}**: {v}")
+    lines.append("")
+    if rules is not None:
+        lines += _table("Rules", rules, _RULE_HELP)
+    lines += tables
+    lines += ["## Standings", ""]
     lines.append("| # | bot | points | games | W | D | L | hands won | chinchón | pts/hand | "
                  "forfeits | timeouts | illegal | rating | 95% interval | P(> next) |")
     lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -89,6 +200,12 @@ def markdown(name: str, st: Standings, info: dict[str, Any], plot_ref: str | Non
         plot_ref = f"data:image/svg+xml;base64,{data}"
     lines.append(f"![ratings]({plot_ref})")
     lines.append("")
+    overlaps = separation(st)
+    if overlaps:
+        lines += [*overlaps, ""]
+    elif len(st.rows) > 1:
+        lines += ["Every bot's 95% interval is clear of its neighbours': the order is settled.",
+                  ""]
     if st.duplicate_variance_reduction is not None:
         lines.append(
             f"Duplicate deals removed **{st.duplicate_variance_reduction:.0%}** of the variance "
@@ -103,7 +220,8 @@ def markdown(name: str, st: Standings, info: dict[str, Any], plot_ref: str | Non
 
 def write_results(
     folder: Path, name: str, st: Standings, records: Sequence[dict[str, Any]],
-    info: dict[str, Any],
+    info: dict[str, Any], *, rules: Mapping[str, Any] | None = None,
+    started: float | None = None, finished: float | None = None,
 ) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     rec_dir = folder / "records"
@@ -116,6 +234,7 @@ def write_results(
     (folder / "standings.json").write_text(json.dumps(st.to_json(), indent=2), encoding="utf-8")
     (folder / "standings.csv").write_text(st.to_csv(), encoding="utf-8")
     (folder / "ratings.svg").write_text(rating_svg(st), encoding="utf-8")
-    (folder / "report.md").write_text(markdown(name, st, info, "ratings.svg"), encoding="utf-8")
+    (folder / "report.md").write_text(markdown(name, st, info, "ratings.svg", rules=rules,
+                                                   started=started, finished=finished), encoding="utf-8")
     written += [folder / n for n in ("standings.json", "standings.csv", "ratings.svg", "report.md")]
     return written

@@ -15,7 +15,7 @@ from typing import Any
 from .admin import add_admin_service
 from .auth import TokenBook, digest
 from .config import Limits, Policies, RefereeConfig, TimeControl
-from .logs import configure, get_logger
+from .logs import LogFormat, configure, get_logger
 from .referee import GameOutcome, Referee
 from .server import LOOPS, start_server, tune_gc, use_loop
 from .storage import GameRow, SqliteStore, Store, StoreError
@@ -38,7 +38,9 @@ def register(sub: Any) -> None:
     p.add_argument("--tls-cert", help="PEM certificate chain (with --tls-key: serve TLS)")
     p.add_argument("--tls-key", help="PEM private key")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    p.add_argument("--log-format", default="json", choices=["json", "text"])
+    p.add_argument("--log-format", default=LogFormat.AUTO.value,
+                   choices=[f.value for f in LogFormat],
+                   help="auto (default): text on a terminal, JSON lines otherwise")
     p.add_argument("--loop", default="auto", choices=LOOPS,
                    help="event loop: uvloop (faster; the default where installed) or asyncio")
     p.add_argument("--admin-token",

@@ -19,6 +19,8 @@ import math
 import re
 import signal
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -27,16 +29,17 @@ from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from .auth import TokenBook
 from .config import RefereeConfig
 from .director import Director
 from .launcher import BotProcess, Keep, launch
-from .logs import configure, get_logger
+from .logs import LogFormat, configure, get_logger
 from .referee import Referee
 from .report import write_results
 from .server import start_server, use_loop
-from .standings import Standings
+from .standings import Row, Standings
 from .storage import SqliteStore, StoreError
 from .tournament import Participant, SpecError, StartMode, TournamentSpec
 from .vocabulary import GameStatus, TournamentStatus
@@ -57,6 +60,9 @@ def register(sub: Any) -> None:
     r.add_argument("--concurrency", type=int, help="override the file's concurrency")
     r.add_argument("--games-per-pairing", type=int, help="override the file's games_per_pairing")
     r.add_argument("--log-level", default="warning")
+    r.add_argument("--log-format", default=LogFormat.AUTO.value,
+                   choices=[f.value for f in LogFormat],
+                   help="auto (default): text on a terminal, JSON lines otherwise")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_run)
     c = tsub.add_parser("check", help="validate a declaration and print its schedule summary")
@@ -82,26 +88,56 @@ def _command(p: Participant, base: Path) -> list[str]:
     return out
 
 
-def standings_table(st: Standings, title: str) -> Table:
-    """The standings as a terminal table (fits 80 columns)."""
+#: The standings columns after the rank and the bot: (header, what it says, its cell).
+_STANDINGS_COLUMNS: tuple[tuple[str, str, Callable[[Row], str]], ...] = (
+    ("pts", "match points (win 1, draw ½)", lambda r: f"{r.match_points:g}"),
+    ("W-D-L", "", lambda r: f"{r.wins}-{r.draws}-{r.losses}"),
+    ("hands", "hands won", lambda r: str(r.hands_won)),
+    ("chin", "chinchones", lambda r: str(r.chinchones)),
+    ("pts/h", "points per hand", lambda r: f"{r.avg_points_per_hand:.1f}"),
+    ("ff/to/il", "forfeits, timeouts, illegal actions",
+     lambda r: f"{r.forfeits}/{r.timeouts}/{r.illegal_actions}"),
+    ("rating", "", lambda r: f"{r.rating:.0f}"),
+    ("±95%", "half-width of the rating's 95% interval",
+     lambda r: f"{(r.rating_high - r.rating_low) / 2:.0f}"),
+    ("P>nx", "likelihood of being stronger than the next bot",
+     lambda r: "" if r.p_better_than_next is None else f"{r.p_better_than_next:.2f}"),
+)
+#: Which columns a narrow terminal loses first.
+_DROP_ORDER = ("chin", "pts/h", "hands", "P>nx", "±95%", "W-D-L", "ff/to/il", "rating")
+
+
+def standings_table(st: Standings, title: str, width: int | None = None) -> Table:
+    """The standings as a terminal table that fits ``width`` columns (default: the
+    terminal's): on a narrow one the least needed columns are left out, whole."""
+    width = width or console.width
+    shown = [c[0] for c in _STANDINGS_COLUMNS]
+    while True:
+        t = _standings_table(st, title, shown)
+        if console.measure(t, options=console.options.update_width(10_000)).maximum <= width:
+            break
+        drop = next((c for c in _DROP_ORDER if c in shown), None)
+        if drop is None:
+            break
+        shown.remove(drop)
+    notes = "; ".join(f"{h}: {what}" for h, what, _ in _STANDINGS_COLUMNS if h in shown and what)
+    left_out = [c[0] for c in _STANDINGS_COLUMNS if c[0] not in shown]
+    if left_out:
+        notes += f" ({', '.join(left_out)}: left out, too narrow; see standings.csv)"
+    t.caption = Text(notes, no_wrap=False, overflow="fold", justify="left")
+    return t
+
+
+def _standings_table(st: Standings, title: str, shown: list[str]) -> Table:
     t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     longest = max((len(r.bot) for r in st.rows), default=3)
     t.add_column("#", justify="right")
     t.add_column("bot", no_wrap=True, min_width=longest)
-    for col in ("pts", "W-D-L", "hands", "chin", "pts/h", "ff/to/il", "rating", "±95%", "P>nx"):
-        t.add_column(col, justify="right")
+    cols = [c for c in _STANDINGS_COLUMNS if c[0] in shown]
+    for h, _, _ in cols:
+        t.add_column(h, justify="right", no_wrap=True)
     for r in st.rows:
-        t.add_row(
-            str(r.rank), r.bot, f"{r.match_points:g}", f"{r.wins}-{r.draws}-{r.losses}",
-            str(r.hands_won), str(r.chinchones), f"{r.avg_points_per_hand:.1f}",
-            f"{r.forfeits}/{r.timeouts}/{r.illegal_actions}",
-            f"{r.rating:.0f}", f"{(r.rating_high - r.rating_low) / 2:.0f}",
-            "" if r.p_better_than_next is None else f"{r.p_better_than_next:.2f}",
-        )
-    t.caption = ("pts: match points (win 1, draw ½); hands: hands won; chin: chinchones; "
-                 "pts/h: points per hand; ff/to/il: forfeits, timeouts, illegal actions; "
-                 "±95%: half-width of the rating's 95% interval; P>nx: likelihood of being "
-                 "stronger than the next bot")
+        t.add_row(str(r.rank), r.bot, *(cell(r) for _, _, cell in cols))
     return t
 
 
@@ -204,7 +240,7 @@ async def run_tournament(args: argparse.Namespace) -> int:
     except SpecError as e:
         console.print(f"[bold red]error:[/] {path}: {e}")
         return 2
-    configure(args.log_level, "text")
+    configure(args.log_level, args.log_format)
     results = Path(args.results) if args.results else Path("results") / _slug(spec.name)
     try:
         results.mkdir(parents=True, exist_ok=True)
@@ -302,11 +338,13 @@ async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
                       "score variance of independent deals")
     records = [g.record for g in store.games(tid) if g.status is GameStatus.FINISHED and g.record]
     info = {"tournament": tid, "games": st.games, "table size": spec.table_size,
-            "rules": json.dumps(spec.rules.to_dict()),
             "time control": f"{spec.time_control.per_move:g} s per move + "
                             f"{spec.time_control.bank:g} s bank",
-            "policies": json.dumps(asdict(spec.policies))}
-    write_results(results, spec.name, st, records, info)
+            "policies": asdict(spec.policies)}
+    done_row = store.tournament(tid)
+    write_results(results, spec.name, st, records, info, rules=spec.rules.to_dict(),
+                  started=done_row.started if done_row else None,
+                  finished=(done_row.finished if done_row else None) or time.time())
     console.print(f"results written to {results}/ (report.md, standings.json, standings.csv, "
                   f"ratings.svg, records/)")
     return 130 if interrupted else 0

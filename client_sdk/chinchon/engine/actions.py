@@ -88,7 +88,10 @@ class LayOff:
 
 @dataclass(frozen=True, slots=True)
 class LayOffBest:
-    """Let the engine lay off the cards worth the most points, ending this lay-off turn."""
+    """Let the engine make the lay-offs best for the player, ending this lay-off turn.
+
+    Best = the fewest points left after the player's best lay-down (docs/rules.md §8).
+    """
 
     def __str__(self) -> str:
         return "layoff best"

@@ -791,35 +791,47 @@ def _layoff(state: GameState, action: LayOff) -> GameState:
 
 
 def _layoff_best(state: GameState) -> GameState:
-    """Lay off the cards worth the most points (searching every order), end the turn."""
+    """Make the lay-offs best for the player, end the turn.
+
+    Best = the fewest points left in the hand once this turn is over: counted after the
+    best lay-down of the cards that remain when the player's own lay-down is still to come,
+    and as the cards' points when it is not. Every subset of the possible lay-offs is
+    searched, in every order, onto every meld and (for a joker on a run) at either end.
+    Ties go to the lay-offs worth the most points, then to the first found in the order
+    :func:`legal_actions` lists single lay-offs (table meld, card, end).
+    """
     p = state.to_act
     rules = state.rules
+    solver = solver_for(rules) if (Phase.LAYDOWN, p) in state.schedule[1:] else None
 
     # The outcome depends only on the hand left and the table, not on the order the
     # cards went down in: remember it, or every order of the same lay-offs is searched.
-    memo: dict[tuple[int, tuple[Meld, ...]], tuple[int, list[LayOff]]] = {}
+    # A result is (points left, minus the points laid off, the lay-offs): least is best.
+    memo: dict[tuple[int, tuple[Meld, ...]], tuple[int, int, list[LayOff]]] = {}
 
-    def search(st: GameState) -> tuple[int, list[LayOff]]:
-        key = (st.hands[p], tuple(t.meld for t in st.table))
+    def search(st: GameState) -> tuple[int, int, list[LayOff]]:
+        hand = st.hands[p]
+        key = (hand, tuple(t.meld for t in st.table))
         if key in memo:
             return memo[key]
-        best: tuple[int, list[LayOff]] = (0, [])
+        left = (solver.deadwood(hand) if solver is not None
+                else sum(rules.card_points(c) for c in cards_of(hand)))
+        best: tuple[int, int, list[LayOff]] = (left, 0, [])
         tried: set[tuple[int, int]] = set()
         for a in _layoffs(st, p):
             assert isinstance(a, LayOff)
             if (a.card, a.meld) in tried and a.card < 48:
                 continue
             tried.add((a.card, a.meld))
-            nxt = _apply_layoff_raw(st, a)
-            v, seq = search(nxt)  # noqa: F821 (deleted only once the search is over)
-            v += rules.card_points(a.card)
-            if v > best[0]:
-                best = (v, [a, *seq])
+            v, off, seq = search(_apply_layoff_raw(st, a))  # noqa: F821 (deleted once over)
+            off -= rules.card_points(a.card)
+            if (v, off) < best[:2]:
+                best = (v, off, [a, *seq])
         memo[key] = best
         return best
 
     try:
-        _, seq = search(state)
+        _, _, seq = search(state)
     finally:
         del search  # it refers to itself: a cycle the garbage collector would have to find
     st = state

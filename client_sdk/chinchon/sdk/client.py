@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from typing import Any, Protocol, cast
 import grpc
 
 from chinchon.engine import Action, Bot, Observation
+from chinchon.v1 import game_pb2 as game_pb
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon.wire import action_from_wire, action_to_wire, observation_from_wire, seconds_of
@@ -197,6 +199,7 @@ class BotClient:
         client_name: str = "chinchon-python-sdk",
         reconnect_for: float = 30.0,
         on_message: Callable[[pb.PlayResponse], None] | None = None,
+        game_lines: bool = True,
     ) -> None:
         self.bot = bot
         self._choose = as_chooser(bot)
@@ -209,6 +212,10 @@ class BotClient:
         self.on_message = on_message
         self.report = SessionReport()
         self._seat_in: dict[str, int] = {}
+        self._players_in: dict[str, list[str]] = {}
+        #: One line per finished game on stderr (see :func:`game_line`), so that whoever
+        #: runs the bot can tell it is alive and how it does.
+        self.game_lines = game_lines
         self._welcomed = False
 
     def _hello(self) -> pb.PlayRequest:
@@ -321,6 +328,7 @@ class BotClient:
             )
         if kind == "game_started":
             self._seat_in[msg.game_started.game_id] = msg.game_started.seat
+            self._players_in[msg.game_started.game_id] = list(msg.game_started.players)
         elif kind == "game_ended":
             ge = msg.game_ended
             self.report.games += 1
@@ -328,6 +336,10 @@ class BotClient:
             if ge.seat in ge.result.winners:
                 self.report.wins += 1
             log.info("game %s ended: %s", ge.game_id, ge.result.summary)
+            players = self._players_in.pop(ge.game_id, [])
+            self._seat_in.pop(ge.game_id, None)
+            if self.game_lines:
+                print(game_line(ge, players), file=sys.stderr, flush=True)
         elif kind == "action_rejected":
             self.report.rejected.append(msg.action_rejected)
             log.warning("action refused: %s", msg.action_rejected.error.message)
@@ -342,6 +354,23 @@ class BotClient:
             if msg.error.code == pb.ERROR_CODE_BAD_REQUEST:
                 raise FatalError(msg.error.message)
         return None
+
+
+def game_line(ge: pb.GameEnded, players: Sequence[str]) -> str:
+    """One line about a finished game, from this bot's side: its id, the seat, the
+    opponents, the result and this bot's points, e.g.
+    ``chinchon: game g-12 seat 0 vs greedy: won, 37 points``."""
+    res = ge.result
+    opponents = ", ".join(n for s, n in enumerate(players) if s != ge.seat) or "?"
+    if ge.seat in res.winners:
+        outcome = "won" if len(res.winners) == 1 else "draw"
+    else:
+        outcome = "lost"
+    points = res.totals[ge.seat] if 0 <= ge.seat < len(res.totals) else 0
+    how = game_pb.Termination.Name(res.termination).removeprefix("TERMINATION_").lower()
+    extra = "" if how in ("normal", "chinchon", "unspecified") else f" ({how.replace('_', ' ')})"
+    return f"chinchon: game {ge.game_id} seat {ge.seat} vs {opponents}: {outcome}, " \
+           f"{points} points{extra}"
 
 
 def run_bot(
