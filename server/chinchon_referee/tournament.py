@@ -1,4 +1,4 @@
-"""Tournament declarations and the round-robin scheduler.
+"""Tournament declarations: the one model of a tournament, its TOML codec and its bounds.
 
 A tournament is declared in TOML (or through the admin service)::
 
