@@ -569,7 +569,7 @@ def test_chinchon_practice_tells_a_referee_failure_from_a_bot_failure(
     from chinchon_referee.config import TimeControl
 
     from tests.helpers import sdk_bot
-    from tests.test_tournament_e2e import _referee_fails
+    from tests.test_tournament_internal_error import _referee_fails
 
     failed = _referee_fails(monkeypatch, "practice-2", 1)
     rep = asyncio.run(practice.run_practice(sdk_bot("greedy"), 3, "greedy", RuleSet(),

@@ -24,7 +24,7 @@ from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
 from chinchon_referee.referee import Connection, Deadlines, Disconnected, WriteGate, WriteWatch
 
 from tests.helpers import bot_token, spec, start
-from tests.test_referee import _play_call
+from tests.referee_support import play_call as _play_call
 
 
 def run(coro):

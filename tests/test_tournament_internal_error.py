@@ -1,0 +1,142 @@
+"""A game stopped by an internal error of the referee, in a tournament."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chinchon.v1 import game_pb2 as g
+from chinchon_referee.config import Policies
+from chinchon_referee.tournament import TournamentSpec
+
+from tests.helpers import sdk_bot, spawn, spec, start, stop
+from tests.test_reconnect import Bot
+from tests.tournament_support import (
+    PLAYED,
+    InProcess,
+    check_record,
+    spec_dict,
+)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+# -- an internal error of the referee ------------------------------------------------------
+
+
+def _referee_fails(monkeypatch: pytest.MonkeyPatch, game_id: str, times: int) -> list[str]:
+    """Make the referee hit an internal error (a RuntimeError inside the game loop) at
+    the 20th turn of ``game_id``, in its first ``times`` attempts. Returns the log of
+    the failures, one entry per failed attempt."""
+    from chinchon_referee.referee import GameRunner
+
+    real = GameRunner._remote_turn
+    failed: list[str] = []
+    turns: Counter[int] = Counter()
+
+    async def remote_turn(self: GameRunner, seat: Any, state: Any, rec: Any) -> Any:
+        if self.spec.game_id == game_id and len(failed) < times:
+            turns[id(self)] += 1
+            if turns[id(self)] == 20:
+                failed.append(game_id)
+                raise RuntimeError("injected fault")
+        return await real(self, seat, state, rec)
+
+    monkeypatch.setattr(GameRunner, "_remote_turn", remote_turn)
+    return failed
+
+
+def test_the_bots_of_a_game_stopped_by_an_internal_error_hear_it_and_play_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Both bots of a game that the referee's internal error stops get a game_ended with
+    TERMINATION_ABORTED and the reason; their streams go back to the lobby and play the
+    next game normally."""
+    async def main() -> None:
+        server = await start(["a", "b"])
+        failed = _referee_fails(monkeypatch, "faulty", 1)
+        a, b = Bot(server.target, "a"), Bot(server.target, "b")
+        try:
+            await a.back()
+            await b.back()
+            for game_id in ("faulty", "after"):
+                s = spec(game_id, ["a", "b"], policies=Policies(reconnect_grace=5.0))
+                game = asyncio.ensure_future(server.referee.play(s))
+                ended = await asyncio.gather(a.play_on(), b.play_on())
+                out = await asyncio.wait_for(game, 30)
+                for seat, msg in enumerate(ended):
+                    got = msg.game_ended
+                    assert got.game_id == game_id
+                    assert g.Termination.Name(got.result.termination) == out.termination
+                    assert got.seat == seat
+                    if game_id == "faulty":
+                        assert got.result.termination == g.TERMINATION_ABORTED
+                        assert got.result.summary == "the referee hit an internal error"
+                    else:
+                        assert got.result.termination in (g.TERMINATION_NORMAL,
+                                                          g.TERMINATION_CHINCHON)
+            assert failed == ["faulty"]
+        finally:
+            await a.drop()
+            await b.drop()
+            await server.stop(0)
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("failures", [1, 2])
+def test_a_game_stopped_by_an_internal_error_is_played_again_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failures: int,
+) -> None:
+    """The referee hits an internal error in the middle of a tournament game (not the
+    bots' fault). Its bots hear that the game ended ABORTED; the game is played once
+    more from the same deal, and counts. If it fails again it is recorded as ABORTED and
+    left out of the standings, and the tournament goes on to its end either way."""
+
+    async def main(env: InProcess) -> None:
+        spec = TournamentSpec.from_dict(spec_dict("faulty", ["a", "b"], games_per_pairing=4,
+                                                  concurrency=1))
+        tid, _ = env.director.create(spec)
+        victim = env.store.games(tid)[1].id
+        failed = _referee_fails(monkeypatch, victim, failures)
+        procs = {b: await spawn(sdk_bot("greedy"), env.server, b) for b in ("a", "b")}
+        try:
+            assert await env.server.referee.lobby.wait_all(["a", "b"], 20)
+            env.watch(tid)
+            await asyncio.wait_for(env.director.run(tid), 90)
+            await env.watched()
+        finally:
+            await stop(*procs.values())
+        assert failed == [victim] * failures
+        games = {x.id: x for x in env.store.games(tid)}
+        assert len(games) == 4 and all(x.status == "finished" for x in games.values())
+        bad = games.pop(victim)
+        assert bad.voided == 1  # set back to scheduled once, after the first failure
+        for x in games.values():
+            assert x.voided == 0 and x.result["termination"] in PLAYED
+        replays = [e for e in env.events if e.game_id == victim and "played again" in e.message]
+        assert len(replays) == 1
+        assert replays[0].message == (f"game {victim} was stopped by an internal error of the "
+                                      "referee: it will be played again from the same deal")
+        # The referee noted each failure (what the bots hear of it is checked above, with
+        # raw clients).
+        aborted = [i for i in env.server.referee.incidents if i["kind"] == "aborted"]
+        assert [i["game_id"] for i in aborted] == [victim] * failures
+        assert aborted[0]["message"] == "the referee hit an internal error"
+        st = env.director.standings(tid)
+        if failures == 1:
+            assert bad.result["termination"] in PLAYED
+            check_record(bad.record)
+            assert st.games == 4
+        else:
+            assert bad.result["termination"] == "TERMINATION_ABORTED"
+            assert bad.result["summary"] == "the referee hit an internal error"
+            assert st.games == 3  # the aborted game does not count
+        assert env.events[-1].message == "tournament finished"
+
+    InProcess.run(tmp_path, main)
