@@ -8,7 +8,7 @@ a fresh event loop, as ``asyncio.run`` gave them before.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +16,9 @@ import pytest
 from chinchon_referee.config import RefereeConfig
 from chinchon_referee.server import RunningServer
 
+from tests.fixture_types import SpawnBot, StartServer
 from tests.helpers import BotProc, spawn, start, stop
 from tests.tournament_support import InProcess
-
-#: ``await servers(names, config=None)``: a referee server on port 0 knowing ``names``.
-StartServer = Callable[..., Awaitable[RunningServer]]
-#: ``await bots(cmd, server, name)``: a bot process for ``name``, killed after the test.
-SpawnBot = Callable[[Sequence[str], RunningServer, str], Awaitable[BotProc]]
 
 
 @pytest.fixture

@@ -46,55 +46,46 @@ async def _release_all(stream: SlowStream, until: int) -> None:
             released += 1
 
 
-def test_concurrent_sends_are_written_one_at_a_time_in_order() -> None:
-    async def main() -> None:
-        stream = SlowStream()
-        conn = Connection("bot", stream, Limits(write_timeout=5.0))
-        sends = [asyncio.ensure_future(conn.send(f"m{i}".encode())) for i in range(5)]
-        await asyncio.gather(_release_all(stream, 5), *sends)
-        assert stream.written == [b"m0", b"m1", b"m2", b"m3", b"m4"]
-        assert stream.max_active == 1
-        assert not conn._writing and not conn._write_queue
-
-    asyncio.run(main())
+async def test_concurrent_sends_are_written_one_at_a_time_in_order() -> None:
+    stream = SlowStream()
+    conn = Connection("bot", stream, Limits(write_timeout=5.0))
+    sends = [asyncio.ensure_future(conn.send(f"m{i}".encode())) for i in range(5)]
+    await asyncio.gather(_release_all(stream, 5), *sends)
+    assert stream.written == [b"m0", b"m1", b"m2", b"m3", b"m4"]
+    assert stream.max_active == 1
+    assert not conn._writing and not conn._write_queue
 
 
-def test_a_cancelled_waiting_writer_is_skipped_and_the_rest_go_on() -> None:
-    async def main() -> None:
-        stream = SlowStream()
-        conn = Connection("bot", stream, Limits(write_timeout=5.0))
-        first = asyncio.ensure_future(conn.send(b"first"))
-        await asyncio.sleep(0)
-        second = asyncio.ensure_future(conn.send(b"second"))
-        third = asyncio.ensure_future(conn.send(b"third"))
-        await asyncio.sleep(0.01)
-        second.cancel()
-        await _release_all(stream, 2)
-        await asyncio.gather(first, third)
-        with pytest.raises(asyncio.CancelledError):
-            await second
-        assert stream.written == [b"first", b"third"]
-        assert not conn._writing
-
-    asyncio.run(main())
+async def test_a_cancelled_waiting_writer_is_skipped_and_the_rest_go_on() -> None:
+    stream = SlowStream()
+    conn = Connection("bot", stream, Limits(write_timeout=5.0))
+    first = asyncio.ensure_future(conn.send(b"first"))
+    await asyncio.sleep(0)
+    second = asyncio.ensure_future(conn.send(b"second"))
+    third = asyncio.ensure_future(conn.send(b"third"))
+    await asyncio.sleep(0.01)
+    second.cancel()
+    await _release_all(stream, 2)
+    await asyncio.gather(first, third)
+    with pytest.raises(asyncio.CancelledError):
+        await second
+    assert stream.written == [b"first", b"third"]
+    assert not conn._writing
 
 
-def test_writers_waiting_on_a_stream_that_stops_reading_are_disconnected() -> None:
-    async def main() -> None:
-        stream = SlowStream()  # never released: the bot stopped reading
-        conn = Connection("bot", stream, Limits(write_timeout=0.2))
-        sends = [asyncio.ensure_future(conn.send(b"x")) for _ in range(3)]
-        done, _ = await asyncio.wait(sends, timeout=3.0)
-        assert len(done) == 3
-        for s in sends:
-            assert isinstance(s.exception(), Disconnected)
-        assert conn.closed.is_set() and conn.abort is not None
-        assert "stopped reading" in conn.abort[1]
-        assert stream.max_active == 1  # the waiting writers never reached the stream
-        with pytest.raises(Disconnected):
-            await conn.send(b"later")
-
-    asyncio.run(main())
+async def test_writers_waiting_on_a_stream_that_stops_reading_are_disconnected() -> None:
+    stream = SlowStream()  # never released: the bot stopped reading
+    conn = Connection("bot", stream, Limits(write_timeout=0.2))
+    sends = [asyncio.ensure_future(conn.send(b"x")) for _ in range(3)]
+    done, _ = await asyncio.wait(sends, timeout=3.0)
+    assert len(done) == 3
+    for s in sends:
+        assert isinstance(s.exception(), Disconnected)
+    assert conn.closed.is_set() and conn.abort is not None
+    assert "stopped reading" in conn.abort[1]
+    assert stream.max_active == 1  # the waiting writers never reached the stream
+    with pytest.raises(Disconnected):
+        await conn.send(b"later")
 
 
 def test_a_message_is_written_as_its_encoding_and_bytes_as_they_are() -> None:

@@ -17,6 +17,7 @@ from chinchon.wire import seconds_of
 from chinchon_referee.config import Policies, RefereeConfig, TimeControl
 from chinchon_referee.referee import Seat, _record_to_wire
 
+from tests.fixture_types import StartServer
 from tests.helpers import bot_token, spec, start
 
 
@@ -292,26 +293,22 @@ def test_a_practice_session_survives_a_dropped_stream() -> None:
     run(main())
 
 
-def test_a_practice_session_whose_bot_does_not_come_back_ends_with_a_forfeit() -> None:
-    async def main() -> None:
-        config = RefereeConfig(policies=Policies(reconnect_grace=0.5))
-        server = await start(["A"], config)
-        bot = Bot(server.target, "A")
-        try:
-            await bot.back(pb.PracticeRequest(opponent="greedy", games=3))
-            await bot.next("action_request")
-            await bot.drop()
-            for _ in range(100):  # the grace, then the forfeit, then the session ends
-                await asyncio.sleep(0.1)
-                if server.referee.games_running == 0:
-                    break
-            assert server.referee.games_running == 0
-            forfeits = [i for i in server.referee.incidents if i["kind"] == "forfeit"]
-            assert len(forfeits) == 1 and forfeits[0]["bot"] == "A"
-            assert forfeits[0]["termination"] == "TERMINATION_FORFEIT_DISCONNECT"
-            await asyncio.sleep(0.3)
-            assert server.referee.games_running == 0  # no second game was started
-        finally:
-            await server.stop(0)
-
-    run(main())
+async def test_a_practice_session_whose_bot_does_not_come_back_ends_with_a_forfeit(
+    servers: StartServer,
+) -> None:
+    config = RefereeConfig(policies=Policies(reconnect_grace=0.5))
+    server = await servers(["A"], config)
+    bot = Bot(server.target, "A")
+    await bot.back(pb.PracticeRequest(opponent="greedy", games=3))
+    await bot.next("action_request")
+    await bot.drop()
+    for _ in range(100):  # the grace, then the forfeit, then the session ends
+        await asyncio.sleep(0.1)
+        if server.referee.games_running == 0:
+            break
+    assert server.referee.games_running == 0
+    forfeits = [i for i in server.referee.incidents if i["kind"] == "forfeit"]
+    assert len(forfeits) == 1 and forfeits[0]["bot"] == "A"
+    assert forfeits[0]["termination"] == "TERMINATION_FORFEIT_DISCONNECT"
+    await asyncio.sleep(0.3)
+    assert server.referee.games_running == 0  # no second game was started

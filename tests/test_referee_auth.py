@@ -8,59 +8,43 @@ import grpc
 import pytest
 from chinchon.v1 import referee_pb2 as pb
 
+from tests.fixture_types import StartServer
 from tests.helpers import (
     bot_token,
-    start,
 )
 from tests.referee_support import (
     play_call,
 )
 
 
-def run(coro):
-    return asyncio.run(coro)
-
-
 # -- identity -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("token", [None, "wrong-token", ""])
-def test_wrong_or_missing_token_is_unauthenticated(token: str | None) -> None:
-    async def main() -> None:
-        server = await start(["alice"])
-        try:
-            call = await play_call(server.target, token)
+async def test_wrong_or_missing_token_is_unauthenticated(servers: StartServer, token: str | None) -> None:
+    server = await servers(["alice"])
+    call = await play_call(server.target, token)
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        # The refusal may come before the write ends: either call raises it.
+        await call.write(pb.PlayRequest(hello=pb.Hello(client="x")))
+        await call.read()
+    assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    # The server still serves the right token.
+    ok = await play_call(server.target, bot_token("alice"))
+    await ok.write(pb.PlayRequest(hello=pb.Hello(client="x")))
+    msg = await ok.read()
+    assert msg.welcome.bot_name == "alice"
+    ok.cancel()
+
+
+async def test_admin_service_needs_the_admin_token(servers: StartServer) -> None:
+    server = await servers(["alice"])
+    from chinchon.v1 import tournament_pb2 as tpb
+    from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
+
+    async with grpc.aio.insecure_channel(server.target) as ch:
+        stub = tpb_grpc.TournamentServiceStub(ch)
+        for md in ((), (("authorization", f"Bearer {bot_token('alice')}"),)):
             with pytest.raises(grpc.aio.AioRpcError) as err:
-                # The refusal may come before the write ends: either call raises it.
-                await call.write(pb.PlayRequest(hello=pb.Hello(client="x")))
-                await call.read()
+                await stub.ListTournaments(tpb.ListTournamentsRequest(), metadata=md)
             assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
-            # The server still serves the right token.
-            ok = await play_call(server.target, bot_token("alice"))
-            await ok.write(pb.PlayRequest(hello=pb.Hello(client="x")))
-            msg = await ok.read()
-            assert msg.welcome.bot_name == "alice"
-            ok.cancel()
-        finally:
-            await server.stop(0)
-
-    run(main())
-
-
-def test_admin_service_needs_the_admin_token() -> None:
-    async def main() -> None:
-        server = await start(["alice"])
-        try:
-            from chinchon.v1 import tournament_pb2 as tpb
-            from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
-
-            async with grpc.aio.insecure_channel(server.target) as ch:
-                stub = tpb_grpc.TournamentServiceStub(ch)
-                for md in ((), (("authorization", f"Bearer {bot_token('alice')}"),)):
-                    with pytest.raises(grpc.aio.AioRpcError) as err:
-                        await stub.ListTournaments(tpb.ListTournamentsRequest(), metadata=md)
-                    assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
-        finally:
-            await server.stop(0)
-
-    run(main())

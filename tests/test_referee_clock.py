@@ -11,14 +11,13 @@ from chinchon.engine import (
 )
 from chinchon_referee.config import Policies, TimeControl
 
+from tests.fixture_types import SpawnBot, StartServer
 from tests.helpers import (
     play,
     printed,
     raw_bot,
     sdk_bot,
-    spawn,
     spec,
-    start,
     stop,
 )
 from tests.referee_support import (
@@ -26,59 +25,52 @@ from tests.referee_support import (
     messages,
 )
 
-
-def run(coro):
-    return asyncio.run(coro)
-
-
 # -- the clock ----------------------------------------------------------------------------
 
 
-def test_stalling_bot_times_out_forfeits_and_the_other_game_goes_on() -> None:
-    async def main() -> None:
-        server = await start(["staller", "g1", "g2", "g3"])
-        procs = [
-            await spawn(raw_bot("stall"), server, "staller"),
-            await spawn(sdk_bot("greedy"), server, "g1"),
-            await spawn(sdk_bot("greedy"), server, "g2"),
-            await spawn(sdk_bot("random"), server, "g3"),
-        ]
-        try:
-            await connected(server, "staller", "g1", "g2", "g3")
-            slow = spec("stall", ["staller", "g1"], tc=TimeControl(0.2, 0.3),
-                        policies=Policies(max_strikes=3))
-            normal = spec("normal", ["g2", "g3"])
-            a, b = await asyncio.gather(play(server.referee, slow), play(server.referee, normal))
-            assert a.termination == "TERMINATION_FORFEIT_TIMEOUT"
-            assert a.forfeited == 0 and a.winners == [1]
-            assert a.stats[0].timeouts == 3 and a.stats[0].strikes == 3
-            # (Only the staller's: on a loaded machine its opponent, on the same short
-            # clock, may be late once too.)
-            timeouts = [i for i in server.referee.incidents
-                        if i["kind"] == "timeout" and i["bot"] == "staller"]
-            assert len(timeouts) == 3
-            # The first wait has the move time plus the bank; later ones the move time only.
-            assert timeouts[0]["allowed"] == pytest.approx(0.5)
-            assert all(t["waited"] >= t["allowed"] for t in timeouts)
-            assert timeouts[1]["allowed"] == pytest.approx(0.2)
-            assert b.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-            assert replay(b.record).state.is_over
-            # The forfeited game's record replays up to the forfeit, defaults included.
-            origins = [x["move"]["origin"] for x in a.record["actions"] if "move" in x]
-            assert origins.count("ACTION_ORIGIN_DEFAULT_TIMEOUT") == 3
-            replay(a.record)
-            await printed(procs[:1], "gameEnded")
-        finally:
-            await stop(*procs)
-            await server.stop(0)
-        msgs = messages(procs[0].out)
-        defaults = [m["defaultPlayed"] for m in msgs if "defaultPlayed" in m]
-        assert [d["reason"] for d in defaults] == ["DEFAULT_REASON_TIMEOUT"] * 3
-        assert [d["strikes"] for d in defaults] == [1, 2, 3]
-        ended = [m["gameEnded"] for m in msgs if "gameEnded" in m]
-        assert ended and ended[0]["result"]["termination"] == "TERMINATION_FORFEIT_TIMEOUT"
-
-    run(main())
+async def test_stalling_bot_times_out_forfeits_and_the_other_game_goes_on(
+    servers: StartServer, bots: SpawnBot,
+) -> None:
+    server = await servers(["staller", "g1", "g2", "g3"])
+    procs = [
+        await bots(raw_bot("stall"), server, "staller"),
+        await bots(sdk_bot("greedy"), server, "g1"),
+        await bots(sdk_bot("greedy"), server, "g2"),
+        await bots(sdk_bot("random"), server, "g3"),
+    ]
+    await connected(server, "staller", "g1", "g2", "g3")
+    slow = spec("stall", ["staller", "g1"], tc=TimeControl(0.2, 0.3),
+                policies=Policies(max_strikes=3))
+    normal = spec("normal", ["g2", "g3"])
+    a, b = await asyncio.gather(play(server.referee, slow), play(server.referee, normal))
+    assert a.termination == "TERMINATION_FORFEIT_TIMEOUT"
+    assert a.forfeited == 0 and a.winners == [1]
+    assert a.stats[0].timeouts == 3 and a.stats[0].strikes == 3
+    # (Only the staller's: on a loaded machine its opponent, on the same short
+    # clock, may be late once too.)
+    timeouts = [i for i in server.referee.incidents
+                if i["kind"] == "timeout" and i["bot"] == "staller"]
+    assert len(timeouts) == 3
+    # The first wait has the move time plus the bank; later ones the move time only.
+    assert timeouts[0]["allowed"] == pytest.approx(0.5)
+    assert all(t["waited"] >= t["allowed"] for t in timeouts)
+    assert timeouts[1]["allowed"] == pytest.approx(0.2)
+    assert b.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+    assert replay(b.record).state.is_over
+    # The forfeited game's record replays up to the forfeit, defaults included.
+    # (The staller's, seat 0: on a loaded machine its opponent may be late once too.)
+    origins = [x["move"]["origin"] for x in a.record["actions"]
+               if "move" in x and x["move"].get("seat", 0) == 0]
+    assert origins.count("ACTION_ORIGIN_DEFAULT_TIMEOUT") == 3
+    replay(a.record)
+    await printed(procs[:1], "gameEnded")
+    await stop(*procs)
+    msgs = messages(procs[0].out)
+    defaults = [m["defaultPlayed"] for m in msgs if "defaultPlayed" in m]
+    assert [d["reason"] for d in defaults] == ["DEFAULT_REASON_TIMEOUT"] * 3
+    assert [d["strikes"] for d in defaults] == [1, 2, 3]
+    ended = [m["gameEnded"] for m in msgs if "gameEnded" in m]
+    assert ended and ended[0]["result"]["termination"] == "TERMINATION_FORFEIT_TIMEOUT"
 
 
 def _seconds(duration: str) -> float:
@@ -87,26 +79,20 @@ def _seconds(duration: str) -> float:
     return float(duration[:-1])
 
 
-def test_reported_time_is_the_time_the_bot_took() -> None:
+async def test_reported_time_is_the_time_the_bot_took(servers: StartServer, bots: SpawnBot) -> None:
     """``accepted.time_taken`` (and the record's think time) is what the bot took: about
     0.3 s for the answers it held back 0.3 s, far less for the others."""
     delay, held = 0.3, 3
 
-    async def main() -> tuple:
-        server = await start(["ponder", "quick"])
-        ponder = await spawn(raw_bot("delayed", "--delay", str(delay), "--delayed-count",
-                                     str(held)), server, "ponder")
-        quick = await spawn(sdk_bot("greedy"), server, "quick")
-        try:
-            await connected(server, "ponder", "quick")
-            out = await play(server.referee, spec("timed", ["ponder", "quick"]))
-            await printed([ponder], "gameEnded")
-        finally:
-            await stop(ponder, quick)
-            await server.stop(0)
-        return out, messages(ponder.out)
-
-    out, msgs = run(main())
+    server = await servers(["ponder", "quick"])
+    ponder = await bots(raw_bot("delayed", "--delay", str(delay), "--delayed-count",
+                                 str(held)), server, "ponder")
+    quick = await bots(sdk_bot("greedy"), server, "quick")
+    await connected(server, "ponder", "quick")
+    out = await play(server.referee, spec("timed", ["ponder", "quick"]))
+    await printed([ponder], "gameEnded")
+    await stop(ponder, quick)
+    msgs = messages(ponder.out)
     assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
     assert out.stats[0].timeouts == 0 and out.stats[0].illegal == 0
     requests = [m["actionRequest"]["requestId"] for m in msgs if "actionRequest" in m]
@@ -125,28 +111,24 @@ def test_reported_time_is_the_time_the_bot_took() -> None:
     assert out.stats[0].think_time >= held * delay - 0.015
 
 
-def test_an_answer_after_the_timeout_is_stale_and_the_default_stands() -> None:
+async def test_an_answer_after_the_timeout_is_stale_and_the_default_stands(
+    servers: StartServer, bots: SpawnBot,
+) -> None:
     """The bot answers its first request 1 s after its time ran out: the referee has
     played the default action by then; the late answer is refused in-band as stale and
     changes nothing (it was a draw from the pile, the default a draw from the stock)."""
     per_move, delay = 2.0, 3.0  # late by 1 s; the next request (2 s) is answered in time
 
-    async def main() -> tuple:
-        server = await start(["late", "other"])
-        late = await spawn(raw_bot("delayed", "--delay", str(delay)), server, "late")
-        other = await spawn(sdk_bot("greedy"), server, "other")
-        try:
-            await connected(server, "late", "other")
-            s = spec("late", ["late", "other"], tc=TimeControl(per_move, 0.0),
-                     policies=Policies(max_strikes=5, reconnect_grace=10.0))
-            out = await play(server.referee, s)
-            await printed([late], "gameEnded")
-        finally:
-            await stop(late, other)
-            await server.stop(0)
-        return out, messages(late.out), list(server.referee.incidents)
-
-    out, msgs, incidents = run(main())
+    server = await servers(["late", "other"])
+    late = await bots(raw_bot("delayed", "--delay", str(delay)), server, "late")
+    other = await bots(sdk_bot("greedy"), server, "other")
+    await connected(server, "late", "other")
+    s = spec("late", ["late", "other"], tc=TimeControl(per_move, 0.0),
+             policies=Policies(max_strikes=5, reconnect_grace=10.0))
+    out = await play(server.referee, s)
+    await printed([late], "gameEnded")
+    await stop(late, other)
+    msgs, incidents = messages(late.out), list(server.referee.incidents)
     assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
     first = next(m["actionRequest"] for m in msgs if "actionRequest" in m)
     rid = first["requestId"]
@@ -175,41 +157,37 @@ def test_an_answer_after_the_timeout_is_stale_and_the_default_stands() -> None:
                for i in incidents)
 
 
-def test_illegal_bot_gets_the_exact_reasons_then_defaults_then_forfeits() -> None:
-    async def main() -> None:
-        server = await start(["cheat", "good"])
-        cheat = await spawn(raw_bot("illegal"), server, "cheat")
-        good = await spawn(sdk_bot("greedy"), server, "good")
-        try:
-            await connected(server, "cheat", "good")
-            s = spec("ill", ["cheat", "good"],
-                     policies=Policies(max_illegal_retries=1, max_strikes=2))
-            out = await play(server.referee, s)
-            assert out.termination == "TERMINATION_FORFEIT_ILLEGAL"
-            assert out.forfeited == 0 and out.winners == [1]
-            assert out.stats[0].illegal == 4 and out.stats[0].strikes == 2
-            await printed([cheat], "gameEnded")
-        finally:
-            await stop(cheat, good)
-            await server.stop(0)
-        msgs = messages(cheat.out)
-        rejected = [m["actionRejected"] for m in msgs if "actionRejected" in m]
-        assert len(rejected) == 4
-        # Seat 0 starts or not: the first refusal is either a discard before drawing or,
-        # when seat 1 started, the same; the referee then draws for it (a strike) and
-        # the bot discards a card it does not hold.
-        first, second, third, _fourth = rejected
-        assert first["error"]["code"] == "ERROR_CODE_ILLEGAL_ACTION"
-        assert first["error"]["violation"] == "WRONG_PHASE"
-        assert re.fullmatch(r"cannot 'discard \w+' now: time to draw: 'draw stock' or "
-                            r"'draw discard'", first["error"]["message"])
-        assert first["retriesLeft"] == 1 and second.get("retriesLeft", 0) == 0
-        assert third["error"]["violation"] == "CARD_NOT_IN_HAND"
-        assert re.fullmatch(r"\w+ is not in your hand", third["error"]["message"])
-        defaults = [m["defaultPlayed"] for m in msgs if "defaultPlayed" in m]
-        assert [d["reason"] for d in defaults] == ["DEFAULT_REASON_ILLEGAL"] * 2
-        assert "drawStock" in defaults[0]["action"] and "discard" in defaults[1]["action"]
-        requests = [m["actionRequest"] for m in msgs if "actionRequest" in m]
-        assert [r.get("attempt", 0) for r in requests] == [0, 1, 0, 1]
-
-    run(main())
+async def test_illegal_bot_gets_the_exact_reasons_then_defaults_then_forfeits(
+    servers: StartServer, bots: SpawnBot,
+) -> None:
+    server = await servers(["cheat", "good"])
+    cheat = await bots(raw_bot("illegal"), server, "cheat")
+    good = await bots(sdk_bot("greedy"), server, "good")
+    await connected(server, "cheat", "good")
+    s = spec("ill", ["cheat", "good"],
+             policies=Policies(max_illegal_retries=1, max_strikes=2))
+    out = await play(server.referee, s)
+    assert out.termination == "TERMINATION_FORFEIT_ILLEGAL"
+    assert out.forfeited == 0 and out.winners == [1]
+    assert out.stats[0].illegal == 4 and out.stats[0].strikes == 2
+    await printed([cheat], "gameEnded")
+    await stop(cheat, good)
+    msgs = messages(cheat.out)
+    rejected = [m["actionRejected"] for m in msgs if "actionRejected" in m]
+    assert len(rejected) == 4
+    # Seat 0 starts or not: the first refusal is either a discard before drawing or,
+    # when seat 1 started, the same; the referee then draws for it (a strike) and
+    # the bot discards a card it does not hold.
+    first, second, third, _fourth = rejected
+    assert first["error"]["code"] == "ERROR_CODE_ILLEGAL_ACTION"
+    assert first["error"]["violation"] == "WRONG_PHASE"
+    assert re.fullmatch(r"cannot 'discard \w+' now: time to draw: 'draw stock' or "
+                        r"'draw discard'", first["error"]["message"])
+    assert first["retriesLeft"] == 1 and second.get("retriesLeft", 0) == 0
+    assert third["error"]["violation"] == "CARD_NOT_IN_HAND"
+    assert re.fullmatch(r"\w+ is not in your hand", third["error"]["message"])
+    defaults = [m["defaultPlayed"] for m in msgs if "defaultPlayed" in m]
+    assert [d["reason"] for d in defaults] == ["DEFAULT_REASON_ILLEGAL"] * 2
+    assert "drawStock" in defaults[0]["action"] and "discard" in defaults[1]["action"]
+    requests = [m["actionRequest"] for m in msgs if "actionRequest" in m]
+    assert [r.get("attempt", 0) for r in requests] == [0, 1, 0, 1]

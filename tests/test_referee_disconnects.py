@@ -12,6 +12,7 @@ from chinchon_referee.config import Policies
 from chinchon_referee.referee import GameOutcome
 from chinchon_referee.server import RunningServer
 
+from tests.fixture_types import SpawnBot, StartServer
 from tests.helpers import (
     BotProc,
     play,
@@ -134,21 +135,14 @@ def test_reconnect_after_the_grace_finds_the_game_forfeited_and_waits_in_the_lob
     run(main())
 
 
-def test_absent_bot_forfeits_with_no_show() -> None:
-    async def main() -> None:
-        server = await start(["here", "absent"])
-        here = await spawn(sdk_bot("greedy"), server, "here")
-        try:
-            await connected(server, "here")
-            s = spec("noshow", ["here", "absent"], policies=Policies(reconnect_grace=0.3))
-            out = await play(server.referee, s)
-            assert out.termination == "TERMINATION_FORFEIT_NO_SHOW"
-            assert out.forfeited == 1 and out.winners == [0]
-            replay(out.record)  # a valid record with no actions
-            # The present bot is free again for the next game.
-            assert server.referee.lobby.connected("here") == 1
-        finally:
-            await stop(here)
-            await server.stop(0)
-
-    run(main())
+async def test_absent_bot_forfeits_with_no_show(servers: StartServer, bots: SpawnBot) -> None:
+    server = await servers(["here", "absent"])
+    await bots(sdk_bot("greedy"), server, "here")
+    await connected(server, "here")
+    s = spec("noshow", ["here", "absent"], policies=Policies(reconnect_grace=0.3))
+    out = await play(server.referee, s)
+    assert out.termination == "TERMINATION_FORFEIT_NO_SHOW"
+    assert out.forfeited == 1 and out.winners == [0]
+    replay(out.record)  # a valid record with no actions
+    # The present bot is free again for the next game.
+    assert server.referee.lobby.connected("here") == 1

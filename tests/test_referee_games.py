@@ -12,13 +12,12 @@ from chinchon.engine import (
     replay,
 )
 
+from tests.fixture_types import SpawnBot, StartServer
 from tests.helpers import (
     node_bot,
     play,
     sdk_bot,
-    spawn,
     spec,
-    start,
     stop,
 )
 from tests.referee_support import (
@@ -27,64 +26,47 @@ from tests.referee_support import (
 )
 
 
-def run(coro):
-    return asyncio.run(coro)
-
-
 # -- full games ---------------------------------------------------------------------------
 
 
-def test_sdk_bots_play_a_full_game_and_the_record_replays() -> None:
-    async def main() -> None:
-        server = await start(["alice", "bob"])
-        a = await spawn(sdk_bot("greedy"), server, "alice")
-        b = await spawn(sdk_bot("random"), server, "bob")
-        try:
-            await connected(server, "alice", "bob")
-            out = await play(server.referee, spec("g1", ["alice", "bob"]))
-            assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-            assert out.record["result"]["winners"]
-            rep = replay(out.record)
-            assert rep.state.is_over
-            assert [w for w in rep.state.result.winners] == out.winners
-            assert all(s.decisions > 0 for s in out.stats)
-            assert all(s.timeouts == 0 and s.illegal == 0 for s in out.stats)
-            moves = [x["move"] for x in out.record["actions"] if "move" in x]
-            assert all(m["origin"] == "ACTION_ORIGIN_PLAYER" for m in moves)
-            assert all(m["thinkTime"].endswith("s") for m in moves)
-        finally:
-            await stop(a, b)
-            await server.stop(0)
-
-    run(main())
+async def test_sdk_bots_play_a_full_game_and_the_record_replays(servers: StartServer, bots: SpawnBot) -> None:
+    server = await servers(["alice", "bob"])
+    await bots(sdk_bot("greedy"), server, "alice")
+    await bots(sdk_bot("random"), server, "bob")
+    await connected(server, "alice", "bob")
+    out = await play(server.referee, spec("g1", ["alice", "bob"]))
+    assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+    assert out.record["result"]["winners"]
+    rep = replay(out.record)
+    assert rep.state.is_over
+    assert [w for w in rep.state.result.winners] == out.winners
+    assert all(s.decisions > 0 for s in out.stats)
+    assert all(s.timeouts == 0 and s.illegal == 0 for s in out.stats)
+    moves = [x["move"] for x in out.record["actions"] if "move" in x]
+    assert all(m["origin"] == "ACTION_ORIGIN_PLAYER" for m in moves)
+    assert all(m["thinkTime"].endswith("s") for m in moves)
 
 
-def test_python_and_node_bots_play_full_games() -> None:
-    async def main() -> None:
-        # (The commands first: without the Node dependencies this fails before a server
-        # is left running.)
-        js_cmd, js2_cmd = node_bot(), node_bot("--strategy", "random")
-        server = await start(["py", "js", "js2"])
-        py = await spawn(sdk_bot("greedy"), server, "py")
-        js = await spawn(js_cmd, server, "js")
-        js2 = await spawn(js2_cmd, server, "js2")
-        try:
-            await connected(server, "py", "js", "js2")
-            outs = await asyncio.gather(
-                play(server.referee, spec("pj-1", ["py", "js"], seed="a")),
-                play(server.referee, spec("pj-2", ["js2", "py"], seed="b")),
-            )
-            out3 = await play(server.referee, spec("pj-3", ["js", "js2", "py"], seed="c"))
-            for out in [*outs, out3]:
-                assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-                assert all(st_.illegal == 0 and st_.timeouts == 0 for st_ in out.stats)
-                assert replay(out.record).state.is_over
-        finally:
-            await stop(py, js, js2)
-            await server.stop(0)
-        assert not any("Error" in line for line in js.err), js.err[-5:]
-
-    run(main())
+async def test_python_and_node_bots_play_full_games(servers: StartServer, bots: SpawnBot) -> None:
+    # (The commands first: without the Node dependencies this fails before a server
+    # is left running.)
+    js_cmd, js2_cmd = node_bot(), node_bot("--strategy", "random")
+    server = await servers(["py", "js", "js2"])
+    py = await bots(sdk_bot("greedy"), server, "py")
+    js = await bots(js_cmd, server, "js")
+    js2 = await bots(js2_cmd, server, "js2")
+    await connected(server, "py", "js", "js2")
+    outs = await asyncio.gather(
+        play(server.referee, spec("pj-1", ["py", "js"], seed="a")),
+        play(server.referee, spec("pj-2", ["js2", "py"], seed="b")),
+    )
+    out3 = await play(server.referee, spec("pj-3", ["js", "js2", "py"], seed="c"))
+    for out in [*outs, out3]:
+        assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+        assert all(st_.illegal == 0 and st_.timeouts == 0 for st_ in out.stats)
+        assert replay(out.record).state.is_over
+    await stop(py, js, js2)
+    assert not any("Error" in line for line in js.err), js.err[-5:]
 
 
 #: A deal where two GreedyBots end the first hand with a chinchón. Found once by an
@@ -100,14 +82,14 @@ def _steps(actions: list[dict]) -> list[object]:
     return [x if "move" not in x else (x["move"]["seat"], x["move"]["action"]) for x in actions]
 
 
-def test_a_chinchon_ends_the_game_on_the_wire_and_in_the_record() -> None:
+async def test_a_chinchon_ends_the_game_on_the_wire_and_in_the_record() -> None:
     engine_state, engine_record = play_game(
         RuleSet(players=2), [GreedyBot(), GreedyBot()], seed=CHINCHON_SEED, deal_id="chinchon")
     assert engine_state.result is not None and engine_state.result.end is GameEnd.CHINCHON, (
         f"seed {CHINCHON_SEED} no longer gives a chinchón: search again")
 
-    out, per_seat = run(raw_bots_game(
-        spec("chinchon", ["p0", "p1"], seed=CHINCHON_SEED), [["greedy"], ["greedy"]]))
+    out, per_seat = await raw_bots_game(
+        spec("chinchon", ["p0", "p1"], seed=CHINCHON_SEED), [["greedy"], ["greedy"]])
     closer = engine_state.results[-1].closer
     # The same game as the engine's, deal for deal and move for move.
     assert _steps(out.record["actions"]) == _steps(engine_record["actions"])  # type: ignore[arg-type]

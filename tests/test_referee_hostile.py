@@ -13,6 +13,7 @@ from chinchon.engine import (
 from chinchon.v1 import referee_pb2 as pb
 from chinchon_referee.config import Limits, Policies, RefereeConfig
 
+from tests.fixture_types import SpawnBot, StartServer
 from tests.helpers import (
     bot_token,
     play,
@@ -37,27 +38,20 @@ def run(coro):
 # -- hostile input ---------------------------------------------------------------------------
 
 
-def test_garbage_bytes_fail_only_that_stream() -> None:
-    async def main() -> None:
-        server = await start(["alice", "bob", "carol"])
-        b = await spawn(sdk_bot("greedy"), server, "bob")
-        c = await spawn(sdk_bot("greedy"), server, "carol")
-        try:
-            channel, call = raw_play_call(server.target, bot_token("alice"))
-            await call.write(GARBAGE)
-            with pytest.raises(grpc.aio.AioRpcError) as err:
-                await call.read()
-            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-            assert "PlayRequest" in (err.value.details() or "")
-            await channel.close()
-            await connected(server, "bob", "carol")
-            out = await play(server.referee, spec("after-garbage", ["bob", "carol"]))
-            assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-        finally:
-            await stop(b, c)
-            await server.stop(0)
-
-    run(main())
+async def test_garbage_bytes_fail_only_that_stream(servers: StartServer, bots: SpawnBot) -> None:
+    server = await servers(["alice", "bob", "carol"])
+    await bots(sdk_bot("greedy"), server, "bob")
+    await bots(sdk_bot("greedy"), server, "carol")
+    channel, call = raw_play_call(server.target, bot_token("alice"))
+    await call.write(GARBAGE)
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await call.read()
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "PlayRequest" in (err.value.details() or "")
+    await channel.close()
+    await connected(server, "bob", "carol")
+    out = await play(server.referee, spec("after-garbage", ["bob", "carol"]))
+    assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
 
 
 def test_garbage_bytes_mid_game_fail_that_stream_and_the_seat_is_a_disconnect() -> None:
@@ -126,113 +120,95 @@ def test_garbage_bytes_mid_game_fail_that_stream_and_the_seat_is_a_disconnect() 
     run(main())
 
 
-def test_oversize_message_is_refused() -> None:
-    async def main() -> None:
-        server = await start(["alice"], RefereeConfig(limits=Limits(max_message_bytes=4096)))
-        try:
-            call = await play_call(server.target, bot_token("alice"))
-            await call.write(pb.PlayRequest(hello=pb.Hello(client="x" * 10_000)))
-            with pytest.raises(grpc.aio.AioRpcError) as err:
-                await call.read()
-            assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        finally:
-            await server.stop(0)
-
-    run(main())
+async def test_oversize_message_is_refused(servers: StartServer) -> None:
+    server = await servers(["alice"], RefereeConfig(limits=Limits(max_message_bytes=4096)))
+    call = await play_call(server.target, bot_token("alice"))
+    await call.write(pb.PlayRequest(hello=pb.Hello(client="x" * 10_000)))
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await call.read()
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
-def test_stale_unsolicited_and_protocol_errors_are_answered_in_band() -> None:
-    async def main() -> None:
-        server = await start(["alice"])
-        try:
-            call = await play_call(server.target, bot_token("alice"))
-            # An action before anything was asked.
-            await call.write(pb.PlayRequest(hello=pb.Hello(client="test")))
-            assert (await call.read()).WhichOneof("kind") == "welcome"
-            await call.write(pb.PlayRequest(action=pb.ActionReply(request_id=999_999)))
-            err = (await call.read()).error
-            assert err.code == pb.ERROR_CODE_UNSOLICITED
-            assert err.message.startswith("not your turn")
-            await call.write(pb.PlayRequest(hello=pb.Hello(client="again")))
-            err = (await call.read()).error
-            assert err.code == pb.ERROR_CODE_PROTOCOL
-            await call.write(pb.PlayRequest())
-            assert (await call.read()).error.code == pb.ERROR_CODE_MALFORMED
-            game = asyncio.ensure_future(
-                server.referee.play(spec("stale", ["alice", "house:greedy"]))
-            )
-            answered = 0
-            stale_checked = False
-            backlog: list[pb.PlayResponse] = []
+async def test_stale_unsolicited_and_protocol_errors_are_answered_in_band(servers: StartServer) -> None:
+    server = await servers(["alice"])
+    call = await play_call(server.target, bot_token("alice"))
+    # An action before anything was asked.
+    await call.write(pb.PlayRequest(hello=pb.Hello(client="test")))
+    assert (await call.read()).WhichOneof("kind") == "welcome"
+    await call.write(pb.PlayRequest(action=pb.ActionReply(request_id=999_999)))
+    err = (await call.read()).error
+    assert err.code == pb.ERROR_CODE_UNSOLICITED
+    assert err.message.startswith("not your turn")
+    await call.write(pb.PlayRequest(hello=pb.Hello(client="again")))
+    err = (await call.read()).error
+    assert err.code == pb.ERROR_CODE_PROTOCOL
+    await call.write(pb.PlayRequest())
+    assert (await call.read()).error.code == pb.ERROR_CODE_MALFORMED
+    game = asyncio.ensure_future(
+        server.referee.play(spec("stale", ["alice", "house:greedy"]))
+    )
+    answered = 0
+    stale_checked = False
+    backlog: list[pb.PlayResponse] = []
 
-            async def next_msg() -> pb.PlayResponse:
-                return backlog.pop(0) if backlog else await call.read()
+    async def next_msg() -> pb.PlayResponse:
+        return backlog.pop(0) if backlog else await call.read()
 
-            async def next_error() -> pb.Error:
-                while True:
-                    m = await call.read()
-                    if m.WhichOneof("kind") == "error":
-                        return m.error
-                    backlog.append(m)  # the game goes on meanwhile
+    async def next_error() -> pb.Error:
+        while True:
+            m = await call.read()
+            if m.WhichOneof("kind") == "error":
+                return m.error
+            backlog.append(m)  # the game goes on meanwhile
 
-            while True:
-                msg = await next_msg()
-                kind = msg.WhichOneof("kind")
-                if kind == "game_ended":
-                    break
-                if kind != "action_request":
-                    continue
-                req = msg.action_request
-                if not stale_checked:
-                    # A wrong id while a request is outstanding: stale, nothing changes.
-                    await call.write(pb.PlayRequest(action=pb.ActionReply(
-                        request_id=req.request_id - 1, action=req.legal_actions[0])))
-                    err = await next_error()
-                    assert err.code == pb.ERROR_CODE_STALE_REQUEST
-                    assert f"request {req.request_id} is outstanding" in err.message
-                await call.write(pb.PlayRequest(action=pb.ActionReply(
-                    request_id=req.request_id, action=req.legal_actions[0])))
-                answered += 1
-                if not stale_checked:
-                    # The same answer twice: the second is stale.
-                    await call.write(pb.PlayRequest(action=pb.ActionReply(
-                        request_id=req.request_id, action=req.legal_actions[0])))
-                    err = await next_error()
-                    assert err.code == pb.ERROR_CODE_STALE_REQUEST
-                    stale_checked = True
-            out = await game
-            assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-            assert answered > 5 and out.stats[0].illegal == 0
-            call.cancel()
-        finally:
-            await server.stop(0)
-
-    run(main())
+    while True:
+        msg = await next_msg()
+        kind = msg.WhichOneof("kind")
+        if kind == "game_ended":
+            break
+        if kind != "action_request":
+            continue
+        req = msg.action_request
+        if not stale_checked:
+            # A wrong id while a request is outstanding: stale, nothing changes.
+            await call.write(pb.PlayRequest(action=pb.ActionReply(
+                request_id=req.request_id - 1, action=req.legal_actions[0])))
+            err = await next_error()
+            assert err.code == pb.ERROR_CODE_STALE_REQUEST
+            assert f"request {req.request_id} is outstanding" in err.message
+        await call.write(pb.PlayRequest(action=pb.ActionReply(
+            request_id=req.request_id, action=req.legal_actions[0])))
+        answered += 1
+        if not stale_checked:
+            # The same answer twice: the second is stale.
+            await call.write(pb.PlayRequest(action=pb.ActionReply(
+                request_id=req.request_id, action=req.legal_actions[0])))
+            err = await next_error()
+            assert err.code == pb.ERROR_CODE_STALE_REQUEST
+            stale_checked = True
+    out = await game
+    assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+    assert answered > 5 and out.stats[0].illegal == 0
+    call.cancel()
 
 
-def test_flood_of_unsolicited_messages_closes_the_stream() -> None:
-    async def main() -> None:
-        server = await start(["flooder"], RefereeConfig(limits=Limits(max_unsolicited=20)))
-        try:
-            call = await play_call(server.target, bot_token("flooder"))
-            await call.write(pb.PlayRequest(hello=pb.Hello(client="flood")))
-            assert (await call.read()).WhichOneof("kind") == "welcome"
-            # One more than the limit: each is answered in-band until the limit is
-            # passed, then the stream is closed with RESOURCE_EXHAUSTED.
-            for i in range(21):
-                await call.write(pb.PlayRequest(action=pb.ActionReply(request_id=10**9 + i)))
-            answered = 0
-            with pytest.raises(grpc.aio.AioRpcError) as err:
-                while True:
-                    msg = await call.read()
-                    assert msg is not grpc.aio.EOF
-                    assert msg.error.code == pb.ERROR_CODE_UNSOLICITED
-                    answered += 1
-            assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert "flood" in err.value.details()
-            assert answered <= 20
-            assert any(i["kind"] == "flood" for i in server.referee.incidents)
-        finally:
-            await server.stop(0)
-
-    run(main())
+async def test_flood_of_unsolicited_messages_closes_the_stream(servers: StartServer) -> None:
+    server = await servers(["flooder"], RefereeConfig(limits=Limits(max_unsolicited=20)))
+    call = await play_call(server.target, bot_token("flooder"))
+    await call.write(pb.PlayRequest(hello=pb.Hello(client="flood")))
+    assert (await call.read()).WhichOneof("kind") == "welcome"
+    # One more than the limit: each is answered in-band until the limit is
+    # passed, then the stream is closed with RESOURCE_EXHAUSTED.
+    for i in range(21):
+        await call.write(pb.PlayRequest(action=pb.ActionReply(request_id=10**9 + i)))
+    answered = 0
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        while True:
+            msg = await call.read()
+            assert msg is not grpc.aio.EOF
+            assert msg.error.code == pb.ERROR_CODE_UNSOLICITED
+            answered += 1
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "flood" in err.value.details()
+    assert answered <= 20
+    assert any(i["kind"] == "flood" for i in server.referee.incidents)

@@ -30,10 +30,6 @@ from tests.referee_support import (
 )
 
 
-def run(coro):
-    return asyncio.run(coro)
-
-
 # -- privacy -------------------------------------------------------------------------------
 
 #: A card's text, as a JSON value or in free text (error messages).
@@ -96,7 +92,7 @@ def test_no_message_to_a_seat_holds_a_card_hidden_from_it(seed: str, jokers: int
     names = [f"p{i}" for i in range(players)]
     rules = RuleSet(players=players, jokers=jokers)
 
-    out, per_seat = run(raw_bots_game(
+    out, per_seat = asyncio.run(raw_bots_game(
         spec("leak", names, seed=seed, rules=rules),
         [["varied", "--varied-seed", _varied_seed(seed, i)] for i in range(players)]))
     assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")

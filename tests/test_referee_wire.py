@@ -197,116 +197,104 @@ def test_rejected_answer_is_not_confirmed_and_the_retry_is() -> None:
 # -- Deadlines --------------------------------------------------------------------------------
 
 
-def test_deadlines_expire_futures_in_deadline_order_at_about_their_time() -> None:
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        d = Deadlines.of(loop)
-        assert Deadlines.of(loop) is d
-        t0 = loop.time()
-        offsets = [0.25, 0.05, 0.15, 0.1, 0.1]  # two equal deadlines: the seq breaks ties
-        fired: list[tuple[float, float]] = []
-        futs = []
-        for off in offsets:
-            f = loop.create_future()
-            f.add_done_callback(lambda _f, off=off: fired.append((off, loop.time() - t0)))
-            d.add(t0 + off, f)
-            futs.append(f)
-        _done, pending = await asyncio.wait(futs, timeout=5)
-        assert not pending
-        for f in futs:
-            assert isinstance(f.exception(), TimeoutError)
-        assert [off for off, _ in fired] == sorted(offsets)
-        for off, at in fired:
-            assert off - 0.005 <= at < off + 1.5, (off, at)
-        assert d.heap == [] and d.timer is None and d.armed == float("inf")
-
-    run(main())
+async def test_deadlines_expire_futures_in_deadline_order_at_about_their_time() -> None:
+    loop = asyncio.get_running_loop()
+    d = Deadlines.of(loop)
+    assert Deadlines.of(loop) is d
+    t0 = loop.time()
+    offsets = [0.25, 0.05, 0.15, 0.1, 0.1]  # two equal deadlines: the seq breaks ties
+    fired: list[tuple[float, float]] = []
+    futs = []
+    for off in offsets:
+        f = loop.create_future()
+        f.add_done_callback(lambda _f, off=off: fired.append((off, loop.time() - t0)))
+        d.add(t0 + off, f)
+        futs.append(f)
+    _done, pending = await asyncio.wait(futs, timeout=5)
+    assert not pending
+    for f in futs:
+        assert isinstance(f.exception(), TimeoutError)
+    assert [off for off, _ in fired] == sorted(offsets)
+    for off, at in fired:
+        assert off - 0.005 <= at < off + 1.5, (off, at)
+    assert d.heap == [] and d.timer is None and d.armed == float("inf")
 
 
-def test_deadlines_never_fail_a_future_completed_in_time() -> None:
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        d = Deadlines.of(loop)
-        t0 = loop.time()
-        answered = loop.create_future()
-        answered_late_but_in_time = loop.create_future()
-        cancelled = loop.create_future()
-        unanswered = loop.create_future()
-        d.add(t0 + 0.05, answered)
-        d.add(t0 + 0.15, answered_late_but_in_time)
-        d.add(t0 + 0.1, cancelled)
-        d.add(t0 + 0.2, unanswered)
-        answered.set_result("a")
-        loop.call_later(0.03, answered_late_but_in_time.set_result, "b")
-        cancelled.cancel()
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(unanswered, 5)
-        await asyncio.sleep(0.05)  # past every deadline
-        assert answered.result() == "a"
-        assert answered_late_but_in_time.result() == "b"
-        assert cancelled.cancelled()
-        assert d.heap == []
-
-    run(main())
+async def test_deadlines_never_fail_a_future_completed_in_time() -> None:
+    loop = asyncio.get_running_loop()
+    d = Deadlines.of(loop)
+    t0 = loop.time()
+    answered = loop.create_future()
+    answered_late_but_in_time = loop.create_future()
+    cancelled = loop.create_future()
+    unanswered = loop.create_future()
+    d.add(t0 + 0.05, answered)
+    d.add(t0 + 0.15, answered_late_but_in_time)
+    d.add(t0 + 0.1, cancelled)
+    d.add(t0 + 0.2, unanswered)
+    answered.set_result("a")
+    loop.call_later(0.03, answered_late_but_in_time.set_result, "b")
+    cancelled.cancel()
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(unanswered, 5)
+    await asyncio.sleep(0.05)  # past every deadline
+    assert answered.result() == "a"
+    assert answered_late_but_in_time.result() == "b"
+    assert cancelled.cancelled()
+    assert d.heap == []
 
 
-def test_deadlines_rearm_for_an_earlier_deadline_added_later() -> None:
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        d = Deadlines.of(loop)
-        t0 = loop.time()
-        far = loop.create_future()
-        d.add(t0 + 30, far)
-        assert d.armed == t0 + 30
-        near = loop.create_future()
-        d.add(t0 + 0.05, near)
-        assert d.armed == t0 + 0.05
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(near, 5)
-        assert loop.time() - t0 < 5  # the far deadline's timer was not the one used
-        assert not far.done()
-        assert d.armed == t0 + 30 and len(d.heap) == 1  # re-armed for what is left
-        # A later deadline than the armed one does not move the timer.
-        later = loop.create_future()
-        d.add(t0 + 60, later)
-        assert d.armed == t0 + 30
-        far.set_result(None)
-        later.set_result(None)
-        assert d.timer is not None
+async def test_deadlines_rearm_for_an_earlier_deadline_added_later() -> None:
+    loop = asyncio.get_running_loop()
+    d = Deadlines.of(loop)
+    t0 = loop.time()
+    far = loop.create_future()
+    d.add(t0 + 30, far)
+    assert d.armed == t0 + 30
+    near = loop.create_future()
+    d.add(t0 + 0.05, near)
+    assert d.armed == t0 + 0.05
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(near, 5)
+    assert loop.time() - t0 < 5  # the far deadline's timer was not the one used
+    assert not far.done()
+    assert d.armed == t0 + 30 and len(d.heap) == 1  # re-armed for what is left
+    # A later deadline than the armed one does not move the timer.
+    later = loop.create_future()
+    d.add(t0 + 60, later)
+    assert d.armed == t0 + 30
+    far.set_result(None)
+    later.set_result(None)
+    assert d.timer is not None
+    d.timer.cancel()
+
+
+async def test_deadlines_compaction_keeps_the_heap_small() -> None:
+    loop = asyncio.get_running_loop()
+    d = Deadlines.of(loop)
+    t0 = loop.time()
+    biggest = 0
+    live = []
+    answered = []
+    for i in range(5000):
+        f = loop.create_future()
+        if i % 500 == 0:
+            d.add(t0 + 0.2, f)  # a few stay outstanding: compaction must keep them
+            live.append(f)
+        else:
+            d.add(t0 + 60 + i * 1e-3, f)
+            f.set_result(i)  # answered at once, as almost every request is
+            answered.append(f)
+        biggest = max(biggest, len(d.heap))
+    assert biggest <= 1024
+    assert len(d.heap) < 1024
+    assert sum(1 for _, _, f in d.heap if not f.done()) == len(live) == 10
+    # The outstanding ones still expire; the answered ones keep their results.
+    _done, pending = await asyncio.wait(live, timeout=5)
+    assert not pending and all(isinstance(f.exception(), TimeoutError) for f in live)
+    assert all(not f.cancelled() and f.exception() is None for f in answered)
+    if d.timer is not None:
         d.timer.cancel()
-
-    run(main())
-
-
-def test_deadlines_compaction_keeps_the_heap_small() -> None:
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        d = Deadlines.of(loop)
-        t0 = loop.time()
-        biggest = 0
-        live = []
-        answered = []
-        for i in range(5000):
-            f = loop.create_future()
-            if i % 500 == 0:
-                d.add(t0 + 0.2, f)  # a few stay outstanding: compaction must keep them
-                live.append(f)
-            else:
-                d.add(t0 + 60 + i * 1e-3, f)
-                f.set_result(i)  # answered at once, as almost every request is
-                answered.append(f)
-            biggest = max(biggest, len(d.heap))
-        assert biggest <= 1024
-        assert len(d.heap) < 1024
-        assert sum(1 for _, _, f in d.heap if not f.done()) == len(live) == 10
-        # The outstanding ones still expire; the answered ones keep their results.
-        _done, pending = await asyncio.wait(live, timeout=5)
-        assert not pending and all(isinstance(f.exception(), TimeoutError) for f in live)
-        assert all(not f.cancelled() and f.exception() is None for f in answered)
-        if d.timer is not None:
-            d.timer.cancel()
-
-    run(main())
 
 
 # -- WriteWatch -------------------------------------------------------------------------------
@@ -345,131 +333,113 @@ def _conn(context: Any, write_timeout: float) -> Connection:
     return conn
 
 
-def test_a_write_that_never_completes_disconnects_with_deadline_exceeded() -> None:
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        ctx = HangingContext()
-        conn = _conn(ctx, 0.2)
-        other_ctx = RecordingContext()
-        other = _conn(other_ctx, 0.2)
-        t0 = time.monotonic()
-        stuck = asyncio.ensure_future(conn.send(b"request"))
-        await asyncio.sleep(0)
-        assert conn in WriteWatch.of(loop).writing
-        # Another stream is not held up by the stuck one.
-        await asyncio.wait_for(other.send(b"fine"), 1)
-        assert other_ctx.sent == [b"fine"]
-        with pytest.raises(Disconnected):
-            await asyncio.wait_for(stuck, 5)
-        assert time.monotonic() - t0 < 1.5
-        assert conn.abort is not None
-        assert conn.abort[0] == grpc.StatusCode.DEADLINE_EXCEEDED
-        assert conn.abort[1] == "the bot stopped reading its stream for 0.2 s"
-        assert conn.closed.is_set()
-        assert conn not in WriteWatch.of(loop).writing
-        assert not other.closed.is_set() and other.abort is None
-        # A closed connection refuses further writes at once, without writing.
-        with pytest.raises(Disconnected):
-            await asyncio.wait_for(conn.send(b"more"), 1)
-        assert ctx.calls == 1
-
-    run(main())
+async def test_a_write_that_never_completes_disconnects_with_deadline_exceeded() -> None:
+    loop = asyncio.get_running_loop()
+    ctx = HangingContext()
+    conn = _conn(ctx, 0.2)
+    other_ctx = RecordingContext()
+    other = _conn(other_ctx, 0.2)
+    t0 = time.monotonic()
+    stuck = asyncio.ensure_future(conn.send(b"request"))
+    await asyncio.sleep(0)
+    assert conn in WriteWatch.of(loop).writing
+    # Another stream is not held up by the stuck one.
+    await asyncio.wait_for(other.send(b"fine"), 1)
+    assert other_ctx.sent == [b"fine"]
+    with pytest.raises(Disconnected):
+        await asyncio.wait_for(stuck, 5)
+    assert time.monotonic() - t0 < 1.5
+    assert conn.abort is not None
+    assert conn.abort[0] == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert conn.abort[1] == "the bot stopped reading its stream for 0.2 s"
+    assert conn.closed.is_set()
+    assert conn not in WriteWatch.of(loop).writing
+    assert not other.closed.is_set() and other.abort is None
+    # A closed connection refuses further writes at once, without writing.
+    with pytest.raises(Disconnected):
+        await asyncio.wait_for(conn.send(b"more"), 1)
+    assert ctx.calls == 1
 
 
-def test_an_ask_whose_request_cannot_be_written_disconnects() -> None:
-    async def main() -> None:
-        conn = _conn(HangingContext(), 0.2)
-        with pytest.raises(Disconnected):
-            await asyncio.wait_for(conn.ask(b"req", 1, 30.0), 5)
-        assert conn.abort is not None and conn.abort[0] == grpc.StatusCode.DEADLINE_EXCEEDED
-
-    run(main())
+async def test_an_ask_whose_request_cannot_be_written_disconnects() -> None:
+    conn = _conn(HangingContext(), 0.2)
+    with pytest.raises(Disconnected):
+        await asyncio.wait_for(conn.ask(b"req", 1, 30.0), 5)
+    assert conn.abort is not None and conn.abort[0] == grpc.StatusCode.DEADLINE_EXCEEDED
 
 
-def test_writers_queued_behind_a_stuck_write_fail_fast_without_writing() -> None:
-    async def main() -> None:
-        ctx = HangingContext()
-        conn = _conn(ctx, 0.2)
-        t0 = time.monotonic()
-        sends = [asyncio.ensure_future(conn.send(b"%d" % i)) for i in range(3)]
-        results = await asyncio.wait_for(asyncio.gather(*sends, return_exceptions=True), 5)
-        assert all(isinstance(r, Disconnected) for r in results), results
-        assert time.monotonic() - t0 < 1.5  # one write timeout, not one per queued write
-        assert ctx.calls == 1
-
-    run(main())
+async def test_writers_queued_behind_a_stuck_write_fail_fast_without_writing() -> None:
+    ctx = HangingContext()
+    conn = _conn(ctx, 0.2)
+    t0 = time.monotonic()
+    sends = [asyncio.ensure_future(conn.send(b"%d" % i)) for i in range(3)]
+    results = await asyncio.wait_for(asyncio.gather(*sends, return_exceptions=True), 5)
+    assert all(isinstance(r, Disconnected) for r in results), results
+    assert time.monotonic() - t0 < 1.5  # one write timeout, not one per queued write
+    assert ctx.calls == 1
 
 
-def test_a_completed_write_is_not_watched_any_more() -> None:
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        ctx = RecordingContext()
-        conn = _conn(ctx, 0.2)
-        watch = WriteWatch.of(loop)
-        t = await conn.send(b"hello")
-        assert isinstance(t, float) and t <= time.monotonic()
-        assert ctx.sent == [b"hello"]
-        assert conn not in watch.writing
-        # Well past the write timeout nothing is cancelled, and the sweeper stops.
-        await asyncio.sleep(0.4)
-        assert not conn.closed.is_set() and conn.abort is None and not conn.write_expired
-        for _ in range(100):
-            if watch.sweeper is None:
-                break
-            await asyncio.sleep(0.02)
-        assert watch.sweeper is None
-        await conn.send(b"again")  # and a later write works
-        assert ctx.sent == [b"hello", b"again"]
-
-    run(main())
+async def test_a_completed_write_is_not_watched_any_more() -> None:
+    loop = asyncio.get_running_loop()
+    ctx = RecordingContext()
+    conn = _conn(ctx, 0.2)
+    watch = WriteWatch.of(loop)
+    t = await conn.send(b"hello")
+    assert isinstance(t, float) and t <= time.monotonic()
+    assert ctx.sent == [b"hello"]
+    assert conn not in watch.writing
+    # Well past the write timeout nothing is cancelled, and the sweeper stops.
+    await asyncio.sleep(0.4)
+    assert not conn.closed.is_set() and conn.abort is None and not conn.write_expired
+    for _ in range(100):
+        if watch.sweeper is None:
+            break
+        await asyncio.sleep(0.02)
+    assert watch.sweeper is None
+    await conn.send(b"again")  # and a later write works
+    assert ctx.sent == [b"hello", b"again"]
 
 
-def test_a_failing_write_disconnects() -> None:
-    async def main() -> None:
-        conn = _conn(BrokenContext(), 5.0)
-        with pytest.raises(Disconnected):
-            await conn.send(b"x")
-        assert conn.closed.is_set() and conn.abort is None
-        assert conn not in WriteWatch.of(asyncio.get_running_loop()).writing
-
-    run(main())
+async def test_a_failing_write_disconnects() -> None:
+    conn = _conn(BrokenContext(), 5.0)
+    with pytest.raises(Disconnected):
+        await conn.send(b"x")
+    assert conn.closed.is_set() and conn.abort is None
+    assert conn not in WriteWatch.of(asyncio.get_running_loop()).writing
 
 
-def test_cancelling_a_writer_from_outside_raises_cancelled_error() -> None:
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        ctx = HangingContext()
-        conn = _conn(ctx, 5.0)
-        task = asyncio.ensure_future(conn.send(b"x"))
-        await asyncio.wait_for(ctx.called.wait(), 5)
-        assert conn in WriteWatch.of(loop).writing
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        assert task.cancelled()
-        assert not conn.closed.is_set() and conn.abort is None
-        assert conn not in WriteWatch.of(loop).writing
-        # A writer queued behind a stuck one and cancelled there does not wedge the stream.
-        gate = asyncio.Event()
+async def test_cancelling_a_writer_from_outside_raises_cancelled_error() -> None:
+    loop = asyncio.get_running_loop()
+    ctx = HangingContext()
+    conn = _conn(ctx, 5.0)
+    task = asyncio.ensure_future(conn.send(b"x"))
+    await asyncio.wait_for(ctx.called.wait(), 5)
+    assert conn in WriteWatch.of(loop).writing
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert task.cancelled()
+    assert not conn.closed.is_set() and conn.abort is None
+    assert conn not in WriteWatch.of(loop).writing
+    # A writer queued behind a stuck one and cancelled there does not wedge the stream.
+    gate = asyncio.Event()
 
-        class Gated(RecordingContext):
-            async def write(self, msg: Any) -> None:
-                await gate.wait()
-                await super().write(msg)
+    class Gated(RecordingContext):
+        async def write(self, msg: Any) -> None:
+            await gate.wait()
+            await super().write(msg)
 
-        gated = Gated()
-        conn2 = _conn(gated, 5.0)
-        first = asyncio.ensure_future(conn2.send(b"1"))
-        queued = asyncio.ensure_future(conn2.send(b"2"))
-        third = asyncio.ensure_future(conn2.send(b"3"))
-        await asyncio.sleep(0.01)
-        queued.cancel()
-        gate.set()
-        await asyncio.wait_for(asyncio.gather(first, third), 5)
-        assert queued.cancelled()
-        assert gated.sent == [b"1", b"3"]
-
-    run(main())
+    gated = Gated()
+    conn2 = _conn(gated, 5.0)
+    first = asyncio.ensure_future(conn2.send(b"1"))
+    queued = asyncio.ensure_future(conn2.send(b"2"))
+    third = asyncio.ensure_future(conn2.send(b"3"))
+    await asyncio.sleep(0.01)
+    queued.cancel()
+    gate.set()
+    await asyncio.wait_for(asyncio.gather(first, third), 5)
+    assert queued.cancelled()
+    assert gated.sent == [b"1", b"3"]
 
 
 def _past_deadline(watch: WriteWatch, conn: Connection, loop: asyncio.AbstractEventLoop) -> None:
@@ -572,49 +542,43 @@ def test_write_gate_off_sends_each_write_at_once() -> None:
         WriteGate.enabled = True
 
 
-def test_a_writer_cancelled_at_the_gate_leaves_the_others_and_its_stream_alone() -> None:
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        events: list[str] = []
-        tasks = await _games_write("abc", events)
-        await asyncio.sleep(0)  # each did its work and waits at the gate
-        assert events == ["work a", "work b", "work c"]
-        assert len(WriteGate.of(loop).waiting) == 3
-        tasks["b"].cancel()
-        done = await asyncio.wait_for(asyncio.gather(*tasks.values(), return_exceptions=True), 5)
-        assert isinstance(done[1], asyncio.CancelledError)
-        assert all(isinstance(t, float) for t in (done[0], done[2]))
-        assert events == ["work a", "work b", "work c", "write a", "write c"]
-        assert WriteGate.of(loop).waiting == []
-        # b's stream is neither closed nor left marked as writing: it writes again.
-        ctx = LoggingContext("b", events)
-        conn = _conn(ctx, 5.0)
-        t = asyncio.ensure_future(conn.send(b"1"))
-        await asyncio.sleep(0)
-        t.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await t
-        assert not conn.closed.is_set() and conn.abort is None
-        assert conn not in WriteWatch.of(loop).writing
-        await asyncio.wait_for(conn.send(b"2"), 5)
-        assert events[-1] == "write b"
-
-    run(main())
+async def test_a_writer_cancelled_at_the_gate_leaves_the_others_and_its_stream_alone() -> None:
+    loop = asyncio.get_running_loop()
+    events: list[str] = []
+    tasks = await _games_write("abc", events)
+    await asyncio.sleep(0)  # each did its work and waits at the gate
+    assert events == ["work a", "work b", "work c"]
+    assert len(WriteGate.of(loop).waiting) == 3
+    tasks["b"].cancel()
+    done = await asyncio.wait_for(asyncio.gather(*tasks.values(), return_exceptions=True), 5)
+    assert isinstance(done[1], asyncio.CancelledError)
+    assert all(isinstance(t, float) for t in (done[0], done[2]))
+    assert events == ["work a", "work b", "work c", "write a", "write c"]
+    assert WriteGate.of(loop).waiting == []
+    # b's stream is neither closed nor left marked as writing: it writes again.
+    ctx = LoggingContext("b", events)
+    conn = _conn(ctx, 5.0)
+    t = asyncio.ensure_future(conn.send(b"1"))
+    await asyncio.sleep(0)
+    t.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await t
+    assert not conn.closed.is_set() and conn.abort is None
+    assert conn not in WriteWatch.of(loop).writing
+    await asyncio.wait_for(conn.send(b"2"), 5)
+    assert events[-1] == "write b"
 
 
-def test_a_stream_ended_while_its_write_waits_at_the_gate_writes_nothing() -> None:
-    async def main() -> None:
-        ctx = RecordingContext()
-        conn = _conn(ctx, 5.0)
-        writer = asyncio.ensure_future(conn.send(b"too late"))
-        await asyncio.sleep(0)  # the writer waits at the gate
-        assert len(WriteGate.of(asyncio.get_running_loop()).waiting) == 1
-        conn._close()  # the stream ends (a shutdown, a flood) in the same pass
-        with pytest.raises(Disconnected):
-            await asyncio.wait_for(writer, 5)
-        assert ctx.sent == []
-
-    run(main())
+async def test_a_stream_ended_while_its_write_waits_at_the_gate_writes_nothing() -> None:
+    ctx = RecordingContext()
+    conn = _conn(ctx, 5.0)
+    writer = asyncio.ensure_future(conn.send(b"too late"))
+    await asyncio.sleep(0)  # the writer waits at the gate
+    assert len(WriteGate.of(asyncio.get_running_loop()).waiting) == 1
+    conn._close()  # the stream ends (a shutdown, a flood) in the same pass
+    with pytest.raises(Disconnected):
+        await asyncio.wait_for(writer, 5)
+    assert ctx.sent == []
 
 
 # -- a bot that stops reading, over real gRPC ----------------------------------------------------

@@ -51,42 +51,39 @@ def _referee_fails(monkeypatch: pytest.MonkeyPatch, game_id: str, times: int) ->
     return failed
 
 
-def test_the_bots_of_a_game_stopped_by_an_internal_error_hear_it_and_play_on(
+async def test_the_bots_of_a_game_stopped_by_an_internal_error_hear_it_and_play_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Both bots of a game that the referee's internal error stops get a game_ended with
     TERMINATION_ABORTED and the reason; their streams go back to the lobby and play the
     next game normally."""
-    async def main() -> None:
-        server = await start(["a", "b"])
-        failed = _referee_fails(monkeypatch, "faulty", 1)
-        a, b = Bot(server.target, "a"), Bot(server.target, "b")
-        try:
-            await a.back()
-            await b.back()
-            for game_id in ("faulty", "after"):
-                s = spec(game_id, ["a", "b"], policies=Policies(reconnect_grace=5.0))
-                game = asyncio.ensure_future(server.referee.play(s))
-                ended = await asyncio.gather(a.play_on(), b.play_on())
-                out = await asyncio.wait_for(game, 30)
-                for seat, msg in enumerate(ended):
-                    got = msg.game_ended
-                    assert got.game_id == game_id
-                    assert g.Termination.Name(got.result.termination) == out.termination
-                    assert got.seat == seat
-                    if game_id == "faulty":
-                        assert got.result.termination == g.TERMINATION_ABORTED
-                        assert got.result.summary == "the referee hit an internal error"
-                    else:
-                        assert got.result.termination in (g.TERMINATION_NORMAL,
-                                                          g.TERMINATION_CHINCHON)
-            assert failed == ["faulty"]
-        finally:
-            await a.drop()
-            await b.drop()
-            await server.stop(0)
-
-    asyncio.run(main())
+    server = await start(["a", "b"])
+    failed = _referee_fails(monkeypatch, "faulty", 1)
+    a, b = Bot(server.target, "a"), Bot(server.target, "b")
+    try:
+        await a.back()
+        await b.back()
+        for game_id in ("faulty", "after"):
+            s = spec(game_id, ["a", "b"], policies=Policies(reconnect_grace=5.0))
+            game = asyncio.ensure_future(server.referee.play(s))
+            ended = await asyncio.gather(a.play_on(), b.play_on())
+            out = await asyncio.wait_for(game, 30)
+            for seat, msg in enumerate(ended):
+                got = msg.game_ended
+                assert got.game_id == game_id
+                assert g.Termination.Name(got.result.termination) == out.termination
+                assert got.seat == seat
+                if game_id == "faulty":
+                    assert got.result.termination == g.TERMINATION_ABORTED
+                    assert got.result.summary == "the referee hit an internal error"
+                else:
+                    assert got.result.termination in (g.TERMINATION_NORMAL,
+                                                      g.TERMINATION_CHINCHON)
+        assert failed == ["faulty"]
+    finally:
+        await a.drop()
+        await b.drop()
+        await server.stop(0)
 
 
 @pytest.mark.parametrize("failures", [1, 2])
