@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import grpc
 import pytest
 from chinchon.v1 import referee_pb2 as pb
@@ -15,7 +13,6 @@ from tests.helpers import (
 from tests.referee_support import (
     play_call,
 )
-
 
 # -- identity -----------------------------------------------------------------------------
 

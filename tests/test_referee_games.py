@@ -25,7 +25,6 @@ from tests.referee_support import (
     raw_bots_game,
 )
 
-
 # -- full games ---------------------------------------------------------------------------
 
 

@@ -18,10 +18,7 @@ from tests.helpers import (
     bot_token,
     play,
     sdk_bot,
-    spawn,
     spec,
-    start,
-    stop,
 )
 from tests.referee_support import (
     GARBAGE,
@@ -29,11 +26,6 @@ from tests.referee_support import (
     play_call,
     raw_play_call,
 )
-
-
-def run(coro):
-    return asyncio.run(coro)
-
 
 # -- hostile input ---------------------------------------------------------------------------
 
@@ -54,70 +46,68 @@ async def test_garbage_bytes_fail_only_that_stream(servers: StartServer, bots: S
     assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
 
 
-def test_garbage_bytes_mid_game_fail_that_stream_and_the_seat_is_a_disconnect() -> None:
+async def test_garbage_bytes_mid_game_fail_that_stream_and_the_seat_is_a_disconnect(
+    servers: StartServer, bots: SpawnBot,
+) -> None:
     """A seated bot sends bytes that are not a PlayRequest while it is asked to act: its
     stream ends with INVALID_ARGUMENT, its seat is handled as a dropped stream (not back
     within the grace: it forfeits), and the other bots' streams and games go on."""
 
-    async def main() -> None:
-        names = ["alice", "bob", "carol", "dave"]
-        server = await start(names)
-        others = [await spawn(sdk_bot("greedy"), server, n) for n in names[1:]]
-        channel, call = raw_play_call(server.target, bot_token("alice"))
-        try:
-            await call.write(pb.PlayRequest(hello=pb.Hello(client="garbage")).SerializeToString())
-            assert pb.PlayResponse.FromString(await call.read()).WhichOneof("kind") == "welcome"
-            await connected(server, *names)
-            grace = 1.0
-            game = asyncio.ensure_future(play(server.referee, spec(
-                "garbage-mid", ["alice", "bob"], policies=Policies(reconnect_grace=grace))))
-            bystander = asyncio.ensure_future(play(server.referee, spec(
-                "bystander", ["carol", "dave"])))
-            asked = 0
-            while asked < 3:  # play a few moves first: the game is well under way
-                msg = pb.PlayResponse.FromString(await call.read())
-                if msg.WhichOneof("kind") != "action_request":
-                    continue
-                asked += 1
-                req = msg.action_request
-                if asked < 3:
-                    await call.write(pb.PlayRequest(action=pb.ActionReply(
-                        request_id=req.request_id, action=req.legal_actions[0]))
-                        .SerializeToString())
-            t0 = time.monotonic()
-            await call.write(GARBAGE)  # instead of answering the third request
-            with pytest.raises(grpc.aio.AioRpcError) as err:
-                while True:  # (a referee that kept the stream would fail the wait_for)
-                    assert await asyncio.wait_for(call.read(), 30) is not grpc.aio.EOF
-            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-            assert "PlayRequest" in (err.value.details() or "")
-            out = await game
-            waited = time.monotonic() - t0
-            assert out.termination == "TERMINATION_FORFEIT_DISCONNECT"
-            assert out.forfeited == 0 and out.winners == [1]
-            assert "disconnected" in out.record["result"]["summary"]
-            assert waited >= grace  # the seat was kept for the grace first
-            replay(out.record)  # the moves before the garbage stand
-            alice_moves = [x for x in out.record["actions"]
-                           if "move" in x and x["move"].get("seat", 0) == 0]
-            assert len(alice_moves) == 2
-            assert out.stats[0].timeouts == 0 and out.stats[0].illegal == 0
-            assert any(i["kind"] == "protocol" and i["bot"] == "alice"
-                       and i["code"] == "INVALID_ARGUMENT" for i in server.referee.incidents)
-            # The game next door did not notice.
-            other = await bystander
-            assert other.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-            assert replay(other.record).state.is_over
-            # Bob's stream is back in the lobby and plays on.
-            await connected(server, "bob", "carol")
-            again = await play(server.referee, spec("bob-again", ["bob", "carol"]))
-            assert again.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-        finally:
-            await channel.close()
-            await stop(*others)
-            await server.stop(0)
-
-    run(main())
+    names = ["alice", "bob", "carol", "dave"]
+    server = await servers(names)
+    for n in names[1:]:
+        await bots(sdk_bot("greedy"), server, n)
+    channel, call = raw_play_call(server.target, bot_token("alice"))
+    try:
+        await call.write(pb.PlayRequest(hello=pb.Hello(client="garbage")).SerializeToString())
+        assert pb.PlayResponse.FromString(await call.read()).WhichOneof("kind") == "welcome"
+        await connected(server, *names)
+        grace = 1.0
+        game = asyncio.ensure_future(play(server.referee, spec(
+            "garbage-mid", ["alice", "bob"], policies=Policies(reconnect_grace=grace))))
+        bystander = asyncio.ensure_future(play(server.referee, spec(
+            "bystander", ["carol", "dave"])))
+        asked = 0
+        while asked < 3:  # play a few moves first: the game is well under way
+            msg = pb.PlayResponse.FromString(await call.read())
+            if msg.WhichOneof("kind") != "action_request":
+                continue
+            asked += 1
+            req = msg.action_request
+            if asked < 3:
+                await call.write(pb.PlayRequest(action=pb.ActionReply(
+                    request_id=req.request_id, action=req.legal_actions[0]))
+                    .SerializeToString())
+        t0 = time.monotonic()
+        await call.write(GARBAGE)  # instead of answering the third request
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            while True:  # (a referee that kept the stream would fail the wait_for)
+                assert await asyncio.wait_for(call.read(), 30) is not grpc.aio.EOF
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "PlayRequest" in (err.value.details() or "")
+        out = await game
+        waited = time.monotonic() - t0
+        assert out.termination == "TERMINATION_FORFEIT_DISCONNECT"
+        assert out.forfeited == 0 and out.winners == [1]
+        assert "disconnected" in out.record["result"]["summary"]
+        assert waited >= grace  # the seat was kept for the grace first
+        replay(out.record)  # the moves before the garbage stand
+        alice_moves = [x for x in out.record["actions"]
+                       if "move" in x and x["move"].get("seat", 0) == 0]
+        assert len(alice_moves) == 2
+        assert out.stats[0].timeouts == 0 and out.stats[0].illegal == 0
+        assert any(i["kind"] == "protocol" and i["bot"] == "alice"
+                   and i["code"] == "INVALID_ARGUMENT" for i in server.referee.incidents)
+        # The game next door did not notice.
+        other = await bystander
+        assert other.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+        assert replay(other.record).state.is_over
+        # Bob's stream is back in the lobby and plays on.
+        await connected(server, "bob", "carol")
+        again = await play(server.referee, spec("bob-again", ["bob", "carol"]))
+        assert again.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+    finally:
+        await channel.close()
 
 
 async def test_oversize_message_is_refused(servers: StartServer) -> None:

@@ -29,7 +29,6 @@ from tests.referee_support import (
     raw_bots_game,
 )
 
-
 # -- privacy -------------------------------------------------------------------------------
 
 #: A card's text, as a JSON value or in free text (error messages).
