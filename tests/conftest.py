@@ -62,7 +62,7 @@ async def bots(servers: StartServer) -> AsyncIterator[SpawnBot]:
 
 
 @pytest.fixture
-async def director(tmp_path: Path) -> AsyncIterator[InProcess]:
+async def env(tmp_path: Path) -> AsyncIterator[InProcess]:
     """A server on port 0 with an in-process Director over a temporary SQLite store."""
     env = await InProcess.start(tmp_path)
     try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +11,8 @@ from chinchon.v1 import game_pb2 as g
 from chinchon_referee.config import Policies
 from chinchon_referee.tournament import TournamentSpec
 
-from tests.helpers import sdk_bot, spawn, spec, start, stop
+from tests.fixture_types import SpawnBot, StartServer
+from tests.helpers import sdk_bot, spec, stop
 from tests.test_reconnect import Bot
 from tests.tournament_support import (
     PLAYED,
@@ -20,11 +20,6 @@ from tests.tournament_support import (
     check_record,
     spec_dict,
 )
-
-
-def run(coro):
-    return asyncio.run(coro)
-
 
 # -- an internal error of the referee ------------------------------------------------------
 
@@ -52,12 +47,12 @@ def _referee_fails(monkeypatch: pytest.MonkeyPatch, game_id: str, times: int) ->
 
 
 async def test_the_bots_of_a_game_stopped_by_an_internal_error_hear_it_and_play_on(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, servers: StartServer,
 ) -> None:
     """Both bots of a game that the referee's internal error stops get a game_ended with
     TERMINATION_ABORTED and the reason; their streams go back to the lobby and play the
     next game normally."""
-    server = await start(["a", "b"])
+    server = await servers(["a", "b"])
     failed = _referee_fails(monkeypatch, "faulty", 1)
     a, b = Bot(server.target, "a"), Bot(server.target, "b")
     try:
@@ -83,57 +78,51 @@ async def test_the_bots_of_a_game_stopped_by_an_internal_error_hear_it_and_play_
     finally:
         await a.drop()
         await b.drop()
-        await server.stop(0)
 
 
 @pytest.mark.parametrize("failures", [1, 2])
-def test_a_game_stopped_by_an_internal_error_is_played_again_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failures: int,
+async def test_a_game_stopped_by_an_internal_error_is_played_again_once(
+    env: InProcess, bots: SpawnBot, monkeypatch: pytest.MonkeyPatch, failures: int,
 ) -> None:
     """The referee hits an internal error in the middle of a tournament game (not the
     bots' fault). Its bots hear that the game ended ABORTED; the game is played once
     more from the same deal, and counts. If it fails again it is recorded as ABORTED and
     left out of the standings, and the tournament goes on to its end either way."""
 
-    async def main(env: InProcess) -> None:
-        spec = TournamentSpec.from_dict(spec_dict("faulty", ["a", "b"], games_per_pairing=4,
-                                                  concurrency=1))
-        tid, _ = env.director.create(spec)
-        victim = env.store.games(tid)[1].id
-        failed = _referee_fails(monkeypatch, victim, failures)
-        procs = {b: await spawn(sdk_bot("greedy"), env.server, b) for b in ("a", "b")}
-        try:
-            assert await env.server.referee.lobby.wait_all(["a", "b"], 20)
-            env.watch(tid)
-            await asyncio.wait_for(env.director.run(tid), 90)
-            await env.watched()
-        finally:
-            await stop(*procs.values())
-        assert failed == [victim] * failures
-        games = {x.id: x for x in env.store.games(tid)}
-        assert len(games) == 4 and all(x.status == "finished" for x in games.values())
-        bad = games.pop(victim)
-        assert bad.voided == 1  # set back to scheduled once, after the first failure
-        for x in games.values():
-            assert x.voided == 0 and x.result["termination"] in PLAYED
-        replays = [e for e in env.events if e.game_id == victim and "played again" in e.message]
-        assert len(replays) == 1
-        assert replays[0].message == (f"game {victim} was stopped by an internal error of the "
-                                      "referee: it will be played again from the same deal")
-        # The referee noted each failure (what the bots hear of it is checked above, with
-        # raw clients).
-        aborted = [i for i in env.server.referee.incidents if i["kind"] == "aborted"]
-        assert [i["game_id"] for i in aborted] == [victim] * failures
-        assert aborted[0]["message"] == "the referee hit an internal error"
-        st = env.director.standings(tid)
-        if failures == 1:
-            assert bad.result["termination"] in PLAYED
-            check_record(bad.record)
-            assert st.games == 4
-        else:
-            assert bad.result["termination"] == "TERMINATION_ABORTED"
-            assert bad.result["summary"] == "the referee hit an internal error"
-            assert st.games == 3  # the aborted game does not count
-        assert env.events[-1].message == "tournament finished"
-
-    InProcess.run(tmp_path, main)
+    spec = TournamentSpec.from_dict(spec_dict("faulty", ["a", "b"], games_per_pairing=4,
+                                              concurrency=1))
+    tid, _ = env.director.create(spec)
+    victim = env.store.games(tid)[1].id
+    failed = _referee_fails(monkeypatch, victim, failures)
+    procs = {b: await bots(sdk_bot("greedy"), env.server, b) for b in ("a", "b")}
+    assert await env.server.referee.lobby.wait_all(["a", "b"], 20)
+    env.watch(tid)
+    await asyncio.wait_for(env.director.run(tid), 90)
+    await env.watched()
+    await stop(*procs.values())
+    assert failed == [victim] * failures
+    games = {x.id: x for x in env.store.games(tid)}
+    assert len(games) == 4 and all(x.status == "finished" for x in games.values())
+    bad = games.pop(victim)
+    assert bad.voided == 1  # set back to scheduled once, after the first failure
+    for x in games.values():
+        assert x.voided == 0 and x.result["termination"] in PLAYED
+    replays = [e for e in env.events if e.game_id == victim and "played again" in e.message]
+    assert len(replays) == 1
+    assert replays[0].message == (f"game {victim} was stopped by an internal error of the "
+                                  "referee: it will be played again from the same deal")
+    # The referee noted each failure (what the bots hear of it is checked above, with
+    # raw clients).
+    aborted = [i for i in env.server.referee.incidents if i["kind"] == "aborted"]
+    assert [i["game_id"] for i in aborted] == [victim] * failures
+    assert aborted[0]["message"] == "the referee hit an internal error"
+    st = env.director.standings(tid)
+    if failures == 1:
+        assert bad.result["termination"] in PLAYED
+        check_record(bad.record)
+        assert st.games == 4
+    else:
+        assert bad.result["termination"] == "TERMINATION_ABORTED"
+        assert bad.result["summary"] == "the referee hit an internal error"
+        assert st.games == 3  # the aborted game does not count
+    assert env.events[-1].message == "tournament finished"
