@@ -9,7 +9,6 @@ import signal
 import socket
 import sqlite3
 import subprocess
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from chinchon.wire import duration
 
 from tests.helpers import ADMIN, bot_token, sdk_bot
 from tests.tournament_support import CLI
+from tests.waits import until_sync
 
 
 def free_port() -> int:
@@ -40,17 +40,15 @@ class Serve:
                  "--admin-token", ADMIN, "--log-level", "warning"],
                 stdout=out, stderr=err, env=dict(os.environ, PYTHONUNBUFFERED="1"),
             )
-        deadline = time.monotonic() + 30
-        while True:
-            lines = self.out.read_text(encoding="utf-8").splitlines()
-            events = [json.loads(x) for x in lines if x.startswith("{")]
-            listening = [e for e in events if e.get("event") == "listening"]
-            if listening:
-                assert listening[0]["port"] == port
-                break
-            assert self.proc.poll() is None, self.err.read_text(encoding="utf-8")[-3000:]
-            assert time.monotonic() < deadline, "chinchon serve did not start"
-            time.sleep(0.02)
+        until_sync(self._listening, "chinchon serve did not start", 30)
+        assert self._listening()[0]["port"] == port
+
+    def _listening(self) -> list[dict[str, Any]]:
+        """The 'listening' events printed so far (the process must still be running)."""
+        lines = self.out.read_text(encoding="utf-8").splitlines()
+        events = [json.loads(x) for x in lines if x.startswith("{")]
+        assert self.proc.poll() is None, self.err.read_text(encoding="utf-8")[-3000:]
+        return [e for e in events if e.get("event") == "listening"]
 
     def kill9(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
@@ -96,13 +94,14 @@ def launch_sdk_bots(tmp_path: Path, port: int, bots: dict[str, str],
 
 def wait_mid_tournament(db: Path, tid: str) -> None:
     """Wait until at least two games of ``tid`` are done and another is in flight."""
-    deadline = time.monotonic() + 60
-    while True:
-        status = Counter(x["status"] for x in db_games(db, tid).values())
-        if status["finished"] >= 2 and status["running"] >= 1:
-            return
-        assert time.monotonic() < deadline, f"no progress: {status}"
-        time.sleep(0.01)
+    def status() -> Counter[str]:
+        return Counter(x["status"] for x in db_games(db, tid).values())
+
+    def mid() -> bool:
+        now = status()  # one snapshot
+        return now["finished"] >= 2 and now["running"] >= 1
+
+    until_sync(mid, "no progress", 60, detail=status)
 
 
 def admin_spec(name: str, bots: list[str], *, score_limit: int, reconnect_grace: float,

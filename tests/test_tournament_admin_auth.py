@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import grpc
@@ -14,11 +13,6 @@ from chinchon_referee.server import start_server
 from chinchon_referee.storage import SqliteStore
 
 from tests.helpers import ADMIN, bot_token
-
-
-def run(coro):
-    return asyncio.run(coro)
-
 
 # -- e: the admin API needs the admin token ------------------------------------------------
 

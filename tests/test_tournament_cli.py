@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 import sqlite3
@@ -22,11 +21,7 @@ from tests.tournament_support import (
     PLAYED,
     check_record,
 )
-
-
-def run(coro):
-    return asyncio.run(coro)
-
+from tests.waits import until_sync
 
 # -- a: the CLI, Python and Node bots ------------------------------------------------------
 
@@ -166,6 +161,10 @@ command = ["{{python}}", {json.dumps(str(slow))}, "--sleep", "3", "--bot", "gree
         assert rec["result"]["termination"] in PLAYED, rec["result"]
     assert (results / "tournament.sqlite3").is_file()
 
+#: How long the CLI is given, once its bots are launched, to be waiting for them (in
+#: --quiet mode it prints nothing that says so).
+SETTLE = 0.5
+
 
 def _children(pid: int) -> list[int]:
     with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
@@ -205,13 +204,12 @@ command = ["{{python}}", {json.dumps(str(slow))}, "--sleep", "120", "--bot", "gr
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
     )
     try:
-        bots: list[int] = []
-        deadline = time.monotonic() + 60
-        while len(bots) < 2 and time.monotonic() < deadline:  # both launched, still asleep
-            time.sleep(0.2)
-            bots = _children(proc.pid)
+        # Both launched, still asleep.
+        until_sync(lambda: len(_children(proc.pid)) >= 2, "the CLI launched its two bots", 60)
+        bots = _children(proc.pid)
         assert len(bots) == 2, "the CLI did not launch its two bots"
-        time.sleep(0.5)
+        # The quiet CLI prints nothing once it waits: give it this long to get there.
+        time.sleep(SETTLE)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     finally:
@@ -220,10 +218,7 @@ command = ["{{python}}", {json.dumps(str(slow))}, "--sleep", "120", "--bot", "gr
     assert proc.returncode == 130, out[-3000:] + err[-3000:]
     assert "interrupted before the first game" in out, out[-3000:]
     assert "Traceback" not in err, err[-3000:]
-    deadline = time.monotonic() + 10
-    while any(_running(b) for b in bots) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(_running(b) for b in bots), "a launched bot outlived the CLI"
+    until_sync(lambda: not any(_running(b) for b in bots), "the launched bots exited", 10)
 
 
 

@@ -11,22 +11,26 @@ from collections.abc import Callable
 POLL = 0.02
 
 
-async def until(condition: Callable[[], object], what: str, timeout: float = 30) -> None:
-    """Wait until ``condition()`` is true; after ``timeout`` s fail saying ``what`` did
-    not happen (and the condition's last value, when it is not a plain bool)."""
+def _failure(what: str, timeout: float, detail: Callable[[], object] | None) -> AssertionError:
+    return AssertionError(f"{what}: not in {timeout:g} s" + (f" ({detail()})" if detail else ""))
+
+
+async def until(condition: Callable[[], object], what: str, timeout: float = 30,
+                detail: Callable[[], object] | None = None) -> None:
+    """Wait until ``condition()`` is true; after ``timeout`` s fail saying that ``what``
+    did not happen, with ``detail()`` when given (the state it was in)."""
     deadline = asyncio.get_running_loop().time() + timeout
-    while not (value := condition()):
+    while not condition():
         if asyncio.get_running_loop().time() > deadline:
-            detail = "" if isinstance(value, bool) else f" (last: {value!r})"
-            raise AssertionError(f"{what}: not in {timeout:g} s{detail}")
+            raise _failure(what, timeout, detail)
         await asyncio.sleep(POLL)
 
 
-def until_sync(condition: Callable[[], object], what: str, timeout: float = 30) -> None:
+def until_sync(condition: Callable[[], object], what: str, timeout: float = 30,
+               detail: Callable[[], object] | None = None) -> None:
     """``until`` for synchronous tests (another process's files or database)."""
     deadline = time.monotonic() + timeout
-    while not (value := condition()):
+    while not condition():
         if time.monotonic() > deadline:
-            detail = "" if isinstance(value, bool) else f" (last: {value!r})"
-            raise AssertionError(f"{what}: not in {timeout:g} s{detail}")
+            raise _failure(what, timeout, detail)
         time.sleep(POLL)
