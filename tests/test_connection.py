@@ -24,12 +24,15 @@ class SlowStream:
         self.max_active = 0
         self.written: list[bytes] = []
         self.gates: list[asyncio.Event] = []
+        #: Set when a write starts waiting for its gate.
+        self.gate_added = asyncio.Event()
 
     async def write(self, msg: bytes) -> None:
         self.active += 1
         self.max_active = max(self.max_active, self.active)
         gate = asyncio.Event()
         self.gates.append(gate)
+        self.gate_added.set()
         try:
             await gate.wait()
             self.written.append(msg)
@@ -40,7 +43,8 @@ class SlowStream:
 async def _release_all(stream: SlowStream, until: int) -> None:
     released = 0
     while released < until:
-        await asyncio.sleep(0.01)
+        await stream.gate_added.wait()  # a write is waiting for its gate
+        stream.gate_added.clear()
         for gate in stream.gates[released:]:
             gate.set()
             released += 1
@@ -88,16 +92,13 @@ async def test_writers_waiting_on_a_stream_that_stops_reading_are_disconnected()
         await conn.send(b"later")
 
 
-def test_a_message_is_written_as_its_encoding_and_bytes_as_they_are() -> None:
+async def test_a_message_is_written_as_its_encoding_and_bytes_as_they_are() -> None:
     """The Play method has no response serializer: the stream only ever gets bytes."""
 
-    async def main() -> None:
-        stream = SlowStream()
-        conn = Connection("bot", stream, Limits(write_timeout=5.0))
-        msg = pb.PlayResponse(error=pb.Error(code=pb.ERROR_CODE_PROTOCOL, message="x"))
-        sends = [asyncio.ensure_future(conn.send(msg)),
-                 asyncio.ensure_future(conn.send(b"\x4a\x00"))]
-        await asyncio.gather(_release_all(stream, 2), *sends)
-        assert stream.written == [msg.SerializeToString(), b"\x4a\x00"]
-
-    asyncio.run(main())
+    stream = SlowStream()
+    conn = Connection("bot", stream, Limits(write_timeout=5.0))
+    msg = pb.PlayResponse(error=pb.Error(code=pb.ERROR_CODE_PROTOCOL, message="x"))
+    sends = [asyncio.ensure_future(conn.send(msg)),
+             asyncio.ensure_future(conn.send(b"\x4a\x00"))]
+    await asyncio.gather(_release_all(stream, 2), *sends)
+    assert stream.written == [msg.SerializeToString(), b"\x4a\x00"]
