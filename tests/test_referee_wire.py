@@ -23,13 +23,9 @@ from chinchon.wire import seconds_of
 from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
 from chinchon_referee.referee import Connection, Deadlines, Disconnected, WriteGate, WriteWatch
 
+from tests.fixture_types import StartServer
 from tests.helpers import bot_token, spec, start
 from tests.referee_support import play_call as _play_call
-
-
-def run(coro):
-    return asyncio.run(coro)
-
 
 # -- confirmations over a real server -------------------------------------------------------
 
@@ -139,9 +135,9 @@ def test_action_accepted_is_gone_from_the_oneof() -> None:
 
 
 @pytest.mark.parametrize("seat", [0, 1])
-def test_every_answer_is_confirmed_once_on_the_next_message(seat: int) -> None:
+async def test_every_answer_is_confirmed_once_on_the_next_message(seat: int) -> None:
     players = ["alice", "house:greedy"] if seat == 0 else ["house:greedy", "alice"]
-    out, tr = run(_play_raw(players, "alice"))
+    out, tr = await _play_raw(players, "alice")
     assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
     kinds = [m.WhichOneof("kind") for m in tr.received]
     assert "action_accepted" not in kinds
@@ -161,8 +157,8 @@ def test_every_answer_is_confirmed_once_on_the_next_message(seat: int) -> None:
     assert out.stats[seat].illegal == 0 and out.stats[seat].timeouts == 0
 
 
-def test_rejected_answer_is_not_confirmed_and_the_retry_is() -> None:
-    out, tr = run(_play_raw(["alice", "house:greedy"], "alice", illegal_once=True))
+async def test_rejected_answer_is_not_confirmed_and_the_retry_is() -> None:
+    out, tr = await _play_raw(["alice", "house:greedy"], "alice", illegal_once=True)
     assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
     rejections = [m for m in tr.received if m.WhichOneof("kind") == "action_rejected"]
     assert len(rejections) == 1
@@ -448,48 +444,45 @@ def _past_deadline(watch: WriteWatch, conn: Connection, loop: asyncio.AbstractEv
     watch.writing[conn] = (loop.time() - 1.0, task)
 
 
-def test_a_write_completed_in_the_pass_of_its_deadline_is_not_a_timeout() -> None:
+async def test_a_write_completed_in_the_pass_of_its_deadline_is_not_a_timeout() -> None:
     """The write's completion reaches the loop in the same pass as the sweep that finds
     it past its deadline: the write stands, the stream stays open."""
 
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[None] = loop.create_future()
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
 
-        writing = asyncio.Event()
+    writing = asyncio.Event()
 
-        class Completing(RecordingContext):
-            async def write(self, msg: Any) -> None:
-                writing.set()
-                await done
-                await super().write(msg)
+    class Completing(RecordingContext):
+        async def write(self, msg: Any) -> None:
+            writing.set()
+            await done
+            await super().write(msg)
 
-        ctx = Completing()
-        conn = _conn(ctx, 0.2)
-        watch = WriteWatch.of(loop)
-        writer = asyncio.ensure_future(conn.send(b"late but written"))
-        await asyncio.wait_for(writing.wait(), 5)  # the write is with gRPC
-        _past_deadline(watch, conn, loop)
-        done.set_result(None)  # the completion arrives ...
-        watch.expire(loop)  # ... in the pass the sweep finds the deadline passed
-        t = await asyncio.wait_for(writer, 5)
-        assert isinstance(t, float)
-        assert ctx.sent == [b"late but written"]
-        assert not conn.closed.is_set() and conn.abort is None and not conn.write_expired
-        assert conn not in watch.writing
-        # A write still stuck at its deadline is cancelled all the same.
-        hanging = HangingContext()
-        stuck = _conn(hanging, 0.2)
-        hung = asyncio.ensure_future(stuck.send(b"x"))
-        await asyncio.wait_for(hanging.called.wait(), 5)  # with gRPC, past the gate
-        assert hanging.calls == 1
-        _past_deadline(watch, stuck, loop)
-        watch.expire(loop)
-        with pytest.raises(Disconnected):
-            await asyncio.wait_for(hung, 5)
-        assert stuck.abort is not None and stuck.abort[0] == grpc.StatusCode.DEADLINE_EXCEEDED
-
-    run(main())
+    ctx = Completing()
+    conn = _conn(ctx, 0.2)
+    watch = WriteWatch.of(loop)
+    writer = asyncio.ensure_future(conn.send(b"late but written"))
+    await asyncio.wait_for(writing.wait(), 5)  # the write is with gRPC
+    _past_deadline(watch, conn, loop)
+    done.set_result(None)  # the completion arrives ...
+    watch.expire(loop)  # ... in the pass the sweep finds the deadline passed
+    t = await asyncio.wait_for(writer, 5)
+    assert isinstance(t, float)
+    assert ctx.sent == [b"late but written"]
+    assert not conn.closed.is_set() and conn.abort is None and not conn.write_expired
+    assert conn not in watch.writing
+    # A write still stuck at its deadline is cancelled all the same.
+    hanging = HangingContext()
+    stuck = _conn(hanging, 0.2)
+    hung = asyncio.ensure_future(stuck.send(b"x"))
+    await asyncio.wait_for(hanging.called.wait(), 5)  # with gRPC, past the gate
+    assert hanging.calls == 1
+    _past_deadline(watch, stuck, loop)
+    watch.expire(loop)
+    with pytest.raises(Disconnected):
+        await asyncio.wait_for(hung, 5)
+    assert stuck.abort is not None and stuck.abort[0] == grpc.StatusCode.DEADLINE_EXCEEDED
 
 
 # -- WriteGate --------------------------------------------------------------------------------
@@ -517,29 +510,20 @@ async def _games_write(names: str, events: list[str]) -> dict[str, asyncio.Task[
             for n in names}
 
 
-def test_write_gate_sends_the_writes_of_a_pass_together_in_order() -> None:
-    async def main() -> None:
-        events: list[str] = []
-        tasks = await _games_write("abc", events)
-        await asyncio.wait_for(asyncio.gather(*tasks.values()), 5)
-        assert events == ["work a", "work b", "work c", "write a", "write b", "write c"]
-
+async def test_write_gate_sends_the_writes_of_a_pass_together_in_order() -> None:
     assert WriteGate.enabled
-    run(main())
+    events: list[str] = []
+    tasks = await _games_write("abc", events)
+    await asyncio.wait_for(asyncio.gather(*tasks.values()), 5)
+    assert events == ["work a", "work b", "work c", "write a", "write b", "write c"]
 
 
-def test_write_gate_off_sends_each_write_at_once() -> None:
-    async def main() -> None:
-        events: list[str] = []
-        tasks = await _games_write("abc", events)
-        await asyncio.wait_for(asyncio.gather(*tasks.values()), 5)
-        assert events == ["work a", "write a", "work b", "write b", "work c", "write c"]
-
-    WriteGate.enabled = False
-    try:
-        run(main())
-    finally:
-        WriteGate.enabled = True
+async def test_write_gate_off_sends_each_write_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(WriteGate, "enabled", False)
+    events: list[str] = []
+    tasks = await _games_write("abc", events)
+    await asyncio.wait_for(asyncio.gather(*tasks.values()), 5)
+    assert events == ["work a", "write a", "work b", "write b", "work c", "write c"]
 
 
 async def test_a_writer_cancelled_at_the_gate_leaves_the_others_and_its_stream_alone() -> None:
@@ -584,97 +568,88 @@ async def test_a_stream_ended_while_its_write_waits_at_the_gate_writes_nothing()
 # -- a bot that stops reading, over real gRPC ----------------------------------------------------
 
 
-def test_a_bot_that_stops_reading_is_dropped_and_forfeits() -> None:
+async def test_a_bot_that_stops_reading_is_dropped_and_forfeits() -> None:
     """The client reads its Welcome, is seated, then never reads again while it sends
     stale answers (each answered in-band): with a tiny HTTP/2 receive window the
     referee's writes stall, the write timeout drops the stream with DEADLINE_EXCEEDED,
     and the seat forfeits by disconnect (not by timeout: the clock is far longer)."""
 
-    async def main() -> None:
-        config = RefereeConfig(limits=Limits(write_timeout=0.5, max_unsolicited=100_000))
-        server = await start(["deaf"], config)
-        channel = grpc.aio.insecure_channel(server.target, options=[
-            ("grpc.http2.lookahead_bytes", 1024),  # a tiny receive window
-            ("grpc.http2.bdp_probe", 0),  # that never grows
-        ])
-        try:
-            call = pb_grpc.RefereeServiceStub(channel).Play(
-                metadata=(("authorization", f"Bearer {bot_token('deaf')}"),))
-            await call.write(pb.PlayRequest(hello=pb.Hello(client="deaf")))
-            assert (await call.read()).WhichOneof("kind") == "welcome"
-            assert await server.referee.lobby.wait_all(["deaf"], 10)
-            t0 = time.monotonic()
-            s = spec("deaf", ["deaf", "house:greedy"], tc=TimeControl(10.0, 10.0),
-                     policies=Policies(reconnect_grace=0.3))
-            game = asyncio.ensure_future(server.referee.play(s))
-            for _ in range(400):  # far more replies than the window holds
-                await call.write(pb.PlayRequest(action=pb.ActionReply(request_id=0)))
-            out = await asyncio.wait_for(game, 15)
-            assert time.monotonic() - t0 < 10  # well before any clock could run out
-            assert out.termination == "TERMINATION_FORFEIT_DISCONNECT"
-            assert out.forfeited == 0 and out.winners == [1]
-            assert "disconnected" in out.record["result"]["summary"]
-            assert out.stats[0].timeouts == 0
-            assert server.referee.lobby.connected("deaf") == 0
-            # Reading now, the client finds the stream ended with DEADLINE_EXCEEDED.
-            with pytest.raises(grpc.aio.AioRpcError) as err:
-                for _ in range(1000):
-                    msg = await asyncio.wait_for(call.read(), 10)
-                    assert msg is not grpc.aio.EOF
-            assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-            assert err.value.details() == "the bot stopped reading its stream for 0.5 s"
-        finally:
-            await channel.close()
-            await server.stop(0)
-
-    run(main())
+    config = RefereeConfig(limits=Limits(write_timeout=0.5, max_unsolicited=100_000))
+    server = await start(["deaf"], config)
+    channel = grpc.aio.insecure_channel(server.target, options=[
+        ("grpc.http2.lookahead_bytes", 1024),  # a tiny receive window
+        ("grpc.http2.bdp_probe", 0),  # that never grows
+    ])
+    try:
+        call = pb_grpc.RefereeServiceStub(channel).Play(
+            metadata=(("authorization", f"Bearer {bot_token('deaf')}"),))
+        await call.write(pb.PlayRequest(hello=pb.Hello(client="deaf")))
+        assert (await call.read()).WhichOneof("kind") == "welcome"
+        assert await server.referee.lobby.wait_all(["deaf"], 10)
+        t0 = time.monotonic()
+        s = spec("deaf", ["deaf", "house:greedy"], tc=TimeControl(10.0, 10.0),
+                 policies=Policies(reconnect_grace=0.3))
+        game = asyncio.ensure_future(server.referee.play(s))
+        for _ in range(400):  # far more replies than the window holds
+            await call.write(pb.PlayRequest(action=pb.ActionReply(request_id=0)))
+        out = await asyncio.wait_for(game, 15)
+        assert time.monotonic() - t0 < 10  # well before any clock could run out
+        assert out.termination == "TERMINATION_FORFEIT_DISCONNECT"
+        assert out.forfeited == 0 and out.winners == [1]
+        assert "disconnected" in out.record["result"]["summary"]
+        assert out.stats[0].timeouts == 0
+        assert server.referee.lobby.connected("deaf") == 0
+        # Reading now, the client finds the stream ended with DEADLINE_EXCEEDED.
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            for _ in range(1000):
+                msg = await asyncio.wait_for(call.read(), 10)
+                assert msg is not grpc.aio.EOF
+        assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert err.value.details() == "the bot stopped reading its stream for 0.5 s"
+    finally:
+        await channel.close()
+        await server.stop(0)
 
 
 # -- the flood bound counts from the last answer ------------------------------------------------
 
 
-def test_the_flood_bound_counts_from_the_last_answer() -> None:
+async def test_the_flood_bound_counts_from_the_last_answer(servers: StartServer) -> None:
     """A bot that sends a few stale answers now and then (a late answer after each
     timeout, say) is never cut off however many it sends over the stream's life: the
     bound is on messages not asked for since its last answer to a request."""
 
-    async def main() -> None:
-        config = RefereeConfig(limits=Limits(max_unsolicited=5))
-        server = await start(["late"], config)
-        try:
-            call = await _play_call(server.target, bot_token("late"))
-            await call.write(pb.PlayRequest(hello=pb.Hello(client="late", queue=pb.QueueMode())))
-            assert (await call.read()).WhichOneof("kind") == "welcome"
-            game = asyncio.ensure_future(server.referee.play(
-                spec("late", ["late", "house:greedy"])))
-            stale_sent = errors = 0
-            while True:
-                msg = await asyncio.wait_for(call.read(), 30)
-                assert msg is not grpc.aio.EOF, "the stream ended before game_ended"
-                kind = msg.WhichOneof("kind")
-                if kind == "error":
-                    assert msg.error.code == pb.ERROR_CODE_STALE_REQUEST
-                    errors += 1
-                if kind == "game_ended":
-                    break
-                if kind != "action_request":
-                    continue
-                req = msg.action_request
-                if stale_sent < 20:
-                    for _ in range(5):  # the most allowed between two answers
-                        await call.write(pb.PlayRequest(action=pb.ActionReply(
-                            request_id=req.request_id - 1, action=req.legal_actions[0])))
-                        stale_sent += 1
+    config = RefereeConfig(limits=Limits(max_unsolicited=5))
+    server = await servers(["late"], config)
+    call = await _play_call(server.target, bot_token("late"))
+    await call.write(pb.PlayRequest(hello=pb.Hello(client="late", queue=pb.QueueMode())))
+    assert (await call.read()).WhichOneof("kind") == "welcome"
+    game = asyncio.ensure_future(server.referee.play(
+        spec("late", ["late", "house:greedy"])))
+    stale_sent = errors = 0
+    while True:
+        msg = await asyncio.wait_for(call.read(), 30)
+        assert msg is not grpc.aio.EOF, "the stream ended before game_ended"
+        kind = msg.WhichOneof("kind")
+        if kind == "error":
+            assert msg.error.code == pb.ERROR_CODE_STALE_REQUEST
+            errors += 1
+        if kind == "game_ended":
+            break
+        if kind != "action_request":
+            continue
+        req = msg.action_request
+        if stale_sent < 20:
+            for _ in range(5):  # the most allowed between two answers
                 await call.write(pb.PlayRequest(action=pb.ActionReply(
-                    request_id=req.request_id, action=req.legal_actions[0])))
-            out = await asyncio.wait_for(game, 30)
-            assert stale_sent == 20 and errors == 20  # four times the bound, all answered
-            assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-            assert not any(i["kind"] == "flood" for i in server.referee.incidents)
-        finally:
-            await server.stop(0)
-
-    run(main())
+                    request_id=req.request_id - 1, action=req.legal_actions[0])))
+                stale_sent += 1
+        await call.write(pb.PlayRequest(action=pb.ActionReply(
+            request_id=req.request_id, action=req.legal_actions[0])))
+    out = await asyncio.wait_for(game, 30)
+    assert stale_sent == 20 and errors == 20  # four times the bound, all answered
+    assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+    assert not any(i["kind"] == "flood" for i in server.referee.incidents)
 
 
 # -- request ids are numbered per stream ------------------------------------------------------
@@ -697,35 +672,29 @@ async def _answer_all(call: Any) -> list[int]:
                 request_id=req.request_id, action=req.legal_actions[0])))
 
 
-def test_request_ids_are_numbered_per_stream_and_reveal_no_other_traffic() -> None:
+async def test_request_ids_are_numbered_per_stream_and_reveal_no_other_traffic(servers: StartServer) -> None:
     """Two bots playing each other see request ids 1, 2, 3... on their own streams, not
     the interleaved ids of a server-wide counter; a stream opened after a whole game was
     played elsewhere starts at 1 too (it cannot tell how busy the server was)."""
 
-    async def main() -> None:
-        server = await start(["a", "b", "c"])
-        try:
-            calls = {}
-            for name in ("a", "b", "c"):
-                call = await _play_call(server.target, bot_token(name))
-                await call.write(pb.PlayRequest(hello=pb.Hello(client=name,
-                                                               queue=pb.QueueMode())))
-                assert (await call.read()).WhichOneof("kind") == "welcome"
-                calls[name] = call
-            game = asyncio.ensure_future(server.referee.play(spec("ids-ab", ["a", "b"])))
-            ids_a, ids_b = await asyncio.gather(_answer_all(calls["a"]), _answer_all(calls["b"]))
-            await asyncio.wait_for(game, 60)
-            assert ids_a and ids_b
-            assert ids_a == list(range(1, len(ids_a) + 1))
-            assert ids_b == list(range(1, len(ids_b) + 1))
-            game = asyncio.ensure_future(server.referee.play(
-                spec("ids-c", ["c", "house:greedy"])))
-            ids_c = await _answer_all(calls["c"])
-            await asyncio.wait_for(game, 60)
-            assert ids_c[0] == 1 and ids_c == list(range(1, len(ids_c) + 1))
-            for call in calls.values():
-                call.cancel()
-        finally:
-            await server.stop(0)
-
-    run(main())
+    server = await servers(["a", "b", "c"])
+    calls = {}
+    for name in ("a", "b", "c"):
+        call = await _play_call(server.target, bot_token(name))
+        await call.write(pb.PlayRequest(hello=pb.Hello(client=name,
+                                                       queue=pb.QueueMode())))
+        assert (await call.read()).WhichOneof("kind") == "welcome"
+        calls[name] = call
+    game = asyncio.ensure_future(server.referee.play(spec("ids-ab", ["a", "b"])))
+    ids_a, ids_b = await asyncio.gather(_answer_all(calls["a"]), _answer_all(calls["b"]))
+    await asyncio.wait_for(game, 60)
+    assert ids_a and ids_b
+    assert ids_a == list(range(1, len(ids_a) + 1))
+    assert ids_b == list(range(1, len(ids_b) + 1))
+    game = asyncio.ensure_future(server.referee.play(
+        spec("ids-c", ["c", "house:greedy"])))
+    ids_c = await _answer_all(calls["c"])
+    await asyncio.wait_for(game, 60)
+    assert ids_c[0] == 1 and ids_c == list(range(1, len(ids_c) + 1))
+    for call in calls.values():
+        call.cancel()
