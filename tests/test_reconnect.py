@@ -12,10 +12,12 @@ import grpc
 import pytest
 from chinchon.engine import replay
 from chinchon.v1 import game_pb2 as g
+from chinchon.v1 import record_pb2
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.wire import seconds_of
 from chinchon_referee.config import Policies, RefereeConfig, TimeControl
-from chinchon_referee.referee import Seat, _record_to_wire
+from chinchon_referee.referee import Seat
+from google.protobuf import json_format
 
 from tests.fixture_types import StartServer
 from tests.helpers import bot_token, spec
@@ -141,7 +143,8 @@ async def test_the_clock_keeps_running_while_the_bot_is_away(servers: StartServe
     assert out.record["timeControl"] == {"perMove": "0.600s", "bank": "0.600s"}
     assert out.record["policies"] == {
         "maxIllegalRetries": 2, "maxStrikes": 3, "reconnectGrace": "10s"}
-    assert _record_to_wire(out.record).time_control.per_move.nanos == 600_000_000
+    wire_record = json_format.ParseDict(out.record, record_pb2.GameRecord())
+    assert wire_record.time_control.per_move.nanos == 600_000_000
     assert replay(out.record).state.is_over
 
 

@@ -14,8 +14,8 @@ from chinchon.engine import (
     cards_of,
     new_game,
     observation,
+    replay,
 )
-from chinchon.engine.record import _replay_step
 from chinchon.wire import observation_to_wire
 from google.protobuf import json_format
 from hypothesis import Phase as HPhase
@@ -101,6 +101,10 @@ def test_no_message_to_a_seat_holds_a_card_hidden_from_it(seed: str, jokers: int
     face_up = ""
     moves = []
     seen = collections.Counter()
+    # The state after each step, from the public replay.
+    after_each: list[GameState] = []
+    replay(out.record, on_step=lambda st_, _i: after_each.append(st_))
+    afters = iter(after_each)
     for step in out.record["actions"]:
         if "deal" in step:
             alive = sum(state.alive) if state.hand_no else players
@@ -115,7 +119,7 @@ def test_no_message_to_a_seat_holds_a_card_hidden_from_it(seed: str, jokers: int
             if "close" in act and act["close"]["card"] in {
                     str(e.card) for e in state.hand_events() if e.card is not None}:
                 seen["close with a card public before"] += 1
-        after = _replay_step(state, step)
+        after = next(afters)
         if "move" in step and "close" in step["move"]["action"] and after.closer_locked:
             seen["locked"] += 1  # all seven melded: nobody lays off
         state = after
