@@ -5,8 +5,8 @@ from __future__ import annotations
 import grpc
 import pytest
 from chinchon.v1 import referee_pb2 as pb
+from chinchon_referee.server import RunningServer
 
-from tests.fixture_types import StartServer
 from tests.helpers import (
     bot_token,
 )
@@ -17,9 +17,9 @@ from tests.referee_support import (
 # -- identity -----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("server", [["alice"]], indirect=True)
 @pytest.mark.parametrize("token", [None, "wrong-token", ""])
-async def test_wrong_or_missing_token_is_unauthenticated(servers: StartServer, token: str | None) -> None:
-    server = await servers(["alice"])
+async def test_wrong_or_missing_token_is_unauthenticated(server: RunningServer, token: str | None) -> None:
     call = await play_call(server.target, token)
     with pytest.raises(grpc.aio.AioRpcError) as err:
         # The refusal may come before the write ends: either call raises it.
@@ -34,8 +34,8 @@ async def test_wrong_or_missing_token_is_unauthenticated(servers: StartServer, t
     ok.cancel()
 
 
-async def test_admin_service_needs_the_admin_token(servers: StartServer) -> None:
-    server = await servers(["alice"])
+@pytest.mark.parametrize("server", [["alice"]], indirect=True)
+async def test_admin_service_needs_the_admin_token(server: RunningServer) -> None:
     from chinchon.v1 import tournament_pb2 as tpb
     from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 

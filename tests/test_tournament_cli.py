@@ -26,7 +26,7 @@ from tests.waits import until_sync
 # -- a: the CLI, Python and Node bots ------------------------------------------------------
 
 
-def test_tournament_run_cli_with_python_and_node_bots(tmp_path: Path) -> None:
+def test_tournament_run_cli_with_python_and_node_bots(tmp_path: Path, results_dir: Path) -> None:
     toml = tmp_path / "cup.toml"
     toml.write_text(f"""
 name = "Small cup"
@@ -60,7 +60,7 @@ name = "node"
 command = ["node", {json.dumps(str(NODE_BOT))}]
 """, encoding="utf-8")
     assert (NODE_BOT.parent / "node_modules").is_dir()
-    results = tmp_path / "results"
+    results = results_dir  # (the CLI creates it)
     db = tmp_path / "cup.sqlite3"
     proc = subprocess.run(
         [*CLI, "tournament", "run", str(toml), "--results", str(results), "--db", str(db),
@@ -122,7 +122,7 @@ command = ["node", {json.dumps(str(NODE_BOT))}]
     assert (results / "logs").is_dir()
 
 
-def test_tournament_run_waits_for_bots_that_are_slow_to_start(tmp_path: Path) -> None:
+def test_tournament_run_waits_for_bots_that_are_slow_to_start(tmp_path: Path, results_dir: Path) -> None:
     """start = "when_connected": a launched bot slower to start than the reconnect grace
     is waited for instead of forfeiting its first games."""
     slow = ROOT / "tests" / "bots" / "slow_start_bot.py"
@@ -146,7 +146,7 @@ command = ["{{python}}", "-m", "chinchon.sdk", "--bot", "greedy"]
 name = "sleepy"
 command = ["{{python}}", {json.dumps(str(slow))}, "--sleep", "3", "--bot", "greedy"]
 """, encoding="utf-8")
-    results = tmp_path / "results"
+    results = results_dir  # (the CLI creates it)
     proc = subprocess.run(
         [*CLI, "tournament", "run", str(toml), "--results", str(results), "--quiet"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
@@ -181,7 +181,7 @@ def _running(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
-def test_ctrl_c_while_waiting_for_bots_stops_them_and_exits(tmp_path: Path) -> None:
+def test_ctrl_c_while_waiting_for_bots_stops_them_and_exits(tmp_path: Path, results_dir: Path) -> None:
     """SIGINT while ``tournament run`` waits for its bots to connect: the bots it launched
     are stopped, and it exits with 130 saying how to resume."""
     slow = ROOT / "tests" / "bots" / "slow_start_bot.py"
@@ -198,7 +198,7 @@ command = ["{{python}}", {json.dumps(str(slow))}, "--sleep", "120", "--bot", "gr
 name = "sleepy2"
 command = ["{{python}}", {json.dumps(str(slow))}, "--sleep", "120", "--bot", "greedy"]
 """, encoding="utf-8")
-    results = tmp_path / "results"
+    results = results_dir  # (the CLI creates it)
     proc = subprocess.Popen(
         [*CLI, "tournament", "run", str(toml), "--results", str(results), "--quiet"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
