@@ -24,12 +24,15 @@ class SlowStream:
         self.max_active = 0
         self.written: list[bytes] = []
         self.gates: list[asyncio.Event] = []
+        #: Set when a write starts waiting for its gate.
+        self.gate_added = asyncio.Event()
 
     async def write(self, msg: bytes) -> None:
         self.active += 1
         self.max_active = max(self.max_active, self.active)
         gate = asyncio.Event()
         self.gates.append(gate)
+        self.gate_added.set()
         try:
             await gate.wait()
             self.written.append(msg)
@@ -40,73 +43,62 @@ class SlowStream:
 async def _release_all(stream: SlowStream, until: int) -> None:
     released = 0
     while released < until:
-        await asyncio.sleep(0.01)
+        await stream.gate_added.wait()  # a write is waiting for its gate
+        stream.gate_added.clear()
         for gate in stream.gates[released:]:
             gate.set()
             released += 1
 
 
-def test_concurrent_sends_are_written_one_at_a_time_in_order() -> None:
-    async def main() -> None:
-        stream = SlowStream()
-        conn = Connection("bot", stream, Limits(write_timeout=5.0))
-        sends = [asyncio.ensure_future(conn.send(f"m{i}".encode())) for i in range(5)]
-        await asyncio.gather(_release_all(stream, 5), *sends)
-        assert stream.written == [b"m0", b"m1", b"m2", b"m3", b"m4"]
-        assert stream.max_active == 1
-        assert not conn._writing and not conn._write_queue
-
-    asyncio.run(main())
+async def test_concurrent_sends_are_written_one_at_a_time_in_order() -> None:
+    stream = SlowStream()
+    conn = Connection("bot", stream, Limits(write_timeout=5.0))
+    sends = [asyncio.ensure_future(conn.send(f"m{i}".encode())) for i in range(5)]
+    await asyncio.gather(_release_all(stream, 5), *sends)
+    assert stream.written == [b"m0", b"m1", b"m2", b"m3", b"m4"]
+    assert stream.max_active == 1
+    assert not conn._writing and not conn._write_queue
 
 
-def test_a_cancelled_waiting_writer_is_skipped_and_the_rest_go_on() -> None:
-    async def main() -> None:
-        stream = SlowStream()
-        conn = Connection("bot", stream, Limits(write_timeout=5.0))
-        first = asyncio.ensure_future(conn.send(b"first"))
-        await asyncio.sleep(0)
-        second = asyncio.ensure_future(conn.send(b"second"))
-        third = asyncio.ensure_future(conn.send(b"third"))
-        await asyncio.sleep(0.01)
-        second.cancel()
-        await _release_all(stream, 2)
-        await asyncio.gather(first, third)
-        with pytest.raises(asyncio.CancelledError):
-            await second
-        assert stream.written == [b"first", b"third"]
-        assert not conn._writing
-
-    asyncio.run(main())
+async def test_a_cancelled_waiting_writer_is_skipped_and_the_rest_go_on() -> None:
+    stream = SlowStream()
+    conn = Connection("bot", stream, Limits(write_timeout=5.0))
+    first = asyncio.ensure_future(conn.send(b"first"))
+    await asyncio.sleep(0)
+    second = asyncio.ensure_future(conn.send(b"second"))
+    third = asyncio.ensure_future(conn.send(b"third"))
+    await asyncio.sleep(0.01)
+    second.cancel()
+    await _release_all(stream, 2)
+    await asyncio.gather(first, third)
+    with pytest.raises(asyncio.CancelledError):
+        await second
+    assert stream.written == [b"first", b"third"]
+    assert not conn._writing
 
 
-def test_writers_waiting_on_a_stream_that_stops_reading_are_disconnected() -> None:
-    async def main() -> None:
-        stream = SlowStream()  # never released: the bot stopped reading
-        conn = Connection("bot", stream, Limits(write_timeout=0.2))
-        sends = [asyncio.ensure_future(conn.send(b"x")) for _ in range(3)]
-        done, _ = await asyncio.wait(sends, timeout=3.0)
-        assert len(done) == 3
-        for s in sends:
-            assert isinstance(s.exception(), Disconnected)
-        assert conn.closed.is_set() and conn.abort is not None
-        assert "stopped reading" in conn.abort[1]
-        assert stream.max_active == 1  # the waiting writers never reached the stream
-        with pytest.raises(Disconnected):
-            await conn.send(b"later")
-
-    asyncio.run(main())
+async def test_writers_waiting_on_a_stream_that_stops_reading_are_disconnected() -> None:
+    stream = SlowStream()  # never released: the bot stopped reading
+    conn = Connection("bot", stream, Limits(write_timeout=0.2))
+    sends = [asyncio.ensure_future(conn.send(b"x")) for _ in range(3)]
+    done, _ = await asyncio.wait(sends, timeout=3.0)
+    assert len(done) == 3
+    for s in sends:
+        assert isinstance(s.exception(), Disconnected)
+    assert conn.closed.is_set() and conn.abort is not None
+    assert "stopped reading" in conn.abort[1]
+    assert stream.max_active == 1  # the waiting writers never reached the stream
+    with pytest.raises(Disconnected):
+        await conn.send(b"later")
 
 
-def test_a_message_is_written_as_its_encoding_and_bytes_as_they_are() -> None:
+async def test_a_message_is_written_as_its_encoding_and_bytes_as_they_are() -> None:
     """The Play method has no response serializer: the stream only ever gets bytes."""
 
-    async def main() -> None:
-        stream = SlowStream()
-        conn = Connection("bot", stream, Limits(write_timeout=5.0))
-        msg = pb.PlayResponse(error=pb.Error(code=pb.ERROR_CODE_PROTOCOL, message="x"))
-        sends = [asyncio.ensure_future(conn.send(msg)),
-                 asyncio.ensure_future(conn.send(b"\x4a\x00"))]
-        await asyncio.gather(_release_all(stream, 2), *sends)
-        assert stream.written == [msg.SerializeToString(), b"\x4a\x00"]
-
-    asyncio.run(main())
+    stream = SlowStream()
+    conn = Connection("bot", stream, Limits(write_timeout=5.0))
+    msg = pb.PlayResponse(error=pb.Error(code=pb.ERROR_CODE_PROTOCOL, message="x"))
+    sends = [asyncio.ensure_future(conn.send(msg)),
+             asyncio.ensure_future(conn.send(b"\x4a\x00"))]
+    await asyncio.gather(_release_all(stream, 2), *sends)
+    assert stream.written == [msg.SerializeToString(), b"\x4a\x00"]

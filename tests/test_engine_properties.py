@@ -272,7 +272,7 @@ def test_observation_never_shows_hidden_cards(rules: RuleSet, seed: int, greedy:
 
 def test_observation_hides_close_discard_and_shows_it_after_the_hand() -> None:
     # A close on the first turn, seen from the other seat during the lay-off.
-    from tests.test_engine_support import C, position
+    from tests.engine_support import C, position
 
     rules = RuleSet()
     st0 = position(rules, {0: "1O 2O 3O 5C 5E 5B 1B", 1: "4O 6E 7E 10B 11O 12E 2C"}, "6C", "12B")

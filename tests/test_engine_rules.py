@@ -36,7 +36,7 @@ from chinchon.engine import (
 from chinchon.engine.game import HandEnd, Phase
 from chinchon.engine.rules import OPTION_NAMES
 
-from tests.test_engine_support import CS, C, position
+from tests.engine_support import CS, C, position
 
 R40 = RuleSet()
 R48 = RuleSet(deck=48)

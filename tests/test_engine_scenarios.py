@@ -34,7 +34,7 @@ from chinchon.engine import (
 from chinchon.engine.game import GameEnd, HandEnd, Phase
 from chinchon.engine.melds import End
 
-from tests.test_engine_support import CS, C, deal_order, position, snapshot
+from tests.engine_support import CS, C, deal_order, position, snapshot
 
 
 def illegal(state: GameState, action, code: Violation, seat=None) -> str:  # type: ignore[no-untyped-def]

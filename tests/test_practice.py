@@ -34,15 +34,15 @@ from chinchon.wire import rules_to_wire, seconds_of
 from chinchon_referee.house import make_house_bot
 from google.protobuf import json_format
 
-from tests.helpers import RAW_BOT, BotProc, bot_token, printed, raw_bot, spawn, start, stop
+from tests.fixture_types import SpawnBot, StartServer
+from tests.helpers import RAW_BOT, BotProc, bot_token, printed, raw_bot, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "chinchon_referee.cli"]
 PLAYED = ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(coro)
+#: Time for the referee to put a welcomed practice bot in its waiting pool before the
+#: next one comes (no public signal says it has: the pool is the referee's own).
+SETTLE = 1.0
 
 
 def _received(proc: BotProc) -> list[pb.PlayResponse]:
@@ -118,17 +118,13 @@ def _check_house_moves(record: dict[str, Any], kind: str, house_seed: int) -> in
 
 
 @pytest.mark.parametrize("opponent", ["greedy", "strong"])
-def test_practice_against_a_house_bot_plays_that_bot_with_seats_alternating(opponent: str) -> None:
-    async def main() -> list[pb.PlayResponse]:
-        server = await start(["alice"])
-        try:
-            bot = await spawn(raw_bot("first", "--practice", opponent, "--games", "2",
-                                      "--seed", f"seed-{opponent}"), server, "alice")
-            return await _finish(bot)
-        finally:
-            await server.stop(0)
-
-    msgs = run(main())
+async def test_practice_against_a_house_bot_plays_that_bot_with_seats_alternating(
+    servers: StartServer, bots: SpawnBot, opponent: str,
+) -> None:
+    server = await servers(["alice"])
+    bot = await bots(raw_bot("first", "--practice", opponent, "--games", "2",
+                              "--seed", f"seed-{opponent}"), server, "alice")
+    msgs = await _finish(bot)
     _clean_session(msgs, 2)
     started = _kinds(msgs, "game_started")
     ended = _kinds(msgs, "game_ended")
@@ -155,19 +151,15 @@ NAMED_RULES = {"deck": 48, "jokers": 2, "figurePoints": "10-10-10", "closeMaxPoi
                "scoreLimit": 60}
 
 
-def test_practice_with_a_named_rule_set_and_clock_echoes_and_enforces_them() -> None:
-    async def main() -> list[pb.PlayResponse]:
-        server = await start(["alice"])
-        try:
-            bot = await spawn(raw_bot("first", "--practice", "random", "--games", "1",
-                                      "--rules", json.dumps(NAMED_RULES),
-                                      "--per-move", "0.75", "--bank", "4.5",
-                                      "--seed", "named"), server, "alice")
-            return await _finish(bot)
-        finally:
-            await server.stop(0)
-
-    msgs = run(main())
+async def test_practice_with_a_named_rule_set_and_clock_echoes_and_enforces_them(
+    servers: StartServer, bots: SpawnBot,
+) -> None:
+    server = await servers(["alice"])
+    bot = await bots(raw_bot("first", "--practice", "random", "--games", "1",
+                              "--rules", json.dumps(NAMED_RULES),
+                              "--per-move", "0.75", "--bank", "4.5",
+                              "--seed", "named"), server, "alice")
+    msgs = await _finish(bot)
     _clean_session(msgs, 1)
     want = RuleSet(deck=48, jokers=2, figure_points="10-10-10", close_max_points=3,
                    score_limit=60)
@@ -199,38 +191,33 @@ PAIR_RULES = {"scoreLimit": 40, "maxTurnsPerHand": 30}
 OTHER_RULES = {"scoreLimit": 41, "maxTurnsPerHand": 30}
 
 
-def test_practice_any_pairs_two_bots_with_the_same_rules_and_clock_only() -> None:
-    async def main() -> tuple[list[pb.PlayResponse], ...]:
-        server = await start(["alice", "bob", "carol", "dave"])
-        procs: list[BotProc] = []
-        try:
-            # Waiting first: carol (same rules, another clock), dave (same clock, other
-            # rules). Neither may be paired with alice or bob, nor with each other.
-            carol = await spawn(_any_bot(1, PAIR_RULES, "--per-move", "1.5", "--bank", "10"),
-                                server, "carol")
-            dave = await spawn(_any_bot(1, OTHER_RULES, "--per-move", "2", "--bank", "10"),
-                               server, "dave")
-            procs += [carol, dave]
-            await printed([carol, dave], "welcome")
-            await asyncio.sleep(1.0)  # the referee has them waiting
-            alice = await spawn(_any_bot(2, PAIR_RULES, "--per-move", "2", "--bank", "10"),
-                                server, "alice")
-            procs.append(alice)
-            await printed([alice], "welcome")
-            await asyncio.sleep(1.0)
-            bob = await spawn(_any_bot(2, PAIR_RULES, "--per-move", "2", "--bank", "10"),
-                              server, "bob")
-            procs.append(bob)
-            a, b = await asyncio.gather(_finish(alice), _finish(bob))
-            # carol and dave are still waiting, never seated.
-            assert carol.proc.returncode is None and dave.proc.returncode is None
-            await stop(carol, dave)
-            return a, b, _received(carol), _received(dave)
-        finally:
-            await stop(*procs)
-            await server.stop(0)
-
-    a, b, c, d = run(main())
+async def test_practice_any_pairs_two_bots_with_the_same_rules_and_clock_only(
+    servers: StartServer, bots: SpawnBot,
+) -> None:
+    server = await servers(["alice", "bob", "carol", "dave"])
+    procs: list[BotProc] = []
+    # Waiting first: carol (same rules, another clock), dave (same clock, other
+    # rules). Neither may be paired with alice or bob, nor with each other.
+    carol = await bots(_any_bot(1, PAIR_RULES, "--per-move", "1.5", "--bank", "10"),
+                        server, "carol")
+    dave = await bots(_any_bot(1, OTHER_RULES, "--per-move", "2", "--bank", "10"),
+                       server, "dave")
+    procs += [carol, dave]
+    await printed([carol, dave], "welcome")
+    await asyncio.sleep(SETTLE)  # the referee has them waiting
+    alice = await bots(_any_bot(2, PAIR_RULES, "--per-move", "2", "--bank", "10"),
+                        server, "alice")
+    procs.append(alice)
+    await printed([alice], "welcome")
+    await asyncio.sleep(SETTLE)
+    bob = await bots(_any_bot(2, PAIR_RULES, "--per-move", "2", "--bank", "10"),
+                      server, "bob")
+    procs.append(bob)
+    a, b = await asyncio.gather(_finish(alice), _finish(bob))
+    # carol and dave are still waiting, never seated.
+    assert carol.proc.returncode is None and dave.proc.returncode is None
+    await stop(carol, dave)
+    c, d = _received(carol), _received(dave)
     for waiting in (c, d):
         assert [m.WhichOneof("kind") for m in waiting] == ["welcome"]
     _clean_session(a, 2)
@@ -257,62 +244,52 @@ def test_practice_any_pairs_two_bots_with_the_same_rules_and_clock_only() -> Non
     assert _first_deck(_record_dict(ea[0])) != _first_deck(_record_dict(ea[1]))
 
 
-def test_practice_any_pairs_the_same_rule_set_however_it_is_written() -> None:
+async def test_practice_any_pairs_the_same_rule_set_however_it_is_written(
+    servers: StartServer, bots: SpawnBot,
+) -> None:
     """docs/protocol.md: ``any`` is "another bot waiting for practice with the same rules
     and clock". Unset fields take their defaults, so these two requests ask for the very
     same rule set (``game_started`` would echo identical rules) and the same clock."""
     same = dict(PAIR_RULES, deck=40, jokers=0)  # 40 cards and no joker are the defaults
 
-    async def main() -> None:
-        server = await start(["alice", "bob"])
-        procs: list[BotProc] = []
-        try:
-            alice = await spawn(_any_bot(1, PAIR_RULES), server, "alice")
-            procs.append(alice)
-            await printed([alice], "welcome")
-            await asyncio.sleep(1.0)
-            bob = await spawn(_any_bot(1, same), server, "bob")
-            procs.append(bob)
-            await printed([alice, bob], "gameStarted", timeout=8)
-            a, b = await asyncio.gather(_finish(alice), _finish(bob))
-            assert _kinds(a, "game_started")[0].game_id == _kinds(b, "game_started")[0].game_id
-        finally:
-            await stop(*procs)
-            await server.stop(0)
-
-    run(main())
+    server = await servers(["alice", "bob"])
+    procs: list[BotProc] = []
+    alice = await bots(_any_bot(1, PAIR_RULES), server, "alice")
+    procs.append(alice)
+    await printed([alice], "welcome")
+    await asyncio.sleep(SETTLE)
+    bob = await bots(_any_bot(1, same), server, "bob")
+    procs.append(bob)
+    await printed([alice, bob], "gameStarted", timeout=8)
+    a, b = await asyncio.gather(_finish(alice), _finish(bob))
+    assert _kinds(a, "game_started")[0].game_id == _kinds(b, "game_started")[0].game_id
 
 
-def test_practice_any_pairs_only_bots_asking_for_as_many_games() -> None:
+async def test_practice_any_pairs_only_bots_asking_for_as_many_games(
+    servers: StartServer, bots: SpawnBot,
+) -> None:
     """alice asks for 1 game, bob for 3: they are not paired (before, alice was seated
     in bob's 3 games; a bot that stops after the games it asked for, as
     sample_bots/node/bot.js does, would have forfeited the others). A third bot asking
     for 1 game, like alice, is paired with her."""
 
-    async def main() -> None:
-        server = await start(["alice", "bob", "carol"])
-        procs: list[BotProc] = []
-        try:
-            alice = await spawn(_any_bot(1, PAIR_RULES), server, "alice")
-            procs.append(alice)
-            await printed([alice], "welcome")
-            bob = await spawn(_any_bot(3, PAIR_RULES), server, "bob")
-            procs.append(bob)
-            await printed([bob], "welcome")
-            await asyncio.sleep(1.0)
-            assert not _kinds(_received(alice), "game_started")
-            assert not _kinds(_received(bob), "game_started")
-            carol = await spawn(_any_bot(1, PAIR_RULES), server, "carol")
-            procs.append(carol)
-            a, c = await asyncio.gather(_finish(alice), _finish(carol))
-            assert len(_kinds(a, "game_started")) == 1 and len(_kinds(c, "game_started")) == 1
-            assert _kinds(a, "game_started")[0].game_id == _kinds(c, "game_started")[0].game_id
-            assert not _kinds(_received(bob), "game_started")
-        finally:
-            await stop(*procs)
-            await server.stop(0)
-
-    run(main())
+    server = await servers(["alice", "bob", "carol"])
+    procs: list[BotProc] = []
+    alice = await bots(_any_bot(1, PAIR_RULES), server, "alice")
+    procs.append(alice)
+    await printed([alice], "welcome")
+    bob = await bots(_any_bot(3, PAIR_RULES), server, "bob")
+    procs.append(bob)
+    await printed([bob], "welcome")
+    await asyncio.sleep(SETTLE)
+    assert not _kinds(_received(alice), "game_started")
+    assert not _kinds(_received(bob), "game_started")
+    carol = await bots(_any_bot(1, PAIR_RULES), server, "carol")
+    procs.append(carol)
+    a, c = await asyncio.gather(_finish(alice), _finish(carol))
+    assert len(_kinds(a, "game_started")) == 1 and len(_kinds(c, "game_started")) == 1
+    assert _kinds(a, "game_started")[0].game_id == _kinds(c, "game_started")[0].game_id
+    assert not _kinds(_received(bob), "game_started")
 
 
 # -- practice requests that cannot be served -------------------------------------------------------
@@ -359,24 +336,18 @@ BAD_REQUESTS = [
                          ids=["opponent", "players-3", "any-players-4", "jokers", "deck",
                               "games-101", "games-negative", "clock", "wait-0", "wait-2h",
                               "nobody-came"])
-def test_a_practice_request_that_cannot_be_served_is_refused_in_band(
-    req: pb.PracticeRequest, message: str,
+async def test_a_practice_request_that_cannot_be_served_is_refused_in_band(
+    servers: StartServer, req: pb.PracticeRequest, message: str,
 ) -> None:
-    async def main() -> tuple[list[pb.PlayResponse], grpc.StatusCode]:
-        server = await start(["alice"])
-        try:
-            async with grpc.aio.insecure_channel(server.target) as channel:
-                call = pb_grpc.RefereeServiceStub(channel).Play(
-                    metadata=(("authorization", f"Bearer {bot_token('alice')}"),))
-                await call.write(pb.PlayRequest(hello=pb.Hello(client="bad", practice=req)))
-                got: list[pb.PlayResponse] = []
-                while (msg := await asyncio.wait_for(call.read(), 15)) is not grpc.aio.EOF:
-                    got.append(msg)
-                return got, await call.code()
-        finally:
-            await server.stop(0)
-
-    got, code = run(main())
+    server = await servers(["alice"])
+    async with grpc.aio.insecure_channel(server.target) as channel:
+        call = pb_grpc.RefereeServiceStub(channel).Play(
+            metadata=(("authorization", f"Bearer {bot_token('alice')}"),))
+        await call.write(pb.PlayRequest(hello=pb.Hello(client="bad", practice=req)))
+        got: list[pb.PlayResponse] = []
+        while (msg := await asyncio.wait_for(call.read(), 15)) is not grpc.aio.EOF:
+            got.append(msg)
+        code = await call.code()
     # The welcome, the error, and the end of the stream: no game, no other status.
     assert [m.WhichOneof("kind") for m in got] == ["welcome", "error"]
     err = got[1].error
@@ -462,49 +433,43 @@ def test_cli_practice_reports_each_stale_answer_in_its_game(tmp_path: Path) -> N
         ("protocol", "ERROR_CODE_STALE_REQUEST", "practice-2")] * 2
 
 
-def test_practice_any_waits_as_long_as_asked_and_a_bot_may_meet_itself() -> None:
+async def test_practice_any_waits_as_long_as_asked_and_a_bot_may_meet_itself(servers: StartServer) -> None:
     """A bot asking for ``any`` with ``wait`` set hears, once that time has passed with
     nobody asking for the same practice, that nobody came (and is not paired later
     with a stream that comes after it left). Two streams of the same bot with the same
     request meet: a bot may practice against itself."""
     from tests.test_reconnect import Bot
 
-    async def main() -> None:
-        server = await start(["alice"])
-        loop = asyncio.get_running_loop()
-        try:
-            lone = Bot(server.target, "alice")
-            t0 = loop.time()
-            await lone.back(_request(opponent="any", games=1, wait=0.3))
-            err = (await lone.next("error")).error
-            waited = loop.time() - t0
-            assert err.code == pb.ERROR_CODE_BAD_REQUEST
-            assert err.message == ("no other bot asked for the same practice (rules, clock, "
-                                   "games and seed) within 0.3 s")
-            assert 0.3 <= waited < 5
-            assert await asyncio.wait_for(lone.call.read(), 5) is grpc.aio.EOF
-            assert await lone.call.code() == grpc.StatusCode.OK
-            await lone.channel.close()
+    server = await servers(["alice"])
+    loop = asyncio.get_running_loop()
+    lone = Bot(server.target, "alice")
+    t0 = loop.time()
+    await lone.back(_request(opponent="any", games=1, wait=0.3))
+    err = (await lone.next("error")).error
+    waited = loop.time() - t0
+    assert err.code == pb.ERROR_CODE_BAD_REQUEST
+    assert err.message == ("no other bot asked for the same practice (rules, clock, "
+                           "games and seed) within 0.3 s")
+    assert 0.3 <= waited < 5
+    assert await asyncio.wait_for(lone.call.read(), 5) is grpc.aio.EOF
+    assert await lone.call.code() == grpc.StatusCode.OK
+    await lone.channel.close()
 
-            one, two = Bot(server.target, "alice"), Bot(server.target, "alice")
-            await one.back(_request(opponent="any", games=1, seed="self", wait=0.3))
-            await two.back(_request(opponent="any", games=1, seed="self", wait=0.3))
-            ended = await asyncio.wait_for(asyncio.gather(one.play_on(), two.play_on()), 60)
-            seats = sorted(m.game_ended.seat for m in ended)
-            assert seats == [0, 1]
-            for m in ended:
-                assert m.game_ended.result.termination in (
-                    g.TERMINATION_NORMAL, g.TERMINATION_CHINCHON)
-                assert [s.name for s in m.game_ended.record.seats] == ["alice", "alice"]
-            for bot in (one, two):
-                await bot.channel.close()
-        finally:
-            await server.stop(0)
-
-    run(main())
+    one, two = Bot(server.target, "alice"), Bot(server.target, "alice")
+    await one.back(_request(opponent="any", games=1, seed="self", wait=0.3))
+    await two.back(_request(opponent="any", games=1, seed="self", wait=0.3))
+    ended = await asyncio.wait_for(asyncio.gather(one.play_on(), two.play_on()), 60)
+    seats = sorted(m.game_ended.seat for m in ended)
+    assert seats == [0, 1]
+    for m in ended:
+        assert m.game_ended.result.termination in (
+            g.TERMINATION_NORMAL, g.TERMINATION_CHINCHON)
+        assert [s.name for s in m.game_ended.record.seats] == ["alice", "alice"]
+    for bot in (one, two):
+        await bot.channel.close()
 
 
-def test_an_answer_too_late_for_its_game_is_reported_in_that_game() -> None:
+async def test_an_answer_too_late_for_its_game_is_reported_in_that_game(servers: StartServer) -> None:
     """A bot lets its first request of game 1 time out, plays game 1 to its end, and
     answers that request once game 2 has started: the stale answer is reported with
     game 1's id (the game the request belonged to), not with the game in progress."""
@@ -513,40 +478,34 @@ def test_an_answer_too_late_for_its_game_is_reported_in_that_game() -> None:
     from tests.helpers import spec as game_spec
     from tests.test_reconnect import Bot
 
-    async def main() -> list[dict[str, Any]]:
-        server = await start(["a", "b"])
-        try:
-            a, b = Bot(server.target, "a"), Bot(server.target, "b")
-            await a.back()
-            await b.back()
-            tc = TimeControl(0.3, 0.1)
-            held: list[pb.ActionRequest] = []
+    server = await servers(["a", "b"])
+    a, b = Bot(server.target, "a"), Bot(server.target, "b")
+    await a.back()
+    await b.back()
+    tc = TimeControl(0.3, 0.1)
+    held: list[pb.ActionRequest] = []
 
-            async def a_game() -> None:
-                while True:
-                    msg = await asyncio.wait_for(a.call.read(), 30)
-                    kind = msg.WhichOneof("kind")
-                    if kind == "game_ended":
-                        return
-                    if kind == "action_request":
-                        if not held:
-                            held.append(msg.action_request)  # left to time out
-                        else:
-                            await a.answer(msg.action_request)
+    async def a_game() -> None:
+        while True:
+            msg = await asyncio.wait_for(a.call.read(), 30)
+            kind = msg.WhichOneof("kind")
+            if kind == "game_ended":
+                return
+            if kind == "action_request":
+                if not held:
+                    held.append(msg.action_request)  # left to time out
+                else:
+                    await a.answer(msg.action_request)
 
-            first = asyncio.ensure_future(server.referee.play(game_spec("late-1", ["a", "b"], tc=tc)))
-            await asyncio.wait_for(asyncio.gather(a_game(), b.play_on(), first), 60)
-            second = asyncio.ensure_future(server.referee.play(game_spec("late-2", ["a", "b"], tc=tc)))
-            await a.next("game_started")
-            await a.answer(held[0])  # far too late: game 1 is over
-            await asyncio.wait_for(asyncio.gather(a.play_on(), b.play_on(), second), 60)
-            for bot in (a, b):
-                await bot.channel.close()
-            return list(server.referee.incidents)
-        finally:
-            await server.stop(0)
-
-    incidents = run(main())
+    first = asyncio.ensure_future(server.referee.play(game_spec("late-1", ["a", "b"], tc=tc)))
+    await asyncio.wait_for(asyncio.gather(a_game(), b.play_on(), first), 60)
+    second = asyncio.ensure_future(server.referee.play(game_spec("late-2", ["a", "b"], tc=tc)))
+    await a.next("game_started")
+    await a.answer(held[0])  # far too late: game 1 is over
+    await asyncio.wait_for(asyncio.gather(a.play_on(), b.play_on(), second), 60)
+    for bot in (a, b):
+        await bot.channel.close()
+    incidents = list(server.referee.incidents)
     stale = [i for i in incidents if i.get("code") == "ERROR_CODE_STALE_REQUEST"]
     assert len(stale) == 1, incidents
     assert stale[0]["game_id"] == "late-1"
@@ -569,7 +528,7 @@ def test_chinchon_practice_tells_a_referee_failure_from_a_bot_failure(
     from chinchon_referee.config import TimeControl
 
     from tests.helpers import sdk_bot
-    from tests.test_tournament_e2e import _referee_fails
+    from tests.test_tournament_internal_error import _referee_fails
 
     failed = _referee_fails(monkeypatch, "practice-2", 1)
     rep = asyncio.run(practice.run_practice(sdk_bot("greedy"), 3, "greedy", RuleSet(),

@@ -131,7 +131,7 @@ def test_chinchon_serve_repeats_a_seed_after_a_restart_and_no_other_server_does(
     the same deals after a restart over the same file, and other deals on another one."""
     from chinchon_referee.auth import digest
 
-    from tests.test_tournament_e2e import Serve, free_port
+    from tests.serve_support import Serve, free_port
 
     def session(db: Path, n: int) -> list[tuple[str, ...]]:
         store = SqliteStore(str(db))

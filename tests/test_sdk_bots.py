@@ -13,7 +13,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +22,9 @@ from chinchon.sdk import RequestContext, as_chooser
 from chinchon.sdk.__main__ import load_bot
 from chinchon_referee.config import TimeControl
 
-from tests.helpers import BotProc, play, spawn, spec, start, stop
-
-
-def run(coro: Coroutine[Any, Any, None]) -> None:
-    asyncio.run(coro)
-
+from tests.fixture_types import SpawnBot, StartServer
+from tests.helpers import BotProc, play, spec, stop
+from tests.waits import until
 
 # Each bot prints one JSON line per call of its choose, then plays like the engine's greedy
 # bot (legal moves only, so every answer is accepted at the first attempt).
@@ -110,11 +106,8 @@ def _lines(proc: BotProc) -> list[dict[str, Any]]:
 
 async def _until_lines(proc: BotProc, n: int, timeout: float = 20) -> list[dict[str, Any]]:
     """The bot's JSON lines, once there are at least ``n`` (they are read from a pipe)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while len(_lines(proc)) < n:
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"{len(_lines(proc))} lines, expected {n}: {proc.err[-5:]}")
-        await asyncio.sleep(0.02)
+    await until(lambda: len(_lines(proc)) >= n, f"{n} lines printed", timeout,
+                detail=lambda: f"{len(_lines(proc))} lines: {proc.err[-5:]}")
     return _lines(proc)
 
 
@@ -134,102 +127,94 @@ def _clean(out: Any) -> None:
 # -- (a) a plain function ---------------------------------------------------------------------
 
 
-def test_a_plain_function_is_a_bot_from_the_command_line_and_the_python_api(tmp_path: Path) -> None:
+async def test_a_plain_function_is_a_bot_from_the_command_line_and_the_python_api(
+    servers: StartServer, bots: SpawnBot, tmp_path: Path,
+) -> None:
     """``--bot FILE:choose``, ``--bot FILE`` (no name: a file without ``Bot`` falls back
     to ``choose``) and ``run_bot(choose, ...)`` all play full games with a two-parameter
     function."""
-    bots = tmp_path / "fn_bot.py"
-    bots.write_text(FUNCTION_BOTS)
+    bot_file = tmp_path / "fn_bot.py"
+    bot_file.write_text(FUNCTION_BOTS)
     script = tmp_path / "api_bot.py"
     script.write_text(API_SCRIPT)
 
-    async def main() -> None:
-        server = await start(["named", "default", "api"])
-        procs = {
-            "named": await spawn(_sdk(f"{bots}:choose"), server, "named"),
-            "default": await spawn(_sdk(str(bots)), server, "default"),
-            "api": await spawn([sys.executable, str(script)], server, "api"),
-        }
-        try:
-            assert await server.referee.lobby.wait_all(list(procs), 20), \
-                {n: p.err[-5:] for n, p in procs.items()}
-            outs = await asyncio.gather(
-                play(server.referee, spec("fn-1", ["named", "default"], seed="fn-1")),
-                play(server.referee, spec("fn-2", ["api", "house:greedy"], seed="fn-2")),
-            )
-            for out in outs:
-                _clean(out)
-            counts = {"named": outs[0].stats[0].decisions, "default": outs[0].stats[1].decisions,
-                      "api": outs[1].stats[0].decisions}
-            for name, proc in procs.items():
-                lines = await _until_lines(proc, counts[name])
-                assert len(lines) == counts[name] > 0
-                assert all(ln["args"] == 2 for ln in lines)
-                assert {ln["bot"] for ln in lines} == {"api" if name == "api" else "function"}
-                assert proc.proc.returncode is None, proc.err
-        finally:
-            await stop(*procs.values())
-            await server.stop(0)
-        for proc in procs.values():
-            assert not any("Traceback" in ln for ln in proc.err), proc.err
-
-    run(main())
+    server = await servers(["named", "default", "api"])
+    procs = {
+        "named": await bots(_sdk(f"{bot_file}:choose"), server, "named"),
+        "default": await bots(_sdk(str(bot_file)), server, "default"),
+        "api": await bots([sys.executable, str(script)], server, "api"),
+    }
+    assert await server.referee.lobby.wait_all(list(procs), 20), \
+        {n: p.err[-5:] for n, p in procs.items()}
+    outs = await asyncio.gather(
+        play(server.referee, spec("fn-1", ["named", "default"], seed="fn-1")),
+        play(server.referee, spec("fn-2", ["api", "house:greedy"], seed="fn-2")),
+    )
+    for out in outs:
+        _clean(out)
+    counts = {"named": outs[0].stats[0].decisions, "default": outs[0].stats[1].decisions,
+              "api": outs[1].stats[0].decisions}
+    for name, proc in procs.items():
+        lines = await _until_lines(proc, counts[name])
+        assert len(lines) == counts[name] > 0
+        assert all(ln["args"] == 2 for ln in lines)
+        assert {ln["bot"] for ln in lines} == {"api" if name == "api" else "function"}
+        assert proc.proc.returncode is None, proc.err
+    await stop(*procs.values())
+    for proc in procs.values():
+        assert not any("Traceback" in ln for ln in proc.err), proc.err
 
 
 # -- (b) the request context ------------------------------------------------------------------
 
 
-def test_a_third_parameter_receives_the_request_context(tmp_path: Path) -> None:
+async def test_a_third_parameter_receives_the_request_context(
+    servers: StartServer, bots: SpawnBot, tmp_path: Path,
+) -> None:
     """A method and a function taking ``(obs, legal, request)`` get a frozen
     RequestContext per request: the game, their seat, increasing request ids, attempt 0,
     and the clock in float seconds as the game's TimeControl says: the full move time
     on every request, the whole bank until a slow decision spends part of it, then
     exactly what is left."""
-    bots = tmp_path / "ctx_bots.py"
-    bots.write_text(CONTEXT_BOTS)
+    bot_file = tmp_path / "ctx_bots.py"
+    bot_file.write_text(CONTEXT_BOTS)
     per_move, bank = 1.0, 7.5
     slow = 1.5  # CtxBot.SLOW: 0.5 s over the move time on its second decision
 
-    async def main() -> None:
-        server = await start(["meth", "func"])
-        meth = await spawn(_sdk(f"{bots}:CtxBot"), server, "meth")
-        func = await spawn(_sdk(f"{bots}:choose_ctx"), server, "func")
-        try:
-            assert await server.referee.lobby.wait_all(["meth", "func"], 20), meth.err + func.err
-            out = await play(server.referee, spec("ctx-1", ["meth", "func"], seed="ctx",
-                                                  tc=TimeControl(per_move, bank)))
-            _clean(out)
-            for seat, (proc, kind) in enumerate([(meth, "method"), (func, "function")]):
-                lines = await _until_lines(proc, out.stats[seat].decisions)
-                assert len(lines) == out.stats[seat].decisions > 2
-                for ln in lines:
-                    assert ln["bot"] == kind and ln["args"] == 3
-                    assert ln["type"] == "RequestContext" and ln["frozen"] and ln["float"]
-                    assert ln["game_id"] == "ctx-1"
-                    assert ln["seat"] == ln["ctx_seat"] == seat
-                    assert ln["attempt"] == 0
-                    # Every decision starts with the whole move time...
-                    assert ln["move_time"] == pytest.approx(per_move, abs=1e-6)
-                    # ...and what is left in the bank, never more than the game's bank.
-                    assert 0 < ln["bank_time"] <= bank + 1e-9
-                    assert ln["time_left"] == pytest.approx(ln["move_time"] + ln["bank_time"])
-                ids = [ln["request_id"] for ln in lines]
-                assert ids == sorted(ids) and len(set(ids)) == len(ids), ids
-                banks = [ln["bank_time"] for ln in lines]
-                assert banks == sorted(banks, reverse=True), banks  # the bank only shrinks
-                assert banks[0] == pytest.approx(bank, abs=1e-6)
-            # The method bot's slow second decision cost its bank at least slow - per_move
-            # (and not much more, but a loaded machine may add a little).
-            m = [ln["bank_time"] for ln in _lines(meth)]
-            assert m[2] <= m[1] - (slow - per_move) + 1e-6, m[:4]
-            assert m[2] >= m[1] - (slow - per_move) - 3.0, m[:4]
-        finally:
-            await stop(meth, func)
-            await server.stop(0)
-        for proc in (meth, func):
-            assert not any("Traceback" in ln for ln in proc.err), proc.err
-
-    run(main())
+    server = await servers(["meth", "func"])
+    meth = await bots(_sdk(f"{bot_file}:CtxBot"), server, "meth")
+    func = await bots(_sdk(f"{bot_file}:choose_ctx"), server, "func")
+    assert await server.referee.lobby.wait_all(["meth", "func"], 20), meth.err + func.err
+    out = await play(server.referee, spec("ctx-1", ["meth", "func"], seed="ctx",
+                                          tc=TimeControl(per_move, bank)))
+    _clean(out)
+    for seat, (proc, kind) in enumerate([(meth, "method"), (func, "function")]):
+        lines = await _until_lines(proc, out.stats[seat].decisions)
+        assert len(lines) == out.stats[seat].decisions > 2
+        for ln in lines:
+            assert ln["bot"] == kind and ln["args"] == 3
+            assert ln["type"] == "RequestContext" and ln["frozen"] and ln["float"]
+            assert ln["game_id"] == "ctx-1"
+            assert ln["seat"] == ln["ctx_seat"] == seat
+            assert ln["attempt"] == 0
+            # Every decision starts with the whole move time...
+            assert ln["move_time"] == pytest.approx(per_move, abs=1e-6)
+            # ...and what is left in the bank, never more than the game's bank.
+            assert 0 < ln["bank_time"] <= bank + 1e-9
+            assert ln["time_left"] == pytest.approx(ln["move_time"] + ln["bank_time"])
+        ids = [ln["request_id"] for ln in lines]
+        assert ids == sorted(ids) and len(set(ids)) == len(ids), ids
+        banks = [ln["bank_time"] for ln in lines]
+        assert banks == sorted(banks, reverse=True), banks  # the bank only shrinks
+        assert banks[0] == pytest.approx(bank, abs=1e-6)
+    # The method bot's slow second decision cost its bank at least slow - per_move
+    # (and not much more, but a loaded machine may add a little).
+    m = [ln["bank_time"] for ln in _lines(meth)]
+    assert m[2] <= m[1] - (slow - per_move) + 1e-6, m[:4]
+    assert m[2] >= m[1] - (slow - per_move) - 3.0, m[:4]
+    await stop(meth, func)
+    for proc in (meth, func):
+        assert not any("Traceback" in ln for ln in proc.err), proc.err
 
 
 # -- loading (no server) ----------------------------------------------------------------------

@@ -9,18 +9,16 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from chinchon.engine import replay
 from chinchon_referee.config import Policies, TimeControl
 
-from tests.helpers import BotProc, bot_token, play, sdk_bot, spec, start, stop
-
-
-def run(coro: Coroutine[Any, Any, None]) -> None:
-    asyncio.run(coro)
+from tests.fixture_types import StartServer
+from tests.helpers import BotProc, bot_token, play, sdk_bot, spec
+from tests.waits import until
 
 
 class Proxy:
@@ -150,16 +148,16 @@ def referee_events() -> Iterator[Events]:
 
 async def until_decisions(server: Any, n: int, game: asyncio.Future[Any], timeout: float = 60) -> None:
     """Wait until the referee has applied ``n`` answers of remote bots."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while server.referee.decisions < n:
-        if game.done():
+    def reached() -> bool:
+        if game.done() and server.referee.decisions < n:
             out = game.result()
             raise AssertionError(
                 f"the game ended ({out.termination}: {out.record['result']['summary']}) after "
                 f"{server.referee.decisions} decisions, before decision {n}")
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"only {server.referee.decisions} decisions in {timeout:g} s")
-        await asyncio.sleep(0.005)
+        return server.referee.decisions >= n
+
+    await until(reached, f"decision {n}", timeout,
+                detail=lambda: f"only {server.referee.decisions} decisions")
 
 
 def _stream_failures(bot: BotProc) -> int:
@@ -167,74 +165,71 @@ def _stream_failures(bot: BotProc) -> int:
 
 
 @pytest.mark.parametrize("opponent", ["house", "sdk"])
-def test_sdk_bots_reconnect_after_every_connection_is_cut_mid_game(opponent: str) -> None:
+async def test_sdk_bots_reconnect_after_every_connection_is_cut_mid_game(
+    servers: StartServer, opponent: str,
+) -> None:
     """Cut all the bots' TCP connections three times during a game (after 3, 9 and 16
     decisions; with two bot processes one of them is usually waiting for its turn when
     it loses its stream): every bot reconnects by itself, resumes its seat and the game
     ends normally, without a forfeit or a timeout. The bot processes are still running
     afterwards and play the next game without a cut."""
 
-    async def main() -> None:
-        names = ["A"] if opponent == "house" else ["A", "B"]
-        server = await start(names)
-        host, port = server.target.rsplit(":", 1)
-        assert host == "127.0.0.1"
-        proxy = Proxy(int(port))
-        await proxy.start()
-        bots = [await spawn_via(proxy, n) for n in names]
-        try:
-            with referee_events() as events:
-                assert await server.referee.lobby.wait_all(names, 20), "the bots did not connect"
-                players = ["A", "house:greedy"] if opponent == "house" else ["A", "B"]
-                # A roomy clock and grace: the clock keeps running while a bot is away,
-                # and on a loaded machine coming back may take a while. Without a
-                # reconnect, the seat forfeits after the 5 s grace.
-                s = spec("cut", players, seed="cut-7", tc=TimeControl(5.0, 60.0),
-                         policies=Policies(reconnect_grace=5.0, max_strikes=3))
-                game = asyncio.ensure_future(play(server.referee, s))
-                cuts = 0
-                for after in (3, 6, 7):
-                    # Each cut comes once every bot is back in its seat from the last one
-                    # and the game has moved on by ``after`` more decisions (counted from
-                    # there: on a busy machine the game may run ahead of this loop).
-                    for name in names:
-                        await events.until("seat_resumed", cuts, bot=name)
-                    await until_decisions(server, server.referee.decisions + after, game)
-                    n = proxy.cut()
-                    assert n == len(bots), f"{n} connections to cut after {after} more decisions"
-                    cuts += 1
-                out = await game
-                assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON"), \
-                    out.record["result"]["summary"]
-                assert out.forfeited is None
-                assert replay(out.record).state.is_over
-                remote = [i for i, p in enumerate(players) if not p.startswith("house:")]
-                for i in remote:
-                    st = out.stats[i]
-                    assert st.timeouts == 0 and st.strikes == 0 and st.illegal == 0, st
-                    assert st.decisions > 16 // len(remote), st
-                # Every cut cost each bot its stream, and each came back for its seat.
+    names = ["A"] if opponent == "house" else ["A", "B"]
+    server = await servers(names)
+    host, port = server.target.rsplit(":", 1)
+    assert host == "127.0.0.1"
+    proxy = Proxy(int(port))
+    await proxy.start()
+    bots = [await spawn_via(proxy, n) for n in names]
+    try:
+        with referee_events() as events:
+            assert await server.referee.lobby.wait_all(names, 20), "the bots did not connect"
+            players = ["A", "house:greedy"] if opponent == "house" else ["A", "B"]
+            # A roomy clock and grace: the clock keeps running while a bot is away,
+            # and on a loaded machine coming back may take a while. Without a
+            # reconnect, the seat forfeits after the 5 s grace.
+            s = spec("cut", players, seed="cut-7", tc=TimeControl(5.0, 60.0),
+                     policies=Policies(reconnect_grace=5.0, max_strikes=3))
+            game = asyncio.ensure_future(play(server.referee, s))
+            cuts = 0
+            for after in (3, 6, 7):
+                # Each cut comes once every bot is back in its seat from the last one
+                # and the game has moved on by ``after`` more decisions (counted from
+                # there: on a busy machine the game may run ahead of this loop).
                 for name in names:
-                    resumed = events.named("seat_resumed", bot=name)
-                    assert len(resumed) == cuts, (name, resumed)
-                    assert len(events.named("seat_disconnected", game_id="cut", bot=name)) <= cuts
-                assert not events.named("game_forfeited")
-                assert proxy.accepted >= len(bots) * (1 + cuts)
-                for b in bots:
-                    assert _stream_failures(b) >= cuts, b.err
-                    assert b.proc.returncode is None, (b.proc.returncode, b.err)
-
-                # Still good for the next game, with no cut.
-                s2 = spec("after", players, seed="after", tc=TimeControl(5.0, 60.0))
-                out2 = await play(server.referee, s2)
-                assert out2.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-                assert all(st.timeouts == 0 and st.strikes == 0 for st in out2.stats)
+                    await events.until("seat_resumed", cuts, bot=name)
+                await until_decisions(server, server.referee.decisions + after, game)
+                n = proxy.cut()
+                assert n == len(bots), f"{n} connections to cut after {after} more decisions"
+                cuts += 1
+            out = await game
+            assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON"), \
+                out.record["result"]["summary"]
+            assert out.forfeited is None
+            assert replay(out.record).state.is_over
+            remote = [i for i, p in enumerate(players) if not p.startswith("house:")]
+            for i in remote:
+                st = out.stats[i]
+                assert st.timeouts == 0 and st.strikes == 0 and st.illegal == 0, st
+                assert st.decisions > 16 // len(remote), st
+            # Every cut cost each bot its stream, and each came back for its seat.
+            for name in names:
+                resumed = events.named("seat_resumed", bot=name)
+                assert len(resumed) == cuts, (name, resumed)
+                assert len(events.named("seat_disconnected", game_id="cut", bot=name)) <= cuts
+            assert not events.named("game_forfeited")
+            assert proxy.accepted >= len(bots) * (1 + cuts)
             for b in bots:
+                assert _stream_failures(b) >= cuts, b.err
                 assert b.proc.returncode is None, (b.proc.returncode, b.err)
-                assert not any("Traceback" in line or "error:" in line for line in b.err), b.err
-        finally:
-            await stop(*bots)
-            await proxy.close()
-            await server.stop(0)
 
-    run(main())
+            # Still good for the next game, with no cut.
+            s2 = spec("after", players, seed="after", tc=TimeControl(5.0, 60.0))
+            out2 = await play(server.referee, s2)
+            assert out2.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+            assert all(st.timeouts == 0 and st.strikes == 0 for st in out2.stats)
+        for b in bots:
+            assert b.proc.returncode is None, (b.proc.returncode, b.err)
+            assert not any("Traceback" in line or "error:" in line for line in b.err), b.err
+    finally:
+        await proxy.close()

@@ -25,6 +25,7 @@ from chinchon_referee.config import TimeControl
 from chinchon_referee.tournament import TournamentSpec
 from chinchon_referee.tournament_cli import BotLauncher
 
+from tests.fixture_types import StartServer
 from tests.helpers import RAW_BOT, BotProc, bot_token, spec, start
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,25 +81,19 @@ def test_practice_gives_the_bot_its_token_in_the_environment_only(
     assert seen["token"] and str(seen["token"]) not in line and "--token" not in line, line
 
 
-def test_the_raw_test_bot_reads_its_token_from_the_environment() -> None:
-    async def main() -> None:
-        server = await start(["raw"])
-        try:
-            proc = BotProc(await asyncio.create_subprocess_exec(
-                sys.executable, RAW_BOT, "--mode", "first", "--target", server.target,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                env=dict(os.environ, CHINCHON_TOKEN=bot_token("raw"), PYTHONUNBUFFERED="1")))
-            try:
-                assert await server.referee.lobby.wait_all(["raw"], 30)
-                out = await asyncio.wait_for(
-                    server.referee.play(spec("raw-env", ["raw", "house:greedy"])), 60)
-                assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-            finally:
-                await proc.kill()
-        finally:
-            await server.stop(0)
-
-    asyncio.run(main())
+async def test_the_raw_test_bot_reads_its_token_from_the_environment(servers: StartServer) -> None:
+    server = await servers(["raw"])
+    proc = BotProc(await asyncio.create_subprocess_exec(
+        sys.executable, RAW_BOT, "--mode", "first", "--target", server.target,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=dict(os.environ, CHINCHON_TOKEN=bot_token("raw"), PYTHONUNBUFFERED="1")))
+    try:
+        assert await server.referee.lobby.wait_all(["raw"], 30)
+        out = await asyncio.wait_for(
+            server.referee.play(spec("raw-env", ["raw", "house:greedy"])), 60)
+        assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+    finally:
+        await proc.kill()
 
 
 # -- chinchon serve ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from chinchon_referee.tournament import TournamentSpec
 
 from tests.helpers import ADMIN, sdk_bot, spawn, spec, start, stop
 from tests.test_reconnect import Bot
-from tests.test_tournament_e2e import PLAYED, spec_dict
+from tests.tournament_support import PLAYED, spec_dict
 
 SHUTTING_DOWN = "the referee is shutting down"
 STOPPED = f"{SHUTTING_DOWN}: the game in progress was stopped before its end and does not count"

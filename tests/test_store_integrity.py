@@ -20,7 +20,7 @@ from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon_referee.storage import GameRow, SqliteStore, StoreError, TournamentRow
 
 from tests.helpers import ADMIN
-from tests.test_tournament_e2e import Serve, free_port
+from tests.serve_support import Serve, free_port
 
 CLI = [sys.executable, "-m", "chinchon_referee.cli"]
 PAGE = 4096

@@ -1,0 +1,77 @@
+"""Fixtures of the referee tests: real servers on port 0, real bot processes, an in-process
+director over a real SQLite file. Every fixture cleans up whatever the test does: bots are
+killed before their server stops, servers stop before the test's event loop closes.
+
+Async tests run under pytest-asyncio (``asyncio_mode = "auto"`` in pyproject.toml), each on
+a fresh event loop, as ``asyncio.run`` gave them before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chinchon_referee.config import RefereeConfig
+from chinchon_referee.server import RunningServer
+
+from tests.fixture_types import SpawnBot, StartServer
+from tests.helpers import BotProc, spawn, start, stop
+from tests.tournament_support import InProcess
+
+
+@pytest.fixture
+async def servers() -> AsyncIterator[StartServer]:
+    """A factory of referee servers on port 0; every one started is stopped afterwards."""
+    started: list[RunningServer] = []
+
+    async def _start(names: Sequence[str], config: RefereeConfig | None = None) -> RunningServer:
+        server = await start(names, config)
+        started.append(server)
+        return server
+
+    yield _start
+    for server in reversed(started):
+        await server.stop(0)
+
+
+@pytest.fixture
+async def server(request: pytest.FixtureRequest, servers: StartServer) -> RunningServer:
+    """One running server; parametrize indirectly with the bot names, or with
+    ``{"names": [...], "config": RefereeConfig(...)}``."""
+    param: Any = request.param
+    if isinstance(param, dict):
+        return await servers(param["names"], param.get("config"))
+    return await servers(param)
+
+
+@pytest.fixture
+async def bots(servers: StartServer) -> AsyncIterator[SpawnBot]:
+    """A factory of bot processes (``helpers.spawn``); every one is killed afterwards,
+    before the servers stop (this fixture is set up after ``servers``, so torn down first)."""
+    procs: list[BotProc] = []
+
+    async def _spawn(cmd: Sequence[str], server: RunningServer, name: str) -> BotProc:
+        proc = await spawn(cmd, server, name)
+        procs.append(proc)
+        return proc
+
+    yield _spawn
+    await stop(*procs)
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[InProcess]:
+    """A server on port 0 with an in-process Director over a temporary SQLite store."""
+    env = await InProcess.start(tmp_path)
+    try:
+        yield env
+    finally:
+        await env.close()
+
+
+@pytest.fixture
+def results_dir(tmp_path: Path) -> Path:
+    """A temporary folder for a tournament's results (not created: the CLI creates it)."""
+    return tmp_path / "results"

@@ -1,0 +1,16 @@
+"""The types of the conftest fixtures, for the tests' signatures."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+from chinchon_referee.server import RunningServer
+
+from tests.helpers import BotProc
+
+#: The ``servers`` fixture: ``await servers(names, config=None)`` starts a referee server
+#: on port 0 knowing ``names``; every server started is stopped after the test.
+StartServer = Callable[..., Awaitable[RunningServer]]
+#: The ``bots`` fixture: ``await bots(cmd, server, name)`` starts a bot process for
+#: ``name``; every one is killed after the test, before the servers stop.
+SpawnBot = Callable[[Sequence[str], RunningServer, str], Awaitable[BotProc]]
