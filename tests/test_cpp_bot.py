@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from chinchon_referee.processes import spawn as spawn_process
 from chinchon_referee.server import start_server
 
 from tests.helpers import NODE_BOT, ROOT, BotProc, bot_token, play, spec, start, tokens_for
@@ -75,9 +76,9 @@ def test_cpp_bot_practices_with_the_token_from_the_environment(cpp_bot: Path) ->
     async def main() -> tuple[int, str]:
         server = await start(["cpp"])
         try:
-            proc = await asyncio.create_subprocess_exec(
-                str(cpp_bot), "--practice", "greedy", "--games", "2",
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            proc = await spawn_process(
+                [str(cpp_bot), "--practice", "greedy", "--games", "2"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 env=dict(os.environ, CHINCHON_TARGET=server.target, CHINCHON_TOKEN=bot_token("cpp")),
             )
             bot = BotProc(proc)
@@ -161,9 +162,9 @@ def test_cpp_bot_reconnects_to_a_restarted_referee_and_plays_on(cpp_bot: Path) -
     async def main() -> tuple[str, str]:
         first = await start(["cpp"])
         port = first.port
-        proc = await asyncio.create_subprocess_exec(
-            str(cpp_bot), "--target", first.target, "--token", bot_token("cpp"),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        proc = await spawn_process(
+            [str(cpp_bot), "--target", first.target, "--token", bot_token("cpp")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         bot = BotProc(proc)
         try:

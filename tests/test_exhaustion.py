@@ -31,6 +31,7 @@ from chinchon.wire import delimited, remembered_bytes, varint
 from chinchon_referee.clip import MARK_SPACE, MAX_QUOTED, clip
 from chinchon_referee.config import Limits, Policies, RefereeConfig
 from chinchon_referee.logs import configure
+from chinchon_referee.processes import spawn as spawn_process
 from chinchon_referee.storage import GameRow, SqliteStore, TournamentRow
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -39,9 +40,6 @@ from tests.helpers import ROOT, BotProc, bot_token, spec, start
 
 PLAY = "/chinchon.v1.RefereeService/Play"
 
-
-def run(coro: Any) -> Any:
-    return asyncio.run(coro)
 
 
 class RawStream:
@@ -94,7 +92,7 @@ def _practice(opponent: str = "greedy", games: int = 100) -> pb.Hello:
 # -- 3. the decoded-answer cache --------------------------------------------------------------
 
 
-def test_answers_padded_with_unknown_fields_do_not_grow_the_server() -> None:
+async def test_answers_padded_with_unknown_fields_do_not_grow_the_server() -> None:
     """1,500 legal answers, each padded with a unique 40 KB unknown field (the referee
     must accept them: unknown fields are how protobuf stays compatible), leave neither
     the decoding cache nor the process's Python heap bigger by more than a few MiB
@@ -122,7 +120,7 @@ def test_answers_padded_with_unknown_fields_do_not_grow_the_server() -> None:
 
     tracemalloc.start()
     try:
-        cache_growth, heap_growth = run(main())
+        cache_growth, heap_growth = await main()
     finally:
         tracemalloc.stop()
     assert cache_growth < 64 * 1024, cache_growth
@@ -132,7 +130,7 @@ def test_answers_padded_with_unknown_fields_do_not_grow_the_server() -> None:
 # -- 4. incidents and logs ----------------------------------------------------------------------
 
 
-def test_a_bots_huge_text_is_clipped_in_incidents_logs_and_replies() -> None:
+async def test_a_bots_huge_text_is_clipped_in_incidents_logs_and_replies() -> None:
     """A bot that names a 60 KB 'card' again and again: the referee keeps, logs and
     sends back at most MAX_QUOTED characters of it each time (before: all 60 KB, kept
     in the incident list and written to the log at info level)."""
@@ -160,7 +158,7 @@ def test_a_bots_huge_text_is_clipped_in_incidents_logs_and_replies() -> None:
     logs = io.StringIO()
     configure("info", "json", logs)
     try:
-        incidents = run(main())
+        incidents = await main()
     finally:
         configure("info", "json")
     illegal = [i for i in incidents if i["kind"] == "illegal"]
@@ -212,101 +210,95 @@ async def _until(cond: Callable[[], bool], what: str, timeout: float = 30) -> No
         await asyncio.sleep(0.01)
 
 
-def test_open_streams_are_capped_per_bot_and_in_all_naming_the_limit() -> None:
+async def test_open_streams_are_capped_per_bot_and_in_all_naming_the_limit() -> None:
     limits = Limits(max_streams_per_bot=2, max_streams=3)
 
-    async def main() -> None:
-        server = await start(["a", "b", "c"], RefereeConfig(limits=limits))
-        streams: list[RawStream] = []
+    server = await start(["a", "b", "c"], RefereeConfig(limits=limits))
+    streams: list[RawStream] = []
 
-        async def open_(bot: str) -> RawStream:
-            s = RawStream(server.target, bot_token(bot))
-            streams.append(s)
-            # A refused stream may end before its hello is written: the status is read
-            # from the stream then (_refused), not from the write.
-            with contextlib.suppress(grpc.aio.AioRpcError):
-                await s.call.write(pb.PlayRequest(hello=pb.Hello(client="t")).SerializeToString())
-            return s
+    async def open_(bot: str) -> RawStream:
+        s = RawStream(server.target, bot_token(bot))
+        streams.append(s)
+        # A refused stream may end before its hello is written: the status is read
+        # from the stream then (_refused), not from the write.
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            await s.call.write(pb.PlayRequest(hello=pb.Hello(client="t")).SerializeToString())
+        return s
 
-        try:
-            a1, _ = await open_("a"), await open_("a")
-            for s in streams:
-                assert (await s.read()).WhichOneof("kind") == "welcome"
-            err = await _refused(await open_("a"))
-            assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert "max_streams_per_bot" in err.details() and "at most 2" in err.details()
-            b = await open_("b")
-            assert (await b.read()).WhichOneof("kind") == "welcome"
-            err = await _refused(await open_("c"))
-            assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert "max_streams" in err.details() and "in all" in err.details()
-            # A stream that ends gives its place back.
-            await a1.close()
-            await _until(lambda: server.referee.streams.in_all == 2, "the stream to close")
-            c = await open_("c")
-            assert (await c.read()).WhichOneof("kind") == "welcome"
-        finally:
-            for s in streams:
-                await s.close()
-            await server.stop(0)
-
-    run(main())
+    try:
+        a1, _ = await open_("a"), await open_("a")
+        for s in streams:
+            assert (await s.read()).WhichOneof("kind") == "welcome"
+        err = await _refused(await open_("a"))
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "max_streams_per_bot" in err.details() and "at most 2" in err.details()
+        b = await open_("b")
+        assert (await b.read()).WhichOneof("kind") == "welcome"
+        err = await _refused(await open_("c"))
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "max_streams" in err.details() and "in all" in err.details()
+        # A stream that ends gives its place back.
+        await a1.close()
+        await _until(lambda: server.referee.streams.in_all == 2, "the stream to close")
+        c = await open_("c")
+        assert (await c.read()).WhichOneof("kind") == "welcome"
+    finally:
+        for s in streams:
+            await s.close()
+        await server.stop(0)
 
 
-def test_practice_sessions_are_capped_per_bot_and_in_all_naming_the_limit() -> None:
+async def test_practice_sessions_are_capped_per_bot_and_in_all_naming_the_limit() -> None:
     limits = Limits(max_practice_per_bot=1, max_practice=2)
     config = RefereeConfig(limits=limits, policies=Policies(reconnect_grace=1.0))
     hello = pb.Hello(client="t", practice=pb.PracticeRequest(opponent="greedy", games=5))
     hello.practice.time_control.per_move.FromSeconds(600)  # nobody answers: no timeouts
 
-    async def main() -> None:
-        server = await start(["a", "b", "c"], config)
-        streams: list[RawStream] = []
+    server = await start(["a", "b", "c"], config)
+    streams: list[RawStream] = []
 
-        async def practice(bot: str) -> RawStream:
-            s = RawStream(server.target, bot_token(bot))
-            streams.append(s)
-            assert (await s.hello(hello)).WhichOneof("kind") == "welcome"
-            return s
+    async def practice(bot: str) -> RawStream:
+        s = RawStream(server.target, bot_token(bot))
+        streams.append(s)
+        assert (await s.hello(hello)).WhichOneof("kind") == "welcome"
+        return s
 
-        async def first_game(s: RawStream) -> pb.GameStarted:
-            while True:
-                msg = await s.read()
-                if msg.WhichOneof("kind") == "game_started":
-                    return msg.game_started
+    async def first_game(s: RawStream) -> pb.GameStarted:
+        while True:
+            msg = await s.read()
+            if msg.WhichOneof("kind") == "game_started":
+                return msg.game_started
 
-        try:
-            a = await practice("a")
-            await first_game(a)
-            again = await practice("a")
-            msg = await again.read()
-            assert msg.error.code == pb.ERROR_CODE_BAD_REQUEST
-            assert "max_practice_per_bot" in msg.error.message
-            err = await _refused(again)
-            assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert "max_practice_per_bot" in err.details()
-            await first_game(await practice("b"))
-            c = await practice("c")
-            msg = await c.read()
-            assert msg.error.code == pb.ERROR_CODE_BAD_REQUEST
-            assert "(limit max_practice)" in msg.error.message and "in all" in msg.error.message
-            assert (await _refused(c)).code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            # A bot that comes back to its session takes its seat over: not a new one.
-            await a.close()
-            back = await practice("a")
-            assert (await first_game(back)).resumed
-            assert server.referee.practice_sessions.in_all == 2
-            # A session that ends gives its place back.
-            await back.close()
-            await _until(lambda: server.referee.practice_sessions.in_all == 1,
-                         "a's session to end (forfeit after the reconnect grace)")
-            await first_game(await practice("c"))
-        finally:
-            for s in streams:
-                await s.close()
-            await server.stop(0)
-
-    run(main())
+    try:
+        a = await practice("a")
+        await first_game(a)
+        again = await practice("a")
+        msg = await again.read()
+        assert msg.error.code == pb.ERROR_CODE_BAD_REQUEST
+        assert "max_practice_per_bot" in msg.error.message
+        err = await _refused(again)
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "max_practice_per_bot" in err.details()
+        await first_game(await practice("b"))
+        c = await practice("c")
+        msg = await c.read()
+        assert msg.error.code == pb.ERROR_CODE_BAD_REQUEST
+        assert "(limit max_practice)" in msg.error.message and "in all" in msg.error.message
+        assert (await _refused(c)).code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        # A bot that comes back to its session takes its seat over: not a new one.
+        await a.close()
+        back = await practice("a")
+        assert (await first_game(back)).resumed
+        assert server.referee.practice_sessions.in_all == 2
+        # A session that ends gives its place back.
+        await back.close()
+        await _until(lambda: server.referee.practice_sessions.in_all == 1,
+                     "a's session to end (forfeit after the reconnect grace)")
+        await first_game(await practice("c"))
+    finally:
+        for s in streams:
+            await s.close()
+        await server.stop(0)
 
 
 @pytest.mark.parametrize("field", ["max_streams_per_bot", "max_streams", "max_practice_per_bot",
@@ -385,7 +377,7 @@ def _p99(xs: list[float]) -> float:
     return xs[min(len(xs) - 1, int(len(xs) * 0.99))]
 
 
-def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game() -> None:
+async def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game() -> None:
     """An honest bot plays games against a house bot (as in a tournament) and times
     each round trip on its own clock: from writing an answer to reading the next
     request. Meanwhile 8 hostile bots (8 tokens, one process at a lower priority:
@@ -403,15 +395,15 @@ def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game() -> None:
     async def main() -> list[tuple[float, float, int]]:
         server = await start(names)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        honest = BotProc(await asyncio.create_subprocess_exec(
-            sys.executable, LOAD_BOTS, "honest", "--target", server.target,
-            "--token", bot_token("honest"), stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=env))
+        honest = BotProc(await spawn_process(
+            [sys.executable, LOAD_BOTS, "honest", "--target", server.target,
+             "--token", bot_token("honest")], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=env))
         tokens = [a for n in names[1:] for a in ("--token", bot_token(n))]
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, LOAD_BOTS, "hostile", "--target", server.target, *tokens,
-            "--opponent", "strong", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+        proc = await spawn_process(
+            [sys.executable, LOAD_BOTS, "hostile", "--target", server.target, *tokens,
+             "--opponent", "strong"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         hostile = BotProc(proc)
         assert proc.stdin is not None
         stdin = proc.stdin
@@ -472,7 +464,7 @@ def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game() -> None:
             await honest.kill()
             await server.stop(0)
 
-    rounds = run(main())
+    rounds = await main()
     off, on, flood = rounds[-1]
     report = ", ".join(f"p99 {a * 1e3:.2f} ms without, {b * 1e3:.2f} ms with ({n} hostile "
                        "answers)" for a, b, n in rounds)
@@ -481,44 +473,41 @@ def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game() -> None:
     assert flood >= 40, f"the hostile bots hardly played: {report}"
 
 
-def test_practice_against_strong_goes_on_when_its_worker_process_dies() -> None:
+async def test_practice_against_strong_goes_on_when_its_worker_process_dies() -> None:
     """The strong house bot decides in a worker process; if that process dies, the
     games go on: the decision asked of it is made inline, the next ones by a new
     worker."""
 
-    async def main() -> None:
-        server = await start(["a"])
-        stream = RawStream(server.target, bot_token("a"))
-        ended: list[pb.GameEnded] = []
+    server = await start(["a"])
+    stream = RawStream(server.target, bot_token("a"))
+    ended: list[pb.GameEnded] = []
 
-        def seen(msg: pb.PlayResponse) -> None:
-            if msg.WhichOneof("kind") == "game_ended":
-                ended.append(msg.game_ended)
+    def seen(msg: pb.PlayResponse) -> None:
+        if msg.WhichOneof("kind") == "game_ended":
+            ended.append(msg.game_ended)
 
-        def first(req: pb.ActionRequest, n: int) -> bytes:
-            return req.legal_actions[0].SerializeToString()
+    def first(req: pb.ActionRequest, n: int) -> bytes:
+        return req.legal_actions[0].SerializeToString()
 
-        try:
-            await stream.hello(_practice("strong", games=3))
-            await practise(stream, 30, first, seen)
-            worker = server.referee.worker(practice=True)
-            proc = worker._proc
-            assert proc is not None and proc.returncode is None
-            proc.kill()
-            while (msg := await stream.read()) is not grpc.aio.EOF:  # the session ends it
-                seen(msg)
-                if msg.WhichOneof("kind") == "action_request":
-                    await stream.answer(msg.action_request.request_id,
-                                        first(msg.action_request, 0))
-            assert len(ended) == 3
-            assert all(e.result.termination in (g.TERMINATION_NORMAL, g.TERMINATION_CHINCHON)
-                       for e in ended), ended
-            assert all(e.HasField("record") for e in ended)
-        finally:
-            await stream.close()
-            await server.stop(0)
-
-    run(main())
+    try:
+        await stream.hello(_practice("strong", games=3))
+        await practise(stream, 30, first, seen)
+        worker = server.referee.worker(practice=True)
+        proc = worker._proc
+        assert proc is not None and proc.returncode is None
+        proc.kill()
+        while (msg := await stream.read()) is not grpc.aio.EOF:  # the session ends it
+            seen(msg)
+            if msg.WhichOneof("kind") == "action_request":
+                await stream.answer(msg.action_request.request_id,
+                                    first(msg.action_request, 0))
+        assert len(ended) == 3
+        assert all(e.result.termination in (g.TERMINATION_NORMAL, g.TERMINATION_CHINCHON)
+                   for e in ended), ended
+        assert all(e.HasField("record") for e in ended)
+    finally:
+        await stream.close()
+        await server.stop(0)
 
 
 def test_a_bot_refused_again_and_again_is_logged_sparingly() -> None:
@@ -530,7 +519,7 @@ def test_a_bot_refused_again_and_again_is_logged_sparingly() -> None:
     assert q.worth_logging("b") == 1
 
 
-def test_a_tournament_games_strong_house_bots_decide_off_the_loop_as_they_would_inline() -> None:
+async def test_a_tournament_games_strong_house_bots_decide_off_the_loop_as_they_would_inline() -> None:
     """A game that is not practice with two strong house seats: their decisions come
     from the other worker process (not the practice one), and are exactly those the
     bots make inline for the same seeds (seat i's bot is seeded i)."""
@@ -554,7 +543,7 @@ def test_a_tournament_games_strong_house_bots_decide_off_the_loop_as_they_would_
         finally:
             await server.stop(0)
 
-    record = run(main())
+    record = await main()
     names = [s["name"] for s in record["seats"]]
     states: list[GameState] = []
     replay(record, on_step=lambda st, _i: states.append(st))

@@ -28,7 +28,7 @@ from chinchon.engine.game import Phase
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.test_engine_support import CS, C, position
+from tests.engine_support import CS, C, position
 
 
 def _pts(cards: str) -> int:

@@ -9,12 +9,14 @@ import asyncio
 import contextlib
 import logging
 import os
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from chinchon.engine import replay
 from chinchon_referee.config import Policies, TimeControl
+from chinchon_referee.processes import spawn as spawn_process
 
 from tests.fixture_types import StartServer
 from tests.helpers import BotProc, bot_token, play, sdk_bot, spec
@@ -98,9 +100,9 @@ class Proxy:
 async def spawn_via(proxy: Proxy, name: str) -> BotProc:
     """An SDK bot process (``sdk_bot("greedy")``) for ``name`` that reaches the referee
     through ``proxy``."""
-    proc = await asyncio.create_subprocess_exec(
-        *sdk_bot("greedy"), "--target", proxy.target, "--token", bot_token(name),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    proc = await spawn_process(
+        [*sdk_bot("greedy"), "--target", proxy.target, "--token", bot_token(name)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=dict(os.environ, PYTHONUNBUFFERED="1"),
     )
     return BotProc(proc)

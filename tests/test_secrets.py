@@ -22,6 +22,7 @@ from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon_referee import practice
 from chinchon_referee.config import TimeControl
+from chinchon_referee.processes import spawn as spawn_process
 from chinchon_referee.tournament import TournamentSpec
 from chinchon_referee.tournament_cli import BotLauncher
 
@@ -83,9 +84,9 @@ def test_practice_gives_the_bot_its_token_in_the_environment_only(
 
 async def test_the_raw_test_bot_reads_its_token_from_the_environment(servers: StartServer) -> None:
     server = await servers(["raw"])
-    proc = BotProc(await asyncio.create_subprocess_exec(
-        sys.executable, RAW_BOT, "--mode", "first", "--target", server.target,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    proc = BotProc(await spawn_process(
+        [sys.executable, RAW_BOT, "--mode", "first", "--target", server.target],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=dict(os.environ, CHINCHON_TOKEN=bot_token("raw"), PYTHONUNBUFFERED="1")))
     try:
         assert await server.referee.lobby.wait_all(["raw"], 30)

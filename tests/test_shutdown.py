@@ -9,7 +9,6 @@ import asyncio
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import grpc
 import pytest
@@ -29,9 +28,6 @@ from tests.tournament_support import PLAYED, spec_dict
 SHUTTING_DOWN = "the referee is shutting down"
 STOPPED = f"{SHUTTING_DOWN}: the game in progress was stopped before its end and does not count"
 
-
-def run(coro: Any) -> Any:
-    return asyncio.run(coro)
 
 
 def _recorded(server: RunningServer) -> list[GameOutcome]:
@@ -60,76 +56,70 @@ async def _status_at_end(bot: Bot, answer: bool) -> tuple[grpc.StatusCode, str]:
         return e.code(), e.details()
 
 
-def test_a_game_still_running_when_the_grace_ends_is_stopped_without_a_result() -> None:
+async def test_a_game_still_running_when_the_grace_ends_is_stopped_without_a_result() -> None:
     """One bot answers, the other never does (its clock is long): the game is in
     progress when the shutdown grace runs out. It stops with no result and no forfeit
     (the reconnect grace is short: the old shutdown recorded a disconnect forfeit), both
     bots' streams end with UNAVAILABLE saying the game does not count, and a stream
     opened during the shutdown is refused."""
 
-    async def main() -> None:
-        server = await start(["a", "b"])
-        outcomes = _recorded(server)
-        a, b = Bot(server.target, "a"), Bot(server.target, "b")
-        await a.back()
-        await b.back()
-        s = spec("stopped", ["a", "b"], tc=TimeControl(30.0, 30.0),
-                 policies=Policies(reconnect_grace=0.1))
-        game = asyncio.ensure_future(server.referee.play(s))
-        a_end = asyncio.ensure_future(_status_at_end(a, answer=True))
-        b_end = asyncio.ensure_future(_status_at_end(b, answer=False))
-        deadline = time.monotonic() + 10
-        while server.referee.games_running == 0:
-            assert time.monotonic() < deadline, "the game did not start"
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0.2)  # b holds its first request
-        stopping = asyncio.ensure_future(server.stop(grace=1.0))
-        await asyncio.sleep(0.1)
-        late = Bot(server.target, "a")
-        with pytest.raises(grpc.aio.AioRpcError) as refused:
-            await late.back()
-        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
-        assert refused.value.details() == SHUTTING_DOWN
-        await late.channel.close()
-        assert not game.done()  # the grace is not over: the game goes on
-        t0 = time.monotonic()
-        await asyncio.wait_for(stopping, 15)
-        assert time.monotonic() - t0 < 10
-        with pytest.raises(ShuttingDown):
-            await game
-        assert await asyncio.wait_for(a_end, 10) == (grpc.StatusCode.UNAVAILABLE, STOPPED)
-        assert await asyncio.wait_for(b_end, 10) == (grpc.StatusCode.UNAVAILABLE, STOPPED)
-        await asyncio.sleep(0.3)  # more than the reconnect grace: still no result
-        assert outcomes == []
-        assert server.referee.games_running == 0
-        for bot in (a, b):
-            await bot.channel.close()
-
-    run(main())
+    server = await start(["a", "b"])
+    outcomes = _recorded(server)
+    a, b = Bot(server.target, "a"), Bot(server.target, "b")
+    await a.back()
+    await b.back()
+    s = spec("stopped", ["a", "b"], tc=TimeControl(30.0, 30.0),
+             policies=Policies(reconnect_grace=0.1))
+    game = asyncio.ensure_future(server.referee.play(s))
+    a_end = asyncio.ensure_future(_status_at_end(a, answer=True))
+    b_end = asyncio.ensure_future(_status_at_end(b, answer=False))
+    deadline = time.monotonic() + 10
+    while server.referee.games_running == 0:
+        assert time.monotonic() < deadline, "the game did not start"
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.2)  # b holds its first request
+    stopping = asyncio.ensure_future(server.stop(grace=1.0))
+    await asyncio.sleep(0.1)
+    late = Bot(server.target, "a")
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await late.back()
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert refused.value.details() == SHUTTING_DOWN
+    await late.channel.close()
+    assert not game.done()  # the grace is not over: the game goes on
+    t0 = time.monotonic()
+    await asyncio.wait_for(stopping, 15)
+    assert time.monotonic() - t0 < 10
+    with pytest.raises(ShuttingDown):
+        await game
+    assert await asyncio.wait_for(a_end, 10) == (grpc.StatusCode.UNAVAILABLE, STOPPED)
+    assert await asyncio.wait_for(b_end, 10) == (grpc.StatusCode.UNAVAILABLE, STOPPED)
+    await asyncio.sleep(0.3)  # more than the reconnect grace: still no result
+    assert outcomes == []
+    assert server.referee.games_running == 0
+    for bot in (a, b):
+        await bot.channel.close()
 
 
-def test_no_game_starts_and_no_bot_is_waited_for_once_the_shutdown_begins() -> None:
+async def test_no_game_starts_and_no_bot_is_waited_for_once_the_shutdown_begins() -> None:
     """A game waiting for a bot that is not connected gives up at once when the shutdown
     begins (it would have been a no-show forfeit after the reconnect grace), and a game
     asked for after that does not start: both raise ShuttingDown and record nothing."""
 
-    async def main() -> None:
-        server = await start(["a", "b"])
-        outcomes = _recorded(server)
-        waiting = asyncio.ensure_future(server.referee.play(
-            spec("waiting", ["a", "b"], policies=Policies(reconnect_grace=30.0))))
-        await asyncio.sleep(0.2)
-        assert not waiting.done()
-        t0 = time.monotonic()
-        await server.stop(grace=5.0)
-        with pytest.raises(ShuttingDown):
-            await asyncio.wait_for(waiting, 5)
-        assert time.monotonic() - t0 < 3  # not the 5 s grace, not the 30 s reconnect grace
-        with pytest.raises(ShuttingDown):
-            await server.referee.play(spec("after", ["a", "house:greedy"]))
-        assert outcomes == []
-
-    run(main())
+    server = await start(["a", "b"])
+    outcomes = _recorded(server)
+    waiting = asyncio.ensure_future(server.referee.play(
+        spec("waiting", ["a", "b"], policies=Policies(reconnect_grace=30.0))))
+    await asyncio.sleep(0.2)
+    assert not waiting.done()
+    t0 = time.monotonic()
+    await server.stop(grace=5.0)
+    with pytest.raises(ShuttingDown):
+        await asyncio.wait_for(waiting, 5)
+    assert time.monotonic() - t0 < 3  # not the 5 s grace, not the 30 s reconnect grace
+    with pytest.raises(ShuttingDown):
+        await server.referee.play(spec("after", ["a", "house:greedy"]))
+    assert outcomes == []
 
 
 def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
@@ -209,11 +199,12 @@ def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
             await server.stop(0)
             store.close()
 
-    tid = run(first_server())
-    run(second_server(tid))
+    # Two event loops one after the other: two lives of the referee process.
+    tid = asyncio.run(first_server())
+    asyncio.run(second_server(tid))
 
 
-def test_a_forfeit_launched_just_as_the_shutdown_begins_is_not_recorded(
+async def test_a_forfeit_launched_just_as_the_shutdown_begins_is_not_recorded(
     tmp_path: Path,
 ) -> None:
     """Bot "b" never connects: the tournament's first game is its no-show, and "b" is
@@ -224,83 +215,77 @@ def test_a_forfeit_launched_just_as_the_shutdown_begins_is_not_recorded(
     queued right there). That game records nothing: it stays scheduled, for the resumed
     tournament to play if "b" is back by then."""
 
-    async def main() -> None:
-        tokens = TokenBook(ADMIN)
-        server = await start_server("127.0.0.1:0", None, tokens)
-        store = SqliteStore(str(tmp_path / "t.sqlite3"))
-        director = Director(server.referee, store, tokens)
-        spec_ = TournamentSpec.from_dict(spec_dict(
-            "absent", ["a", "b"], games_per_pairing=4, concurrency=1,
-            policies={"reconnect_grace": 0.2, "absence_limit": 0.0}))
-        tid, _ = director.create(spec_)
-        a = Bot(server.target, "a")
-        lobby = server.referee.lobby
-        real_connected = lobby.connected
-        loop = asyncio.get_running_loop()
-        queued: list[str] = []
+    tokens = TokenBook(ADMIN)
+    server = await start_server("127.0.0.1:0", None, tokens)
+    store = SqliteStore(str(tmp_path / "t.sqlite3"))
+    director = Director(server.referee, store, tokens)
+    spec_ = TournamentSpec.from_dict(spec_dict(
+        "absent", ["a", "b"], games_per_pairing=4, concurrency=1,
+        policies={"reconnect_grace": 0.2, "absence_limit": 0.0}))
+    tid, _ = director.create(spec_)
+    a = Bot(server.target, "a")
+    lobby = server.referee.lobby
+    real_connected = lobby.connected
+    loop = asyncio.get_running_loop()
+    queued: list[str] = []
 
-        def connected(bot: str) -> int:
-            if bot == "b" and director._absent.get(tid) and not queued:
-                queued.append(bot)
-                loop.call_soon(server.referee.begin_shutdown, SHUTTING_DOWN)
-            return real_connected(bot)
+    def connected(bot: str) -> int:
+        if bot == "b" and director._absent.get(tid) and not queued:
+            queued.append(bot)
+            loop.call_soon(server.referee.begin_shutdown, SHUTTING_DOWN)
+        return real_connected(bot)
 
-        lobby.connected = connected  # type: ignore[method-assign]
-        try:
-            await a.back()
-            await director.start_now(tid)  # not waiting for "b" to connect
-            await asyncio.wait_for(director.wait(tid), 10)
-            assert queued == ["b"]  # the shutdown began while a forfeit was launched
-            games = sorted(store.games(tid), key=lambda x: x.seq)
-            assert [x.status for x in games] == ["finished", "scheduled", "scheduled", "scheduled"]
-            assert games[0].result is not None
-            assert games[0].result["termination"] == "TERMINATION_FORFEIT_NO_SHOW"
-            assert store.tournament(tid).status == "running"  # to resume
-        finally:
-            await a.drop()
-            await server.stop(0)
-            store.close()
-
-    run(main())
+    lobby.connected = connected  # type: ignore[method-assign]
+    try:
+        await a.back()
+        await director.start_now(tid)  # not waiting for "b" to connect
+        await asyncio.wait_for(director.wait(tid), 10)
+        assert queued == ["b"]  # the shutdown began while a forfeit was launched
+        games = sorted(store.games(tid), key=lambda x: x.seq)
+        assert [x.status for x in games] == ["finished", "scheduled", "scheduled", "scheduled"]
+        assert games[0].result is not None
+        assert games[0].result["termination"] == "TERMINATION_FORFEIT_NO_SHOW"
+        assert store.tournament(tid).status == "running"  # to resume
+    finally:
+        await a.drop()
+        await server.stop(0)
+        store.close()
 
 
-def test_a_practice_session_ends_after_its_current_game_with_unavailable() -> None:
+async def test_a_practice_session_ends_after_its_current_game_with_unavailable() -> None:
     """A bot in a long practice session against a house bot: when the shutdown begins,
     the game being played goes on to its end (within the grace), no further game
     starts, and the stream ends with UNAVAILABLE saying why (not OK, as if the session
     were over)."""
 
-    async def main() -> None:
-        server = await start(["a"])
-        bot = Bot(server.target, "a")
-        await bot.back(pb.PracticeRequest(opponent="random", games=100))
-        ended_at: list[float] = []
+    server = await start(["a"])
+    bot = Bot(server.target, "a")
+    await bot.back(pb.PracticeRequest(opponent="random", games=100))
+    ended_at: list[float] = []
 
-        async def play() -> tuple[grpc.StatusCode, str]:
-            try:
-                while True:
-                    msg = await bot.call.read()
-                    if msg is grpc.aio.EOF:
-                        return grpc.StatusCode.OK, ""
-                    kind = msg.WhichOneof("kind")
-                    if kind == "action_request":
-                        await bot.answer(msg.action_request)
-                    elif kind == "game_ended":
-                        ended_at.append(time.monotonic())
-            except grpc.aio.AioRpcError as e:
-                return e.code(), e.details()
+    async def play() -> tuple[grpc.StatusCode, str]:
+        try:
+            while True:
+                msg = await bot.call.read()
+                if msg is grpc.aio.EOF:
+                    return grpc.StatusCode.OK, ""
+                kind = msg.WhichOneof("kind")
+                if kind == "action_request":
+                    await bot.answer(msg.action_request)
+                elif kind == "game_ended":
+                    ended_at.append(time.monotonic())
+        except grpc.aio.AioRpcError as e:
+            return e.code(), e.details()
 
-        player = asyncio.ensure_future(play())
-        deadline = time.monotonic() + 30
-        while not ended_at:
-            assert time.monotonic() < deadline, "no practice game ended"
-            await asyncio.sleep(0.01)
-        t0 = time.monotonic()
-        await server.stop(grace=10.0)
-        assert await asyncio.wait_for(player, 10) == (grpc.StatusCode.UNAVAILABLE,
-                                                       SHUTTING_DOWN)
-        assert sum(t > t0 for t in ended_at) <= 1  # the game in progress, no other
-        assert time.monotonic() - t0 < 8
-        await bot.channel.close()
-
-    run(main())
+    player = asyncio.ensure_future(play())
+    deadline = time.monotonic() + 30
+    while not ended_at:
+        assert time.monotonic() < deadline, "no practice game ended"
+        await asyncio.sleep(0.01)
+    t0 = time.monotonic()
+    await server.stop(grace=10.0)
+    assert await asyncio.wait_for(player, 10) == (grpc.StatusCode.UNAVAILABLE,
+                                                   SHUTTING_DOWN)
+    assert sum(t > t0 for t in ended_at) <= 1  # the game in progress, no other
+    assert time.monotonic() - t0 < 8
+    await bot.channel.close()

@@ -6,11 +6,13 @@ import asyncio
 import math
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections import Counter
 
 from chinchon_referee.director import Director
+from chinchon_referee.processes import spawn as spawn_process
 from chinchon_referee.tournament import TournamentSpec
 
 from tests.fixture_types import SpawnBot
@@ -185,11 +187,11 @@ async def test_a_bot_back_after_the_grace_loses_only_the_games_due_while_nothing
     players = {x.id: x.players for x in env.store.games(tid)}
     procs = {b: await bots(sdk_bot("greedy"), env.server, b) for b in names}
     # The restarted bot: started now, connects when the test lets it (a line on stdin).
-    gated = BotProc(await asyncio.create_subprocess_exec(
-        sys.executable, str(ROOT / "tests" / "bots" / "gated_bot.py"), "--bot", "greedy",
-        "--target", env.server.target, "--token", bot_token("crash"),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=dict(os.environ, PYTHONUNBUFFERED="1")))
+    gated = BotProc(await spawn_process(
+        [sys.executable, str(ROOT / "tests" / "bots" / "gated_bot.py"), "--bot", "greedy",
+         "--target", env.server.target, "--token", bot_token("crash")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=dict(os.environ, PYTHONUNBUFFERED="1")))
     killed_after: list[str] = []
     released: list[str] = []
 

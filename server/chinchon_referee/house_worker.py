@@ -32,10 +32,12 @@ import collections
 import os
 import pickle
 import struct
+import subprocess
 import sys
 from typing import Any, BinaryIO
 
 from .logs import get_logger
+from .processes import Child, spawn
 
 log = get_logger("house_worker")
 
@@ -117,8 +119,8 @@ class HouseWorker:
 
     def __init__(self, label: str) -> None:
         self.label = label
-        self._proc: asyncio.subprocess.Process | None = None
-        self._starting: asyncio.Future[asyncio.subprocess.Process] | None = None
+        self._proc: Child | None = None
+        self._starting: asyncio.Future[Child] | None = None
         self._pending: collections.deque[asyncio.Future[Any]] = collections.deque()
         self._reader: asyncio.Task[None] | None = None
         self.closed = False
@@ -146,7 +148,7 @@ class HouseWorker:
         self._pending.append(asyncio.get_running_loop().create_future())
         proc.stdin.write(_HEADER.pack(len(body)) + body)
 
-    async def _running(self) -> asyncio.subprocess.Process:
+    async def _running(self) -> Child:
         if self.closed:
             raise WorkerGone("the referee is closing its workers")
         proc = self._proc
@@ -162,12 +164,10 @@ class HouseWorker:
             if starting.done() and self._starting is starting:
                 self._starting = None
 
-    async def _start(self) -> asyncio.subprocess.Process:
+    async def _start(self) -> Child:
         try:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "chinchon_referee.house_worker",
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            )
+            proc = await spawn([sys.executable, "-m", "chinchon_referee.house_worker"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         except OSError as e:
             raise WorkerGone(f"the house worker could not start: {e}") from None
         self._proc = proc
@@ -175,7 +175,7 @@ class HouseWorker:
         log.info("house_worker_started", worker=self.label, pid=proc.pid)
         return proc
 
-    async def _read(self, proc: asyncio.subprocess.Process) -> None:
+    async def _read(self, proc: Child) -> None:
         assert proc.stdout is not None
         try:
             while True:

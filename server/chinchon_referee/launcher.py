@@ -8,6 +8,9 @@ file (written by the child itself), to memory (read continuously by this process
 chatty bot never blocks on a full pipe; lines of any length up to :data:`LINE_LIMIT`),
 or nowhere. :meth:`BotProcess.stop` asks it to stop (SIGTERM) and kills it if it has
 not within a grace period.
+
+Processes are started by :func:`.processes.spawn` (not the event loop's own spawn: see
+there why).
 """
 
 from __future__ import annotations
@@ -15,15 +18,14 @@ from __future__ import annotations
 import asyncio
 import enum
 import os
+import subprocess
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-#: Longest line kept whole from a bot's output: raw test bots print whole messages, and a
-#: practice game's game_ended carries its record (a long 48-card game passes 64 KiB).
-#: A longer line is kept in pieces of this size.
-LINE_LIMIT = 16 * 1024 * 1024
+from .processes import LINE_LIMIT, Child, spawn
+
 _CHUNK = 64 * 1024
 
 
@@ -42,7 +44,7 @@ class BotProcess:
     """A running bot process; its piped outputs are drained into ``out``/``err`` from
     the moment it is wrapped (``tail``: keep only the last lines of each)."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, tail: int | None = None) -> None:
+    def __init__(self, proc: Child, tail: int | None = None) -> None:
         self.proc = proc
         self.out: deque[str] | list[str] = deque(maxlen=tail) if tail else []
         self.err: deque[str] | list[str] = deque(maxlen=tail) if tail else []
@@ -136,7 +138,7 @@ def bot_environment(target: str, token: str, extra: Mapping[str, str] | None = N
 def _open(sink: Sink) -> int | IO[bytes]:
     if isinstance(sink, Path):
         return open(sink, "wb")
-    return asyncio.subprocess.PIPE if sink is Keep.MEMORY else asyncio.subprocess.DEVNULL
+    return subprocess.PIPE if sink is Keep.MEMORY else subprocess.DEVNULL
 
 
 async def launch(
@@ -154,12 +156,10 @@ async def launch(
     more variables). OSError if it cannot be started (no such program...)."""
     out, err = _open(stdout), _open(stderr)
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *command, "--target", target, cwd=cwd, env=bot_environment(target, token, env),
-            stdout=out, stderr=err,
-        )
+        child = await spawn([*command, "--target", target], cwd=cwd,
+                            env=bot_environment(target, token, env), stdout=out, stderr=err)
     finally:
         for f in (out, err):
             if not isinstance(f, int):
                 f.close()
-    return BotProcess(proc, tail)
+    return BotProcess(child, tail)
