@@ -225,6 +225,24 @@ SHARED = "a-token-two-bots-share"
 ADMIN_SECRET = "the-admin-token-of-these-tests"
 
 
+def _admin_file(tmp_path: Path) -> Path:
+    admin = tmp_path / "admin"
+    admin.write_text(ADMIN_SECRET, encoding="utf-8")
+    admin.chmod(0o600)
+    return admin
+
+
+def _refused_serve(db: Path, args: list[str], said: str) -> subprocess.CompletedProcess[str]:
+    """``chinchon serve --db DB ARGS`` exits 2 saying ``said``."""
+    res = subprocess.run(
+        [sys.executable, "-m", "chinchon_referee.cli", "serve", "--address", "127.0.0.1:0",
+         "--db", str(db), *args],
+        capture_output=True, text=True, timeout=60, cwd=ROOT, env=_env())
+    assert res.returncode == 2, res.stderr
+    assert said in res.stderr, res.stderr
+    return res
+
+
 @pytest.mark.parametrize("args,said", [
     (["--bot", f"alice={ADMIN_SECRET}", "--admin-token-file", "{admin}"],
      "--bot alice: its token is the admin token"),
@@ -238,19 +256,11 @@ def test_serve_refuses_one_token_for_two_identities(
     """A bot token equal to the admin token would give that bot admin rights; two bots
     with one token leave one of them locked out; a look-alike name is not a name. Each is
     refused (exit 2, naming the bots, never the token) before anything is written."""
-    admin = tmp_path / "admin"
-    admin.write_text(ADMIN_SECRET, encoding="utf-8")
-    admin.chmod(0o600)
+    admin = _admin_file(tmp_path)
     if "--admin-token-file" not in args:
         args = [*args, "--admin-token-file", "{admin}"]
-    args = [a.format(admin=admin) for a in args]
     db = tmp_path / "ref.sqlite3"
-    res = subprocess.run(
-        [sys.executable, "-m", "chinchon_referee.cli", "serve", "--address", "127.0.0.1:0",
-         "--db", str(db), *args],
-        capture_output=True, text=True, timeout=60, cwd=ROOT, env=_env())
-    assert res.returncode == 2, res.stderr
-    assert said in res.stderr, res.stderr
+    res = _refused_serve(db, [a.format(admin=admin) for a in args], said)
     assert SHARED not in res.stderr + res.stdout and ADMIN_SECRET not in res.stderr + res.stdout
     assert not db.exists()
 
@@ -265,20 +275,13 @@ def test_serve_refuses_a_token_already_registered_to_another_bot(tmp_path: Path)
     store = SqliteStore(str(db))
     store.upsert_bot("alice", digest(SHARED))
     store.close()
-    admin = tmp_path / "admin"
-    admin.write_text(ADMIN_SECRET, encoding="utf-8")
-    admin.chmod(0o600)
+    admin = _admin_file(tmp_path)
     for args, said in (
         (["--admin-token-file", str(admin), "--bot", f"bob={SHARED}"],
          "--bot bob: its token is already the token of bot alice"),
         (["--admin-token", SHARED], "bot alice (registered in the database) has the admin token"),
     ):
-        res = subprocess.run(
-            [sys.executable, "-m", "chinchon_referee.cli", "serve", "--address", "127.0.0.1:0",
-             "--db", str(db), *args],
-            capture_output=True, text=True, timeout=60, cwd=ROOT, env=_env())
-        assert res.returncode == 2, res.stderr
-        assert said in res.stderr, res.stderr
+        _refused_serve(db, args, said)
     store = SqliteStore(str(db))
     try:
         assert store.bots() == [("alice", digest(SHARED))]
