@@ -151,10 +151,9 @@ class WriteGate(_PerLoop):
     Under load, the games' tasks run one after another in each pass of the loop, and
     each one's Python work (apply, observation, encoding) would sit between two writes
     to gRPC. Written back to back instead, the writes meet gRPC's transport together:
-    it sends them in fewer system calls, and the bots receive them in fewer wake-ups.
-    Measured with ``bench/bench_server.py`` (``--write-gate off`` is the baseline):
-    about 10% more decisions per second, mostly from cheaper work on the bots' side;
-    a write waits one extra pass of the loop.
+    it sends them in fewer system calls, and the bots receive them in fewer wake-ups
+    (measured in docs/benchmarks.md, "Write gate"; ``bench_server.py --write-gate off``
+    is the baseline).
 
     Each writer waits on a future of its own: a cancelled writer (a write timeout, a
     game stopped) leaves the others alone.
