@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -359,11 +360,13 @@ async def test_a_practice_request_that_cannot_be_served_is_refused_in_band(
 # -- `chinchon practice`: the report's rows ------------------------------------------------------
 
 
-def _cli_practice(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    # A wide terminal: each table row on one line.
+def _cli_practice(*args: str, timeout: float = 120,
+                  cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    # A wide terminal: each table row on one line. The run's folder (practice-SEED/ by
+    # default) goes in ``cwd``, a fresh temporary folder unless given.
     env = dict(os.environ, COLUMNS="200")
     return subprocess.run([*CLI, "practice", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env=env)
+                          timeout=timeout, cwd=cwd or tempfile.mkdtemp(), env=env)
 
 
 def _rows(stdout: str, kind: str) -> list[tuple[str, str]]:
@@ -553,3 +556,82 @@ def test_chinchon_practice_tells_a_referee_failure_from_a_bot_failure(
                           "allowed": 5.0})
     assert not rep.referee_only_failed
     assert "FAIL: see the problems above" in printed_report()
+
+
+# -- `chinchon practice`: what it leaves for the author ------------------------------------------
+
+
+def _script(tmp_path: Path, name: str, body: str) -> str:
+    path = tmp_path / name
+    path.write_text(body, encoding="utf-8")
+    return str(path)
+
+
+def test_cli_practice_prints_the_bots_stderr_verbatim_and_saves_it(tmp_path: Path) -> None:
+    """Brackets in the bot's stderr are the bot's words, not rich markup: ``[cppbot]`` and
+    ``[a, b]`` are printed as they are, and ``[/oops]`` does not crash the report."""
+    lines = ["[cppbot] starting", "state [a, b]", "closing [/oops] tag", "[bold]not bold[/]"]
+    bot = _script(tmp_path, "noisy.py",
+                  "import sys\n"
+                  f"for line in {lines!r}:\n"
+                  "    print(line, file=sys.stderr)\n"
+                  "sys.exit(1)\n")
+    out = tmp_path / "practice-noisy"
+    res = _cli_practice("--games", "1", "--seed", "noisy", "--", sys.executable, bot,
+                        cwd=tmp_path)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr and "MarkupError" not in res.stderr, res.stderr
+    assert "FAIL" in res.stdout
+    for line in lines:
+        assert line in res.stdout, res.stdout
+    saved = out / "bot-stderr.log"
+    assert saved.read_text(encoding="utf-8").splitlines() == lines
+    assert "bot stderr saved in practice-noisy/bot-stderr.log" in res.stdout
+
+
+def test_cli_practice_reports_the_exit_code_of_a_bot_that_never_connected(
+        tmp_path: Path) -> None:
+    bot = _script(tmp_path, "quits.py", "import sys\nsys.exit(3)\n")
+    out = tmp_path / "run"
+    res = _cli_practice("--games", "1", "--out", str(out), "--", sys.executable, bot)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "the bot exited before connecting (exit code 3)" in res.stdout, res.stdout
+    assert "FAIL" in res.stdout
+    assert f"bot stderr saved in {out / 'bot-stderr.log'}" in res.stdout
+
+
+def test_cli_practice_names_the_signal_that_killed_a_bot_before_connecting(
+        tmp_path: Path) -> None:
+    bot = _script(tmp_path, "killed.py", "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
+    res = _cli_practice("--games", "1", "--", sys.executable, bot)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert ("the bot exited before connecting (killed by signal SIGTERM)"
+            in res.stdout), res.stdout
+
+
+def test_cli_practice_keeps_each_game_record_for_replay(tmp_path: Path) -> None:
+    """A clean run (default folder ``practice-SEED/`` in the current directory) keeps the
+    bot's stderr and each game's record; ``chinchon replay`` accepts every record."""
+    bot = str(ROOT / "sample_bots" / "python" / "random_bot.py")
+    res = _cli_practice("--games", "2", "--seed", "keep", "--",
+                        sys.executable, "-m", "chinchon.sdk", "--bot", f"{bot}:RandomBot",
+                        cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "PASS" in res.stdout
+    out = tmp_path / "practice-keep"
+    assert "bot stderr saved in practice-keep/bot-stderr.log" in res.stdout, res.stdout
+    assert "saved in practice-keep/" in res.stdout
+    assert (out / "bot-stderr.log").is_file()
+    records = sorted(out.glob("practice-*.json"))
+    assert [r.name for r in records] == ["practice-1.json", "practice-2.json"]
+    for record in records:
+        rep = subprocess.run([*CLI, "replay", str(record)], capture_output=True, text=True,
+                             timeout=120, cwd=tmp_path)
+        assert rep.returncode == 0, rep.stdout + rep.stderr
+        assert "all legal" in rep.stdout
+    # The folder is the run's own: a second run into it is refused, changing nothing.
+    again = _cli_practice("--games", "1", "--seed", "keep", "--", sys.executable, bot,
+                          cwd=tmp_path)
+    assert again.returncode == 2
+    assert "--out practice-keep: the folder is not empty" in again.stdout
+    assert sorted(out.iterdir()) == sorted([*records, out / "bot-stderr.log"])

@@ -9,6 +9,12 @@ their reasons, timeouts with the time taken, protocol errors, forfeits. Exit cod
 when the bot played every game cleanly, 1 otherwise, 2 on usage errors. The deals come
 from ``--seed`` (the bot is never told it): without it, a random seed, printed with the
 report, so ``--seed`` repeats the run exactly.
+
+Everything the run leaves for the author goes in one folder, ``--out DIR`` (default
+``practice-SEED/`` in the current directory, created; an existing folder is refused
+unless it is empty): the bot's whole stderr in ``bot-stderr.log`` and each game's
+record in ``practice-N.json`` (``chinchon replay practice-N.json`` checks and prints
+it). The report prints where they are, on PASS and on FAIL.
 """
 
 from __future__ import annotations
@@ -17,15 +23,18 @@ import argparse
 import asyncio
 import json
 import secrets
+import signal
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from chinchon.engine import RuleSet, RuleSetError, Termination
 from chinchon.strategies import BUILTIN_BOTS
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .auth import TokenBook, new_token
 from .config import Policies, RefereeConfig, TimeControl
@@ -57,13 +66,42 @@ def register(sub: Any) -> None:
     p.add_argument("--connect-timeout", type=float, default=30.0,
                    help="seconds the bot has to connect (default 30)")
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    p.add_argument("--out", metavar="DIR",
+                   help="folder for the bot's stderr (bot-stderr.log) and each game's "
+                        "record (practice-N.json, for chinchon replay); default: "
+                        "practice-SEED/ in the current directory")
     p.add_argument("--log-level", default="warning")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the bot's command line")
     p.set_defaults(func=cmd_practice)
 
 
-#: Lines of the bot's stderr kept for the report (the last ones).
-STDERR_LINES = 2000
+#: Lines of the bot's stderr shown in the report (the last ones; the file has them all).
+STDERR_LINES = 15
+#: Bytes read back from the end of the stderr file for the report.
+STDERR_TAIL_BYTES = 64 * 1024
+STDERR_FILE = "bot-stderr.log"
+
+
+def exit_description(code: int) -> str:
+    """``exit code 3``, or ``killed by signal SIGKILL`` for a negative return code."""
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def _tail(path: Path) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            size = fh.tell()
+            fh.seek(max(0, size - STDERR_TAIL_BYTES))
+            data = fh.read()
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace")
 
 
 @dataclass
@@ -76,6 +114,8 @@ class PracticeReport:
     bot_exit: int | None = None
     bot_stderr: str = ""
     seed: str = ""
+    out: Path | None = None
+    records: list[Path] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -130,17 +170,21 @@ async def run_practice(
     seed: str,
     name: str = "candidate",
     connect_timeout: float = 30.0,
+    out: Path | None = None,
 ) -> PracticeReport:
+    """Play the games; with ``out`` (an existing folder), the bot's stderr goes to
+    ``out/bot-stderr.log`` and each game's record to ``out/practice-N.json``."""
     token = new_token()
     tokens = TokenBook()
     tokens.add(name, token)
     config = RefereeConfig(time_control=time_control, policies=Policies(reconnect_grace=5.0))
     referee = Referee(config)
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
-    report = PracticeReport(name, opponent, seed=seed)
+    report = PracticeReport(name, opponent, seed=seed, out=out)
+    stderr_file = out / STDERR_FILE if out is not None else None
     try:
         proc = await launch(command, server.target, token, stdout=Keep.DISCARD,
-                            stderr=Keep.MEMORY, tail=STDERR_LINES)
+                            stderr=stderr_file or Keep.MEMORY, tail=STDERR_LINES)
     except OSError:
         await server.stop(grace=1.0)
         raise
@@ -154,8 +198,8 @@ async def run_practice(
             report.incidents.append({
                 "kind": IncidentKind.CONNECT,
                 "bot": name,
-                "message": "the bot exited before connecting" if exited.done()
-                else f"the bot did not connect within {connect_timeout:g} s",
+                "message": f"the bot exited before connecting ({exit_description(exited.result())})"
+                if exited.done() else f"the bot did not connect within {connect_timeout:g} s",
             })
         else:
             for i in range(games):
@@ -174,12 +218,16 @@ async def run_practice(
                 for incident in referee.incidents[first:]:
                     incident.setdefault("game_id", spec.game_id)
                 report.outcomes.append(outcome)
+                if out is not None:
+                    path = out / f"{spec.game_id}.json"
+                    path.write_text(json.dumps(outcome.record, indent=1), encoding="utf-8")
+                    report.records.append(path)
                 if outcome.termination is Termination.FORFEIT_NO_SHOW or exited.done():
                     break
         report.incidents.extend(referee.incidents)
     finally:
         report.bot_exit = await proc.stop(5.0)
-        report.bot_stderr = "".join(proc.err)
+        report.bot_stderr = _tail(stderr_file) if stderr_file else "".join(proc.err)
         await server.stop(grace=1.0)
     return report
 
@@ -215,13 +263,20 @@ def print_report(rep: PracticeReport) -> None:
                 detail = f"no answer in {i['waited']:.3f} s (allowed {i['allowed']:.3f} s)"
             elif i["kind"] == "illegal":
                 detail = f"{i['violation'] or i['code']}: {i['message']}"
-            inc.add_row(i["kind"], i.get("game_id", "-"), detail)
+            # Details quote the bot (its messages, its actions): text, never markup.
+            inc.add_row(i["kind"], i.get("game_id", "-"), Text(detail))
         console.print(inc, soft_wrap=False)
         counts = Counter(i["kind"] for i in rep.incidents)
         console.print("counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if rep.bot_stderr.strip() and not rep.clean:
-        tail = "\n".join(rep.bot_stderr.strip().splitlines()[-15:])
-        console.print(f"[dim]bot stderr (last lines):\n{tail}[/]")
+        # The bot's own words, verbatim: never read as rich markup.
+        tail = "\n".join(rep.bot_stderr.strip().splitlines()[-STDERR_LINES:])
+        console.print(Text("bot stderr (last lines):\n" + tail, style="dim"))
+    if rep.out is not None:
+        console.print(Text(f"bot stderr saved in {rep.out / STDERR_FILE}"))
+        if rep.records:
+            console.print(Text(f"game records ({len(rep.records)}) saved in {rep.out}/: "
+                               f"chinchon replay {rep.records[0]}"))
     aborted = sum(1 for i in rep.incidents if i["kind"] == "aborted")
     if aborted:
         console.print(f"[yellow]{aborted} game(s) stopped by an internal error of the referee: "
@@ -260,11 +315,22 @@ def cmd_practice(args: argparse.Namespace) -> int:
     configure(args.log_level, "text")
     use_loop("auto")
     seed = args.seed or secrets.token_hex(8)
+    out = Path(args.out) if args.out else Path(f"practice-{seed}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if any(out.iterdir()):
+            console.print(Text(f"error: --out {out}: the folder is not empty "
+                               "(give another one, or empty it)"))
+            return 2
+    except OSError as e:
+        console.print(Text(f"error: --out {out}: {e.strerror or e}"))
+        return 2
     try:
         rep = asyncio.run(run_practice(command, args.games, args.opponent, rules, tc, seed,
-                                       args.name, args.connect_timeout))
+                                       args.name, args.connect_timeout, out))
     except OSError as e:  # the command cannot be started (no such file, not executable)
-        console.print(f"error: cannot start the bot's command {command[0]!r}: {e.strerror or e}")
+        console.print(Text(f"error: cannot start the bot's command {command[0]!r}: "
+                           f"{e.strerror or e}"))
         return 2
     print_report(rep)
     if args.json:
