@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -236,3 +237,81 @@ def test_the_demo_tournament_file_checks(tmp_path: Path) -> None:
     proc = subprocess.run([*CLI, "tournament", "check", str(bad)], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 1 and "table_size" in proc.stdout
+
+
+# -- running a finished tournament again ---------------------------------------------------------
+
+
+def _two_bot_cup(tmp_path: Path) -> Path:
+    toml = tmp_path / "twice.toml"
+    toml.write_text("""
+name = "Twice cup"
+table_size = 2
+games_per_pairing = 2
+concurrency = 2
+start = "when_connected"
+seed = "twice-seed"
+
+[rules]
+score_limit = 30
+
+[time_control]
+per_move = 2.0
+bank = 10.0
+
+[[participants]]
+name = "greedy-py"
+command = ["{python}", "-m", "chinchon.sdk", "--bot", "greedy"]
+
+[[participants]]
+name = "random-py"
+command = ["{python}", "-m", "chinchon.sdk", "--bot", "random"]
+""", encoding="utf-8")
+    return toml
+
+
+def _run(toml: Path, cwd: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, "tournament", "run", str(toml), "--quiet", *flags],
+                          capture_output=True, text=True, timeout=150, cwd=cwd,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def test_a_finished_tournament_run_again_shows_its_standings_and_launches_nothing(
+        tmp_path: Path) -> None:
+    toml = _two_bot_cup(tmp_path)
+    first = _run(toml, tmp_path)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    results = tmp_path / "results" / "twice-cup"
+    db = results / "tournament.sqlite3"
+
+    def snapshot() -> tuple[list[str], list[tuple[Any, ...]], list[str]]:
+        with sqlite3.connect(db) as c:
+            games = c.execute("SELECT id, status, finished FROM games ORDER BY id").fetchall()
+        return (sorted(p.name for p in (results / "logs").iterdir()), games,
+                sorted(p.name for p in (results / "records").iterdir()))
+
+    before = snapshot()
+    logs_mtime = {p.name: p.stat().st_mtime_ns for p in (results / "logs").iterdir()}
+    assert len(before[1]) == 2 and len(before[2]) == 2
+
+    second = _run(toml, tmp_path)
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    out = second.stdout
+    assert "is finished: it finished on " in out, out
+    assert "standings after 2 games" in out and "greedy-py" in out and "random-py" in out
+    assert "--again" in out
+    # No bot launched (no log file created or written), no game created or played.
+    assert snapshot() == before
+    assert {p.name: p.stat().st_mtime_ns for p in (results / "logs").iterdir()} == logs_mtime
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM tournaments").fetchone() == (1,)
+
+    # --again: a whole new run in a folder of its own; the first folder is untouched.
+    third = _run(toml, tmp_path, "--again")
+    assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
+    again = tmp_path / "results" / "twice-cup-2"
+    assert f"results written to {again.relative_to(tmp_path)}/" in third.stdout, third.stdout
+    assert len(list((again / "records").iterdir())) == 2
+    st = json.loads((again / "standings.json").read_text(encoding="utf-8"))
+    assert st["games"] == 2
+    assert snapshot() == before

@@ -3,7 +3,11 @@
 Starts a referee in this process, launches every bot from its command line (like a
 chess tournament manager launching engines), runs the schedule with a live progress
 bar, prints the standings and writes results, records and a report to a folder.
-Running the same file again with the same database resumes an interrupted run.
+Running the same file again with the same database resumes an interrupted run; once the
+run is finished, running it again prints its standings (and when it finished) and
+launches nothing. ``--again`` plays it once more in a new results folder
+(``results/<name>-2/``, ``-3``...), never mixing the runs' records; ``--fresh`` abandons
+an unfinished run and starts over in the same folder.
 
     chinchon tournament run sample_bots/demo_tournament.toml
     chinchon tournament check FILE       validate a declaration and show its schedule
@@ -51,12 +55,21 @@ log = get_logger("tournament")
 def register(sub: Any) -> None:
     p = sub.add_parser("tournament", help="run or inspect round-robin tournaments")
     tsub = p.add_subparsers(dest="tcommand", required=True, metavar="ACTION")
-    r = tsub.add_parser("run", help="run a tournament declared in a TOML file, end to end")
+    r = tsub.add_parser(
+        "run", help="run a tournament declared in a TOML file, end to end",
+        description="Run a tournament declared in a TOML file, end to end. Run again with "
+                    "the same database: an interrupted run resumes; a finished one is "
+                    "reported as finished, with its standings, and no bot is launched.")
     r.add_argument("file", help="tournament declaration (TOML)")
     r.add_argument("--results", help="results folder (default: results/<name>)")
     r.add_argument("--db", help="SQLite database (default: <results>/tournament.sqlite3)")
-    r.add_argument("--fresh", action="store_true",
-                   help="start over even if the database holds this tournament")
+    again = r.add_mutually_exclusive_group()
+    again.add_argument("--fresh", action="store_true",
+                       help="abandon an unfinished run of this declaration and start over "
+                            "in the same folder (a finished run is left as it is)")
+    again.add_argument("--again", action="store_true",
+                       help="play a finished tournament once more, in a new results folder "
+                            "(<results>-2, -3...: the first that does not exist)")
     r.add_argument("--concurrency", type=int, help="override the file's concurrency")
     r.add_argument("--games-per-pairing", type=int, help="override the file's games_per_pairing")
     r.add_argument("--log-level", default="warning")
@@ -79,6 +92,14 @@ def _slug(name: str) -> str:
     starting with '.' (so never '.' or '..'), at most 64 characters."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).lower()
     return slug.lstrip(".-")[:64].rstrip(".-") or "tournament"
+
+
+def next_folder(folder: Path) -> Path:
+    """``folder-2``, ``folder-3``...: the first that does not exist yet."""
+    n = 2
+    while (candidate := folder.with_name(f"{folder.name}-{n}")).exists():
+        n += 1
+    return candidate
 
 
 def _command(p: Participant, base: Path) -> list[str]:
@@ -242,6 +263,8 @@ async def run_tournament(args: argparse.Namespace) -> int:
         return 2
     configure(args.log_level, args.log_format)
     results = Path(args.results) if args.results else Path("results") / _slug(spec.name)
+    if args.again:
+        results = next_folder(results)
     try:
         results.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -269,11 +292,19 @@ async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
     # The same declaration resumes its unfinished run in this database.
     fp = spec.fingerprint()
     tid = None
+    mine = [row for row in store.tournaments() if row.spec.get("_fingerprint") == fp]
+    finished = next((row for row in mine if row.status is TournamentStatus.FINISHED), None)
+    if finished is not None and not args.again:
+        # Played to the end: say so, show what it gave, and launch nothing.
+        when = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(finished.finished or 0))
+        console.print(Text(f"{spec.name} ({finished.id}) is finished: it finished on {when}; "
+                           f"its results are in {results}/"))
+        st = director.standings(finished.id)
+        console.print(standings_table(st, f"{spec.name}: standings after {st.games} games"))
+        console.print("to play it once more in a new results folder: --again")
+        return 0
     if not args.fresh:
-        for row in store.tournaments():
-            if row.spec.get("_fingerprint") == fp and not row.status.over:
-                tid = row.id
-                break
+        tid = next((row.id for row in mine if not row.status.over), None)
     if tid is not None:
         spec = director.spec_of(tid)
         parts = {p.name: p for p in TournamentSpec.from_toml(path).participants}
