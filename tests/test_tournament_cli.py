@@ -305,6 +305,11 @@ def test_a_finished_tournament_run_again_shows_its_standings_and_launches_nothin
     assert {p.name: p.stat().st_mtime_ns for p in (results / "logs").iterdir()} == logs_mtime
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT COUNT(*) FROM tournaments").fetchone() == (1,)
+    # --fresh abandons unfinished runs only: a finished one is shown, not replayed.
+    fresh = _run(toml, tmp_path, "--fresh")
+    assert fresh.returncode == 0, fresh.stdout[-3000:] + fresh.stderr[-3000:]
+    assert "is finished: it finished on " in fresh.stdout
+    assert snapshot() == before
 
     # --again: a whole new run in a folder of its own; the first folder is untouched.
     third = _run(toml, tmp_path, "--again")
