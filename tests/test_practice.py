@@ -635,3 +635,19 @@ def test_cli_practice_keeps_each_game_record_for_replay(tmp_path: Path) -> None:
     assert again.returncode == 2
     assert "--out practice-keep: the folder is not empty" in again.stdout
     assert sorted(out.iterdir()) == sorted([*records, out / "bot-stderr.log"])
+
+
+def test_practice_report_prints_incident_details_verbatim(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An incident's detail quotes the bot (its protocol errors, its illegal actions):
+    brackets in it are text, and a stray closing tag does not crash the report."""
+    from chinchon_referee.practice import PracticeReport, print_report
+
+    message = "unknown action [/oops] in [a, b] from [cppbot]"
+    rep = PracticeReport("candidate", "greedy", seed="s", connected=True,
+                         incidents=[{"kind": "protocol", "game_id": "practice-1",
+                                     "message": message}])
+    print_report(rep)
+    out = capsys.readouterr().out
+    assert "[/oops]" in out and "[a, b]" in out and "[cppbot]" in out, out
+    assert "FAIL" in out
