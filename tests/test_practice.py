@@ -613,7 +613,7 @@ def test_cli_practice_keeps_each_game_record_for_replay(tmp_path: Path) -> None:
     """A clean run (default folder ``practice-SEED/`` in the current directory) keeps the
     bot's stderr and each game's record; ``chinchon replay`` accepts every record."""
     bot = str(ROOT / "sample_bots" / "python" / "random_bot.py")
-    res = _cli_practice("--games", "2", "--seed", "keep", "--",
+    res = _cli_practice("--games", "2", "--seed", "keep", "--json", "report.json", "--",
                         sys.executable, "-m", "chinchon.sdk", "--bot", f"{bot}:RandomBot",
                         cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -624,6 +624,10 @@ def test_cli_practice_keeps_each_game_record_for_replay(tmp_path: Path) -> None:
     assert (out / "bot-stderr.log").is_file()
     records = sorted(out.glob("practice-*.json"))
     assert [r.name for r in records] == ["practice-1.json", "practice-2.json"]
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["clean"] and report["bot_stderr_file"] == "practice-keep/bot-stderr.log"
+    assert report["records"] == ["practice-keep/practice-1.json",
+                                 "practice-keep/practice-2.json"]
     for record in records:
         rep = subprocess.run([*CLI, "replay", str(record)], capture_output=True, text=True,
                              timeout=120, cwd=tmp_path)

@@ -158,6 +158,8 @@ class PracticeReport:
             ],
             "incidents": self.incidents,
             "clean": self.clean,
+            "bot_stderr_file": str(self.out / STDERR_FILE) if self.out else None,
+            "records": [str(r) for r in self.records],
         }
 
 
