@@ -54,21 +54,23 @@ def test_rules_prints_defaults_and_checks_files(tmp_path: Path) -> None:
 
 def test_practice_passes_a_clean_bot_and_fails_a_cheating_one(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
-    ok = run("practice", "--games", "2", "--json", str(report), "--",
+    ok = run("practice", "--games", "2", "--json", str(report), "--out", str(tmp_path / "ok"), "--",
              sys.executable, "-m", "chinchon.sdk", "--bot", "greedy")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "PASS" in ok.stdout
     data = json.loads(report.read_text())
     assert data["clean"] and len(data["games"]) == 2 and not data["incidents"]
-    bad = run("practice", "--games", "1", "--per-move", "0.5", "--", sys.executable,
+    bad = run("practice", "--games", "1", "--per-move", "0.5", "--out", str(tmp_path / "bad"),
+              "--", sys.executable,
               str(ROOT / "tests" / "bots" / "raw_bot.py"), "--mode", "illegal")
     assert bad.returncode == 1
     assert "FAIL" in bad.stdout
     assert "is not in your hand" in bad.stdout or "time to draw" in bad.stdout
 
 
-def test_practice_reports_a_bot_that_never_connects() -> None:
-    res = run("practice", "--games", "1", "--connect-timeout", "2", "--",
+def test_practice_reports_a_bot_that_never_connects(tmp_path: Path) -> None:
+    res = run("practice", "--games", "1", "--connect-timeout", "2", "--out", str(tmp_path / "out"),
+              "--",
               sys.executable, "-c", "import time; time.sleep(30)")
     assert res.returncode == 1
     assert "did not connect" in res.stdout

@@ -63,7 +63,8 @@ def cpp_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_cpp_bot_passes_the_conformance_check(cpp_bot: Path, tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     proc = subprocess.run(
-        [*CLI, "practice", "--games", "4", "--json", str(report), "--", str(cpp_bot)],
+        [*CLI, "practice", "--games", "4", "--json", str(report), "--out", str(tmp_path / "out"),
+         "--", str(cpp_bot)],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -112,6 +112,6 @@ def test_practice_names_a_bot_command_that_cannot_start(tmp_path: Path,
     from chinchon_referee import cli
 
     missing = str(tmp_path / "no-such-bot")
-    assert cli.main(["practice", "--games", "1", "--", missing]) == 2
+    assert cli.main(["practice", "--games", "1", "--out", str(tmp_path / "out"), "--", missing]) == 2
     out = capsys.readouterr().out
     assert "cannot start the bot's command" in out and "no-such-bot" in out

@@ -107,7 +107,8 @@ def _cli(tmp_path: Path, name: str, *args: str) -> dict[str, Any]:
     report = tmp_path / f"{name}.json"
     res = subprocess.run(
         [sys.executable, "-m", "chinchon_referee.cli", "practice", "--games", "2",
-         "--json", str(report), *args, "--", sys.executable, RAW_BOT, "--mode", "first"],
+         "--json", str(report), "--out", str(tmp_path / f"{name}-out"), *args,
+         "--", sys.executable, RAW_BOT, "--mode", "first"],
         capture_output=True, text=True, timeout=120, cwd=ROOT, env=dict(os.environ, COLUMNS="200"))
     assert res.returncode == 0, res.stdout + res.stderr
     data: dict[str, Any] = json.loads(report.read_text())
