@@ -24,6 +24,7 @@ from chinchon_referee.server import start_server
 
 from tests.helpers import NODE_BOT, ROOT, BotProc, bot_token, play, spec, start, tokens_for
 from tests.test_serve import ALICE, serve
+from tests.waits import until
 
 CLI = [sys.executable, "-m", "chinchon_referee.cli"]
 SOURCE = ROOT / "sample_bots" / "cpp"
@@ -148,12 +149,13 @@ def test_cpp_bot_practices_over_tls_trusting_the_given_certificate(
 
 async def lines(bot: BotProc, text: str, count: int, timeout: float = 60) -> None:
     """Wait until the bot has logged ``count`` lines containing ``text``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while sum(text in line for line in bot.err) < count:
-        if loop.time() > deadline or bot.proc.returncode is not None:
-            raise AssertionError(f"{count} x {text!r} not logged: {''.join(bot.err)}")
-        await asyncio.sleep(0.05)
+    def logged() -> bool:
+        return sum(text in line for line in bot.err) >= count
+
+    await until(lambda: logged() or bot.proc.returncode is not None,
+                f"{count} x {text!r} logged", timeout, lambda: "".join(bot.err))
+    if not logged():
+        raise AssertionError(f"{count} x {text!r} not logged: {''.join(bot.err)}")
 
 
 def test_cpp_bot_reconnects_to_a_restarted_referee_and_plays_on(cpp_bot: Path) -> None:

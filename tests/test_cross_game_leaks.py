@@ -53,6 +53,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from tests.helpers import ADMIN, bot_token
+from tests.waits import until
 
 CARD = re.compile(r"^(?:1[0-2]|[1-9])[OCEB]$|^JK[12]$")
 RULES = {"score_limit": 25, "max_turns_per_hand": 24}
@@ -94,10 +95,8 @@ async def client(target: str, bot: str, hello: pb.Hello, seed: int, into: list[S
 
 async def streams_idle(server: Any, bots: str, n: int, timeout: float = 30) -> None:
     """Wait until every bot has ``n`` streams idle in the lobby (all its streams in)."""
-    deadline = time.monotonic() + timeout
-    while any(len(server.referee.lobby.idle.get(b, [])) < n for b in bots):
-        assert time.monotonic() < deadline, "the streams did not all connect"
-        await asyncio.sleep(0.01)
+    await until(lambda: all(len(server.referee.lobby.idle.get(b, [])) >= n for b in bots),
+                "the streams did not all connect", timeout)
 
 
 def cards_in(msg: Message) -> set[str]:

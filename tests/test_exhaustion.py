@@ -37,6 +37,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import ROOT, BotProc, bot_token, spec, start
+from tests.waits import until
 
 PLAY = "/chinchon.v1.RefereeService/Play"
 
@@ -203,13 +204,6 @@ async def _refused(stream: RawStream) -> grpc.aio.AioRpcError:
     return err.value
 
 
-async def _until(cond: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not cond():
-        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.01)
-
-
 async def test_open_streams_are_capped_per_bot_and_in_all_naming_the_limit() -> None:
     limits = Limits(max_streams_per_bot=2, max_streams=3)
 
@@ -239,7 +233,7 @@ async def test_open_streams_are_capped_per_bot_and_in_all_naming_the_limit() -> 
         assert "max_streams" in err.details() and "in all" in err.details()
         # A stream that ends gives its place back.
         await a1.close()
-        await _until(lambda: server.referee.streams.in_all == 2, "the stream to close")
+        await until(lambda: server.referee.streams.in_all == 2, "the stream to close")
         c = await open_("c")
         assert (await c.read()).WhichOneof("kind") == "welcome"
     finally:
@@ -292,7 +286,7 @@ async def test_practice_sessions_are_capped_per_bot_and_in_all_naming_the_limit(
         assert server.referee.practice_sessions.in_all == 2
         # A session that ends gives its place back.
         await back.close()
-        await _until(lambda: server.referee.practice_sessions.in_all == 1,
+        await until(lambda: server.referee.practice_sessions.in_all == 1,
                      "a's session to end (forfeit after the reconnect grace)")
         await first_game(await practice("c"))
     finally:
@@ -428,7 +422,7 @@ async def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game() -> N
         player = asyncio.ensure_future(games())
         rounds: list[tuple[float, float, int]] = []
         try:
-            await _until(lambda: sum(c.bot.startswith("hostile")
+            await until(lambda: sum(c.bot.startswith("hostile")
                                      for c in server.referee.connections) == 8,
                          "the 8 hostile streams")
             # Warm up: every session playing, the house worker started.
@@ -437,7 +431,7 @@ async def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game() -> N
                 stdin.write(b"count\n")
                 await stdin.drain()
                 n = len(hostile.out)
-                await _until(lambda n=n: len(hostile.out) > n, "the hostile count", timeout=120)
+                await until(lambda n=n: len(hostile.out) > n, "the hostile count", timeout=120)
             for _ in range(3):
                 samples: dict[bool, list[float]] = {False: [], True: []}
                 before = answered()
@@ -445,11 +439,11 @@ async def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game() -> N
                     on = phase % 2 == 1
                     await switch(on)
                     base = len(rtts())
-                    await _until(lambda base=base: len(rtts()) >= base + skip + per_phase,
+                    await until(lambda base=base: len(rtts()) >= base + skip + per_phase,
                                  "the honest bot's answers", timeout=120)
                     samples[on] += rtts()[base + skip:base + skip + per_phase]
                 await switch(False)
-                await _until(lambda before=before: answered() > before, "the hostile count")
+                await until(lambda before=before: answered() > before, "the hostile count")
                 off, on_ = _p99(samples[False]), _p99(samples[True])
                 rounds.append((off, on_, answered() - before))
                 if on_ <= 2 * max(off, 0.0015):

@@ -8,6 +8,7 @@ import asyncio
 import re
 
 from tests.helpers import BotProc, play, sdk_bot, spawn, spec, start, stop
+from tests.waits import until
 
 LINE = re.compile(
     r"^chinchon: game (?P<game>\S+) seat (?P<seat>\d) vs (?P<opp>.+): "
@@ -17,15 +18,11 @@ LINE = re.compile(
 
 async def _line_about(proc: BotProc, game_id: str, timeout: float = 60) -> str:
     """The stderr line about ``game_id`` once it is there (waits on the line, bounded)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        got = [ln for ln in proc.err if f"game {game_id} " in ln]
-        if got:
-            return got[0].rstrip("\n")
-        if loop.time() > deadline:
-            raise AssertionError(f"no line about {game_id} on stderr: {proc.err[-10:]}")
-        await asyncio.sleep(0.02)
+    def about() -> list[str]:
+        return [ln for ln in proc.err if f"game {game_id} " in ln]
+
+    await until(about, f"a line about {game_id} on stderr", timeout, lambda: list(proc.err)[-10:])
+    return about()[0].rstrip("\n")
 
 
 def test_sdk_writes_one_line_per_game_to_stderr() -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .auth import check_token, digest, new_token
+from .tournament import valid_bot_name
 
 ADMIN_ENV = "CHINCHON_ADMIN_TOKEN"
 
@@ -133,8 +134,6 @@ def check_registrations(
     has in the database. ``admin``: None when it is not known yet. ``stored``: (name,
     token digest) of the registered bots. The
     messages name the bots, never the tokens."""
-    from .tournament import valid_bot_name
-
     for name in bots:
         if not valid_bot_name(name):
             raise SecretError(f"--bot {name!r}: a bot name is 1 to 64 ASCII letters, digits, "
