@@ -22,11 +22,13 @@ them, the same seed with the same partner repeats them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import random
 import re
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +48,7 @@ from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon.wire import action_from_wire, hand_result_to_wire, rules_to_wire
 from chinchon_referee.auth import TokenBook
 from chinchon_referee.director import Director
-from chinchon_referee.server import start_server
+from chinchon_referee.server import RunningServer, start_server
 from chinchon_referee.storage import SqliteStore
 from chinchon_referee.tournament import TournamentSpec
 from google.protobuf import json_format
@@ -262,29 +264,53 @@ def check_across_games(seen: dict[str, Seen], records: dict[str, dict[str, Any]]
     return twins
 
 
+@contextlib.asynccontextmanager
+async def referee_with_director(
+    tmp_path: Path, bots: str,
+) -> AsyncIterator[tuple[RunningServer, SqliteStore, Director]]:
+    """A referee on port 0 that knows ``bots`` (one letter each), with a director over a
+    fresh SQLite store; all stopped and closed afterwards."""
+    tokens = TokenBook(ADMIN)
+    for b in bots:
+        tokens.add(b, bot_token(b))
+    server = await start_server("127.0.0.1:0", None, tokens)
+    store = SqliteStore(str(tmp_path / "t.sqlite3"))
+    director = Director(server.referee, store, tokens)
+    try:
+        yield server, store, director
+    finally:
+        await server.stop(0)
+        await director.settle(5.0)
+        store.close()
+
+
+async def twin_tournament(
+    server: RunningServer, director: Director, streams: list[Stream], name: str, bots: str,
+    games_per_pairing: int, timeout: float,
+) -> tuple[str, dict[str, tuple[int, int]], list[asyncio.Future[None]]]:
+    """Run a tournament of ``bots`` with duplicate deals, each bot on two raw streams
+    that record everything into ``streams``: its id, when each game ran (see
+    ``run_watched``) and the clients, still connected."""
+    spec = TournamentSpec.from_dict({
+        "name": name, "participants": [{"name": b, "token": bot_token(b)} for b in bots],
+        "games_per_pairing": games_per_pairing, "concurrency": 4, "duplicate_deals": True,
+        "seed": name, "rules": RULES, "time_control": {"per_move": 5.0, "bank": 60.0},
+    })
+    tid, _ = director.create(spec)
+    clients = [asyncio.ensure_future(client(server.target, b, pb.Hello(client="leak"),
+                                            10 * i + k, streams))
+               for i, b in enumerate(bots) for k in range(2)]  # two streams each
+    await streams_idle(server, bots, 2)
+    return tid, await run_watched(director, tid, timeout), clients
+
+
 def test_no_message_to_any_stream_reveals_a_card_of_another_game(tmp_path: Path) -> None:
     async def main() -> tuple[list[Stream], dict[str, dict[str, Any]], dict[str, str],
                               dict[str, tuple[int, int]]]:
-        tokens = TokenBook(ADMIN)
-        for b in ("a", "b", "c", "p", "q"):
-            tokens.add(b, bot_token(b))
-        server = await start_server("127.0.0.1:0", None, tokens)
-        store = SqliteStore(str(tmp_path / "t.sqlite3"))
-        director = Director(server.referee, store, tokens)
         streams: list[Stream] = []
-        try:
-            spec = TournamentSpec.from_dict({
-                "name": "leaks", "participants": [{"name": b, "token": bot_token(b)} for b in "abc"],
-                "games_per_pairing": 4, "concurrency": 4, "duplicate_deals": True,
-                "seed": "leaks", "rules": RULES,
-                "time_control": {"per_move": 5.0, "bank": 60.0},
-            })
-            tid, _ = director.create(spec)
-            clients = [asyncio.ensure_future(client(server.target, b, pb.Hello(client="leak"),
-                                                    10 * i + k, streams))
-                       for i, b in enumerate("abc") for k in range(2)]  # two streams each
-            await streams_idle(server, "abc", 2)
-            spans = await run_watched(director, tid, 240)
+        async with referee_with_director(tmp_path, "abcpq") as (server, store, director):
+            tid, spans, clients = await twin_tournament(server, director, streams, "leaks",
+                                                        "abc", 4, 240)
             # Practice: p against the house bot, then p and q paired by "any", both
             # with the seed p used alone (other partner, other deals); games in turn.
             rules = rules_to_wire(RuleSet(**RULES))  # type: ignore[arg-type]
@@ -302,10 +328,6 @@ def test_no_message_to_any_stream_reveals_a_card_of_another_game(tmp_path: Path)
             records = {x.id: x.record or {} for x in store.games(tid)}
             deal_of = {x.id: x.deal_id for x in store.games(tid)}
             return streams, records, deal_of, spans
-        finally:
-            await server.stop(0)
-            await director.settle(5.0)
-            store.close()
 
     streams, records, deal_of, spans = asyncio.run(main())
     assert all(r["result"]["termination"] in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
@@ -340,35 +362,15 @@ def test_twins_adjacent_in_the_schedule_still_never_run_at_once(tmp_path: Path) 
     each bot offers two streams, so only the director keeps them apart."""
     async def main() -> tuple[list[Stream], dict[str, dict[str, Any]], dict[str, str],
                               dict[str, tuple[int, int]]]:
-        tokens = TokenBook(ADMIN)
-        for b in "xy":
-            tokens.add(b, bot_token(b))
-        server = await start_server("127.0.0.1:0", None, tokens)
-        store = SqliteStore(str(tmp_path / "t.sqlite3"))
-        director = Director(server.referee, store, tokens)
         streams: list[Stream] = []
-        try:
-            spec = TournamentSpec.from_dict({
-                "name": "adjacent", "participants": [{"name": b, "token": bot_token(b)} for b in "xy"],
-                "games_per_pairing": 2, "concurrency": 4, "duplicate_deals": True,
-                "seed": "adjacent", "rules": RULES,
-                "time_control": {"per_move": 5.0, "bank": 60.0},
-            })
-            tid, _ = director.create(spec)
-            clients = [asyncio.ensure_future(client(server.target, b, pb.Hello(client="leak"),
-                                                    10 * i + k, streams))
-                       for i, b in enumerate("xy") for k in range(2)]
-            await streams_idle(server, "xy", 2)
-            spans = await run_watched(director, tid, 120)
+        async with referee_with_director(tmp_path, "xy") as (server, store, director):
+            tid, spans, clients = await twin_tournament(server, director, streams, "adjacent",
+                                                        "xy", 2, 120)
             for c in clients:
                 c.cancel()
             await asyncio.gather(*clients, return_exceptions=True)
             return (streams, {x.id: x.record or {} for x in store.games(tid)},
                     {x.id: x.deal_id for x in store.games(tid)}, spans)
-        finally:
-            await server.stop(0)
-            await director.settle(5.0)
-            store.close()
 
     streams, records, deal_of, spans = asyncio.run(main())
     assert len(set(deal_of.values())) == 1 and len(records) == 2
