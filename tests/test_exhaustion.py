@@ -334,10 +334,10 @@ def test_pruning_deletes_old_and_surplus_practice_games_never_tournament_ones(
         store.create_tournament(
             TournamentRow("t", "t", {}, "running", time.time()),
             [GameRow("t-1", "t", 1, ["a", "b"], "d")])
-        store.finish_game(GameRow("t-1", "t", 1, ["a", "b"], "d", result={}, record={},
+        store.finish_game(GameRow("t-1", "t", 1, ["a", "b"], "d", result=None, record={},
                                   stats=[]))
         for i in range(5):
-            store.finish_game(GameRow(f"p-{i}", None, 0, ["a", "b"], "d", result={},
+            store.finish_game(GameRow(f"p-{i}", None, 0, ["a", "b"], "d", result=None,
                                       record={}, stats=[]))
 
         def ids() -> list[str]:

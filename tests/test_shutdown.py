@@ -168,7 +168,7 @@ def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
                     assert now.status == "finished"  # ended within the grace: it counts
                 if now.status == "finished":
                     assert now.result is not None
-                    assert now.result["termination"] in PLAYED, now.result
+                    assert now.result.termination in PLAYED, now.result
             assert store.tournament(tid).status == "running"  # to resume, not finished
             assert any(x.status == "scheduled" for x in after.values())
             return tid
@@ -192,7 +192,7 @@ def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
             games = store.games(tid)
             assert store.tournament(tid).status == "finished"
             assert len(games) == 12 and all(x.status == "finished" for x in games)
-            assert all(x.result["termination"] in PLAYED for x in games if x.result)
+            assert all(x.result.termination in PLAYED for x in games if x.result)
             assert Counter(x.id for x in games) == Counter({x.id: 1 for x in games})
         finally:
             await stop(*procs)
@@ -244,7 +244,7 @@ async def test_a_forfeit_launched_just_as_the_shutdown_begins_is_not_recorded(
         games = sorted(store.games(tid), key=lambda x: x.seq)
         assert [x.status for x in games] == ["finished", "scheduled", "scheduled", "scheduled"]
         assert games[0].result is not None
-        assert games[0].result["termination"] == "TERMINATION_FORFEIT_NO_SHOW"
+        assert games[0].result.termination == "TERMINATION_FORFEIT_NO_SHOW"
         assert store.tournament(tid).status == "running"  # to resume
     finally:
         await a.drop()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from chinchon.engine import GameEnd, Outcome, Termination
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon_referee.storage import GameRow, SqliteStore, StoreError, TournamentRow
@@ -127,6 +128,10 @@ def test_the_store_itself_raises_store_error(tmp_path: Path) -> None:
         assert message in str(err.value), case
 
 
+def won(summary: str) -> Outcome:
+    return Outcome(Termination.NORMAL, GameEnd.LAST_PLAYER, (0,), (10, 100), 3, summary)
+
+
 def test_a_finished_game_is_never_overwritten(tmp_path: Path) -> None:
     """mark_running (as a second server did when it adopted a tournament), finish_game
     and the void paths leave a finished game as it was."""
@@ -135,7 +140,7 @@ def test_a_finished_game_is_never_overwritten(tmp_path: Path) -> None:
     store = SqliteStore(str(db))
     try:
         done = GameRow("t1-g00000", "t1", 0, ["a", "b"], "t1/deal0",
-                       result={"summary": "a won"}, record={"gameId": "t1-g00000"},
+                       result=won("a won"), record={"gameId": "t1-g00000"},
                        stats=[{"seat": 0}])
         store.mark_running(done.id)
         store.finish_game(done)
@@ -149,11 +154,11 @@ def test_a_finished_game_is_never_overwritten(tmp_path: Path) -> None:
                 con.close()
 
         first = row()
-        assert first[0] == "finished" and json.loads(first[2]) == {"summary": "a won"}
+        assert first[0] == "finished" and Outcome.from_json(json.loads(first[2])) == won("a won")
         store.mark_running(done.id)
         assert row() == first
         store.finish_game(GameRow(done.id, "t1", 0, ["a", "b"], "t1/deal0",
-                                  result={"summary": "b won"}, record={}, stats=[]))
+                                  result=won("b won"), record={}, stats=[]))
         assert row() == first
         store.mark_running("t1-g00001")
         assert store.void_running("t1") == 1  # only the running one

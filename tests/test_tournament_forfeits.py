@@ -202,7 +202,7 @@ async def test_a_bot_back_after_the_grace_loses_only_the_games_due_while_nothing
             if not killed_after:
                 procs["crash"].proc.send_signal(signal.SIGKILL)
                 killed_after.append(ev.game_id)
-            elif ev.result["termination"] == "TERMINATION_FORFEIT_NO_SHOW" and not released:
+            elif ev.result.termination == "TERMINATION_FORFEIT_NO_SHOW" and not released:
                 # Away for longer than the grace: come back now.
                 assert gated.proc.stdin is not None
                 gated.proc.stdin.write(b"go\n")

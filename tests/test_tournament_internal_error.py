@@ -103,7 +103,7 @@ async def test_a_game_stopped_by_an_internal_error_is_played_again_once(
     bad = games.pop(victim)
     assert bad.voided == 1  # set back to scheduled once, after the first failure
     for x in games.values():
-        assert x.voided == 0 and x.result["termination"] in PLAYED
+        assert x.voided == 0 and x.result.termination in PLAYED
     replays = [e for e in env.events if e.game_id == victim and "played again" in e.message]
     assert len(replays) == 1
     assert replays[0].message == (f"game {victim} was stopped by an internal error of the "
@@ -115,11 +115,11 @@ async def test_a_game_stopped_by_an_internal_error_is_played_again_once(
     assert aborted[0]["message"] == "the referee hit an internal error"
     st = env.director.standings(tid)
     if failures == 1:
-        assert bad.result["termination"] in PLAYED
+        assert bad.result.termination in PLAYED
         check_record(bad.record)
         assert st.games == 4
     else:
-        assert bad.result["termination"] == "TERMINATION_ABORTED"
-        assert bad.result["summary"] == "the referee hit an internal error"
+        assert bad.result.termination == "TERMINATION_ABORTED"
+        assert bad.result.summary == "the referee hit an internal error"
         assert st.games == 3  # the aborted game does not count
     assert env.events[-1].message == "tournament finished"

@@ -10,8 +10,8 @@ import math
 import random
 
 import pytest
-from chinchon.engine import GreedyBot, RandomBot, RuleSet, Termination, play_game
-from chinchon.engine.record import HandScore
+from chinchon.engine import GreedyBot, Outcome, RandomBot, RuleSet, Termination, play_game
+from chinchon.engine.outcome import HandScore
 from chinchon_referee.standings import (
     ELO,
     GameSummary,
@@ -259,7 +259,8 @@ def test_counters_from_real_game_records() -> None:
         bots = [GreedyBot() if n == "g" else RandomBot(i) for n in names]
         state, record = play_game(rules, bots, "seed", deal_id=f"d{i // 2}", names=names)
         stats = [{"timeouts": 0, "illegal": 0} for _ in names]
-        games.append(summarize_game(names, record, stats, f"d{i // 2}"))
+        games.append(summarize_game(names, Outcome.from_json(record["result"]), record, stats,
+                                    f"d{i // 2}"))
         states.append((names, state))
     st = compute(["g", "r"], games)
     for bot in ("g", "r"):

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from chinchon.engine import RandomBot, RuleSet, Termination, new_game, play_game, replay
 from chinchon.engine.game import GameState
-from chinchon.engine.record import HandScore, RecordBuilder, forfeit_winners, hand_result_to_json
+from chinchon.engine.outcome import HandScore, forfeit_winners
+from chinchon.engine.record import RecordBuilder, hand_result_to_json
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon_referee.config import Policies, TimeControl

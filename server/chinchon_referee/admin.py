@@ -9,9 +9,8 @@ from typing import Any
 import grpc
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
+from chinchon.wire import outcome_to_wire
 from google.protobuf.timestamp_pb2 import Timestamp
-
-from chinchon_referee.referee import _result_to_wire
 
 from .auth import TokenBook
 from .director import Director, TournamentEvent
@@ -140,7 +139,7 @@ def _event(ev: TournamentEvent) -> tpb.WatchTournamentResponse:
         game_id=ev.game_id, message=ev.message,
     )
     if ev.result is not None:
-        msg.result.CopyFrom(_result_to_wire(ev.result))
+        msg.result.CopyFrom(outcome_to_wire(ev.result))
     return msg
 
 

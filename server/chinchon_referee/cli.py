@@ -33,9 +33,11 @@ from chinchon.engine import (
     play_game,
     replay,
 )
+from chinchon.engine.outcome import summarize
 from chinchon.engine.record import dumps, load
 from chinchon.strategies import BUILTIN_BOTS
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import practice, serve_cli, tournament_cli
@@ -75,7 +77,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         console.print(describe_hand_result(hr, names))
     res = state.result
     assert res is not None
-    console.print(f"\n[bold green]{record['result']['summary']}[/]")  # type: ignore[index]
+    console.print(f"\n[bold green]{escape(summarize(res, names))}[/]")
     if args.record:
         with open(args.record, "w", encoding="utf-8") as fh:
             fh.write(dumps(record))
@@ -114,13 +116,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.verbose:
         for hr in rep.state.results:
             console.print(describe_hand_result(hr, names))
-    summary = record.get("result", {}).get("summary", "")
-    term = record.get("result", {}).get("termination", "")
+    summary = escape(rep.outcome.summary)
     if rep.state.result is not None:
         winners = ", ".join(names[s] for s in rep.state.result.winners)
-        console.print(f"winner: [bold]{winners}[/]  ({summary})")
+        console.print(f"winner: [bold]{escape(winners)}[/]  ({summary})")
     else:
-        console.print(f"not played to the end: {term} ({summary})")
+        console.print(f"not played to the end: {rep.outcome.termination.value} ({summary})")
     return 0
 
 

@@ -23,9 +23,8 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
-from typing import Any
 
-from chinchon.engine import Termination
+from chinchon.engine import Outcome, Termination
 
 from .absence import Absences, Presence
 from .auth import TokenBook, digest, new_token
@@ -51,7 +50,8 @@ class TournamentEvent:
     games_done: int
     message: str
     game_id: str = ""
-    result: dict[str, Any] | None = None
+    #: How the game of ``game_id`` ended, on a game's end.
+    result: Outcome | None = None
 
 
 class Director:
@@ -394,7 +394,7 @@ class Director:
             if outcome.termination is Termination.ABORTED and may_replay:
                 self.store.void_game(game.id)
                 log.warning("game_replayed", tournament=tid, game_id=game.id,
-                            why=outcome.record["result"].get("summary", ""))
+                            why=outcome.result.summary)
                 self._emit(tid, f"game {game.id} was stopped by an internal error of the "
                                 "referee: it will be played again from the same deal", game.id)
                 return True
@@ -407,12 +407,11 @@ class Director:
         return False
 
     def _finish(self, tid: str, game: GameRow, outcome: GameOutcome) -> None:
-        game.result = outcome.record["result"]
+        game.result = outcome.result
         game.record = outcome.record
         game.stats = [asdict(s) for s in outcome.stats]
         self.store.finish_game(game)
-        res = outcome.record["result"]
-        self._emit(tid, f"game {game.id} ended: {res['summary']}", game.id, res)
+        self._emit(tid, f"game {game.id} ended: {outcome.result.summary}", game.id, outcome.result)
 
     # -- results --------------------------------------------------------------------------
     def counts(self, tid: str) -> tuple[int, int]:
@@ -422,14 +421,15 @@ class Director:
     def standings(self, tid: str) -> Standings:
         spec = self.spec_of(tid)
         games = [
-            summarize_game(g.players, g.record or {}, g.stats, g.deal_id)
-            for g in self.store.games(tid) if g.status is GameStatus.FINISHED
+            summarize_game(g.players, g.result, g.record or {}, g.stats, g.deal_id)
+            for g in self.store.games(tid) if g.status is GameStatus.FINISHED and g.result
         ]
         return compute(spec.bots, games, spec.table_size)
 
     # -- events ---------------------------------------------------------------------------
     def _emit(self, tid: str, message: str, game_id: str = "",
-              result: dict[str, Any] | None = None) -> None:
+              #: How the game of ``game_id`` ended, on a game's end.
+    result: Outcome | None = None) -> None:
         row = self.store.tournament(tid)
         total, done = self.counts(tid)
         ev = TournamentEvent(time.time(), tid, row.status if row else None, total, done, message,

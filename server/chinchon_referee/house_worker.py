@@ -58,10 +58,8 @@ class WorkerGone(Exception):
 
 def _serve(inp: BinaryIO, out: BinaryIO) -> None:
     from chinchon.v1 import game_pb2 as g
-    from chinchon.v1 import record_pb2 as r
     from chinchon.v1 import referee_pb2 as pb
-    from chinchon.wire import action_from_wire, observation_from_wire
-    from google.protobuf import json_format
+    from chinchon.wire import action_from_wire, observation_from_wire, record_from_json
 
     from .house import make_house_bot
 
@@ -83,7 +81,7 @@ def _serve(inp: BinaryIO, out: BinaryIO) -> None:
             bots.pop(req[1], None)
             return None
         if op == "record":
-            return json_format.ParseDict(req[1], r.GameRecord()).SerializeToString()
+            return record_from_json(req[1]).SerializeToString()
         raise ValueError(f"unknown request {op!r}")
 
     while True:

@@ -151,8 +151,8 @@ class PracticeReport:
                     "players": o.spec.players,
                     "termination": o.termination,
                     "winners": [o.spec.players[w] for w in o.winners],
-                    "totals": o.record["result"]["totals"],
-                    "summary": o.record["result"]["summary"],
+                    "totals": list(o.result.totals),
+                    "summary": o.result.summary,
                 }
                 for o in self.outcomes
             ],
@@ -240,7 +240,6 @@ def print_report(rep: PracticeReport) -> None:
         table.add_column(col)
     wins = 0
     for o in rep.outcomes:
-        res = o.record["result"]
         won = [o.spec.players[w] for w in o.winners]
         if rep.bot in won:
             wins += 1
@@ -248,7 +247,7 @@ def print_report(rep: PracticeReport) -> None:
             o.spec.game_id,
             " / ".join(o.spec.players),
             "won" if rep.bot in won else "lost" if won else "no winner",
-            " / ".join(str(t) for t in res["totals"]),
+            " / ".join(str(t) for t in o.result.totals),
             o.termination.name.lower(),
         )
     console.print(table, soft_wrap=False)  # the table fits the terminal, cells wrap

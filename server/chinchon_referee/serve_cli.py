@@ -132,7 +132,7 @@ def persist_outcomes(store: Store, limits: Limits | None = None) -> Any:
             return
         await asyncio.to_thread(write, GameRow(
             id=outcome.spec.game_id, tournament_id=None, seq=0, players=outcome.spec.players,
-            deal_id=outcome.spec.deal_id, result=outcome.record["result"],
+            deal_id=outcome.spec.deal_id, result=outcome.result,
             record=outcome.record, stats=[asdict(s) for s in outcome.stats],
         ))
 

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from chinchon.engine import Termination
-from chinchon.engine.record import HandScore
+from chinchon.engine.outcome import HandScore, Outcome
 
 ELO = 400.0 / math.log(10.0)
 PRIOR_SD = 2.0  # on the log-strength scale: about 350 Elo; only matters for tiny samples
@@ -102,8 +102,7 @@ class GameSummary:
 
     players: list[str]
     winners: list[int]
-    #: How the game ended (None: a name the engine does not know).
-    termination: Termination | None
+    termination: Termination
     forfeited: int | None
     hands: list[HandScore]
     totals: list[int]
@@ -111,16 +110,17 @@ class GameSummary:
     deal_id: str = ""
 
 
-def summarize_game(players: Sequence[str], record: dict[str, Any],
+def summarize_game(players: Sequence[str], result: Outcome, record: dict[str, Any],
                    stats: Sequence[dict[str, Any]] | None, deal_id: str = "") -> GameSummary:
-    res = record.get("result", {})
+    """A finished game as the standings count it: its ``result``, and the hand results
+    read from its ``record`` document."""
     return GameSummary(
         players=list(players),
-        winners=list(res.get("winners", [])),
-        termination=Termination.parse(res.get("termination")),
-        forfeited=res.get("forfeitedSeat"),
+        winners=list(result.winners),
+        termination=result.termination,
+        forfeited=result.forfeited,
         hands=[HandScore.from_json(h) for h in record.get("hands", [])],
-        totals=list(res.get("totals", [])),
+        totals=list(result.totals),
         stats=list(stats or [{} for _ in players]),
         deal_id=deal_id,
     )
@@ -149,7 +149,7 @@ def compute(bots: Sequence[str], games: Sequence[GameSummary], table_size: int =
                     row.draws += 1
             else:
                 row.losses += 1
-            if gm.forfeited == s and gm.termination is not None and gm.termination.forfeit:
+            if gm.forfeited == s and gm.termination.forfeit:
                 row.forfeits += 1
             st = gm.stats[s] if s < len(gm.stats) else {}
             row.timeouts += int(st.get("timeouts", 0))

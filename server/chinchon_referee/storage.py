@@ -32,6 +32,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from chinchon.engine import Outcome
+
 from .vocabulary import GameStatus, TournamentStatus
 
 SCHEMA = """
@@ -87,9 +89,19 @@ class GameRow:
     deal_id: str
     status: GameStatus = GameStatus.SCHEDULED
     voided: int = 0
-    result: dict[str, Any] | None = None
+    result: Outcome | None = None
+    #: The record document (``chinchon.v1.GameRecord`` in its JSON mapping).
     record: dict[str, Any] | None = None
     stats: list[dict[str, Any]] | None = None
+
+
+def _result_json(result: Outcome | None) -> str | None:
+    return None if result is None else json.dumps(result.to_json())
+
+
+def _result_of(text: str | None) -> Outcome | None:
+    d = json.loads(text) if text else None
+    return None if d is None else Outcome.from_json(d)
 
 
 @dataclass
@@ -284,7 +296,7 @@ class SqliteStore(Store):
         return [
             GameRow(
                 r[0], r[1], r[2], json.loads(r[3]), r[4], GameStatus(r[5]), r[6],
-                json.loads(r[7]) if r[7] else None,
+                _result_of(r[7]),
                 json.loads(r[8]) if r[8] else None,
                 json.loads(r[9]) if r[9] else None,
             )
@@ -315,7 +327,7 @@ class SqliteStore(Store):
             cur = c.execute(
                 "UPDATE games SET status = 'finished', result = ?, record = ?, stats = ?, "
                 "finished = ? WHERE id = ? AND status != 'finished'",
-                (json.dumps(row.result), json.dumps(row.record), json.dumps(row.stats),
+                (_result_json(row.result), json.dumps(row.record), json.dumps(row.stats),
                  time.time(), row.id),
             )
             if cur.rowcount == 0 and row.tournament_id is None:
@@ -323,7 +335,7 @@ class SqliteStore(Store):
                     "INSERT OR IGNORE INTO games (id, tournament_id, seq, players, deal_id, status,"
                     " result, record, stats, finished) VALUES (?, NULL, 0, ?, ?, 'finished', ?, ?,"
                     " ?, ?)",
-                    (row.id, json.dumps(row.players), row.deal_id, json.dumps(row.result),
+                    (row.id, json.dumps(row.players), row.deal_id, _result_json(row.result),
                      json.dumps(row.record), json.dumps(row.stats), time.time()),
                 )
 

@@ -72,6 +72,7 @@ from .game import (
 )
 from .melds import End, Meld, MeldKind, extend_meld, make_meld
 from .observation import Observation, PlayerView, observation
+from .outcome import HandScore, Outcome
 from .play import play_game
 from .policies import default_action
 from .record import RecordBuilder, Replay, action_from_json, action_to_json, replay
@@ -84,9 +85,9 @@ __all__ = [
     "CARDS", "DEFAULT_RULES", "DRAW_DISCARD", "DRAW_STOCK", "JOKERS", "LAYDOWN_BEST",
     "LAYOFF_BEST", "OPTIONS", "PASS", "Action", "Arrangement", "Bot", "Card", "ChinchonError",
     "Close", "Deal", "Discard", "DrawDiscard", "DrawStock", "End", "Event", "GameEnd",
-    "GameResult", "GameState", "GreedyBot", "HandEnd", "HandResult", "IllegalAction",
+    "GameResult", "GameState", "GreedyBot", "HandEnd", "HandResult", "HandScore", "IllegalAction",
     "InvalidMeld", "LayDown", "LayOff", "LayOffBest", "MalformedInput", "Meld", "MeldKind",
-    "Observation", "Pass", "Phase", "PlayerView", "RandomBot", "RecordBuilder", "RecordError",
+    "Observation", "Outcome", "Pass", "Phase", "PlayerView", "RandomBot", "RecordBuilder", "RecordError",
     "Replay", "Reshuffle", "RuleSet", "RuleSetError", "ShuffleSource", "Solver", "TableMeld",
     "Termination", "Violation", "action_from_json", "action_to_json", "all_arrangements", "apply",
     "best_arrangement", "cards_of", "deadwood", "deck_cards", "default_action", "describe_hand_result",

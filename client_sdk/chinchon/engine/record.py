@@ -35,16 +35,14 @@ from .cards import CARDS, Card, parse_card
 from .errors import ChinchonError, IllegalAction, MalformedInput, RecordError, RuleSetError
 from .game import (
     SHARED_ACTIONS,
-    GameEnd,
-    GameResult,
     GameState,
     HandResult,
     TableMeld,
     apply,
-    hand_winner,
     new_game,
 )
 from .melds import End
+from .outcome import Outcome
 from .rules import RuleSet
 from .termination import Termination
 
@@ -226,71 +224,6 @@ def hand_result_to_json(hr: HandResult) -> dict[str, Any]:
     }
 
 
-def forfeit_winners(state: GameState, forfeits: Sequence[int]) -> list[int]:
-    """The winners of a game that the seats ``forfeits`` forfeit in ``state``: the
-    other seats still in the game (or, if none is, all the others), and among several
-    the lowest total. The one rule for every forfeit, a no-show's included."""
-    others = [s for s in range(state.n) if s not in forfeits]
-    winners = [s for s in others if state.alive[s]] or others
-    if len(winners) > 1:  # several remain: the lowest total among them wins
-        low = min(state.scores[s] for s in winners)
-        winners = [s for s in winners if state.scores[s] == low]
-    return winners
-
-
-@dataclass(frozen=True, slots=True)
-class HandScore:
-    """What a hand result of a record says about each seat's score: read once from the
-    record's JSON (cards and table are not parsed), with the hand's winner decided by
-    the engine's rule (:func:`~.game.hand_winner`)."""
-
-    #: The seat that closed the hand, or -1.
-    closer: int
-    #: The closer made chinchón.
-    chinchon: bool
-    points: tuple[int, ...]
-    #: The seats still in the hand when it ended.
-    in_hand: tuple[int, ...]
-    winner: int | None
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> HandScore:
-        closer = d.get("closer", -1)
-        closer = -1 if closer is None else int(closer)
-        points = tuple(int(p) for p in d.get("points", []))
-        in_hand = tuple(s for s, h in enumerate(d.get("hands", [])) if h.get("cards"))
-        return cls(closer, closer >= 0 and d.get("bonus") == "BONUS_CHINCHON", points,
-                   in_hand, hand_winner(closer, points, in_hand))
-
-
-def game_result_to_json(
-    res: GameResult | None, termination: Termination, forfeited: int | None, summary: str,
-    totals: Sequence[int], hands_played: int, winners: Sequence[int] | None = None,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "end": ("GAME_END_KIND_" + res.end.name) if res else "GAME_END_KIND_UNSPECIFIED",
-        "termination": termination.value,
-        "winners": list(winners if winners is not None else (res.winners if res else ())),
-        "totals": list(totals),
-        "handsPlayed": hands_played,
-        "summary": summary,
-    }
-    if forfeited is not None:
-        out["forfeitedSeat"] = forfeited
-    return out
-
-
-def summarize(res: GameResult, names: Sequence[str]) -> str:
-    w = ", ".join(names[s] for s in res.winners)
-    if res.end is GameEnd.CHINCHON:
-        return f"{w} made chinchón in hand {res.hands_played}"
-    if res.end is GameEnd.LAST_PLAYER:
-        return f"{w} won: everyone else reached the score limit ({res.hands_played} hands)"
-    if res.end is GameEnd.LOWEST_TOTAL:
-        return f"{w} won with the lowest total when the last players went out together"
-    return f"draw between {w}: equal lowest totals"
-
-
 # -- building ----------------------------------------------------------------------------
 
 
@@ -337,38 +270,30 @@ class RecordBuilder:
     ) -> dict[str, Any]:
         """The record document. ``termination``: how the game ended, if not played to
         its end; ``forfeited``: the seat that forfeited (``forfeits``: all of them, when
-        several did, as at a no-show; ``forfeited`` is then the first)."""
-        res = state.result
-        names = list(self.names)
-        if termination is None:
-            if res is None:
-                raise ValueError("the game is not over: give a termination")
-            termination = Termination.of_end(res.end)
-        winners: list[int] | None = None
-        if forfeits and forfeited is None:
-            forfeited = forfeits[0]
-        if forfeited is not None:
-            winners = forfeit_winners(state, forfeits or [forfeited])
-        if summary is None:
-            summary = summarize(res, names) if res is not None else termination.value
-        return {
+        several did, as at a no-show)."""
+        if not forfeits and forfeited is not None:
+            forfeits = [forfeited]
+        outcome = Outcome.of(state, self.names, termination, forfeits or (), summary)
+        return self.document(state, outcome)
+
+    def document(self, state: GameState, outcome: Outcome,
+                 extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The record document of the game played to ``state``, which ended as
+        ``outcome``; ``extra``: more top-level fields (the referee's time control and
+        policies)."""
+        doc: dict[str, Any] = {
             "format": FORMAT,
             "gameId": self.game_id,
             "rules": rules_to_json(self.rules),
-            "seats": [{"seat": i, "name": n} for i, n in enumerate(names)],
+            "seats": [{"seat": i, "name": n} for i, n in enumerate(self.names)],
             "actions": self.actions,
             "hands": [hand_result_to_json(h) for h in state.results],
-            "result": game_result_to_json(
-                res if forfeited is None else None,
-                termination,
-                forfeited,
-                summary,
-                state.scores,
-                len(state.results),
-                winners,
-            ),
+            "result": outcome.to_json(),
             "labels": dict(self.labels),
         }
+        if extra:
+            doc.update(extra)
+        return doc
 
 
 # -- replaying ---------------------------------------------------------------------------
@@ -382,6 +307,8 @@ class Replay:
     names: list[str]
     record: dict[str, Any]
     actions: int
+    #: The record's result, as types.
+    outcome: Outcome
 
 
 def load(path: str) -> dict[str, Any]:
@@ -442,22 +369,16 @@ def replay(record: dict[str, Any], on_step: Callable[[GameState, int], None] | N
                 )
     if len(want) != len(got):
         raise RecordError(f"the record lists {len(want)} hand results, the replay plays {len(got)}")
-    result = record.get("result", {})
-    if not isinstance(result, dict):
-        raise RecordError("'result' must be an object")
-    name = result.get("termination", "TERMINATION_UNSPECIFIED")
-    term = Termination.parse(name)
-    if term is not None and term.played:
+    outcome = Outcome.from_json(record.get("result", {}))
+    if outcome.termination.played:
         if state.result is None:
             raise RecordError("the record says the game ended normally, but the replay is not over")
-        if sorted(result.get("winners", [])) != sorted(state.result.winners):
+        if sorted(outcome.winners) != sorted(state.result.winners):
             raise RecordError(
-                f"recorded winners {result.get('winners')} but the replay gives "
+                f"recorded winners {list(outcome.winners)} but the replay gives "
                 f"{list(state.result.winners)}"
             )
-    elif term is None:
-        raise RecordError(f"unknown termination '{name}'")
-    return Replay(state, names, record, len(actions))
+    return Replay(state, names, record, len(actions), outcome)
 
 
 def _zero(v: Any) -> Any:
@@ -495,13 +416,12 @@ def dumps(record: dict[str, Any]) -> str:
 
 __all__ = [
     "FORMAT",
-    "HandScore",
+    "Outcome",
     "RecordBuilder",
     "Replay",
     "action_from_json",
     "action_to_json",
     "dumps",
-    "forfeit_winners",
     "hand_result_to_json",
     "load",
     "replay",

@@ -4,6 +4,8 @@ Two doors, side by side:
 
 * :mod:`chinchon.wire.convert`, the readable conversion (engine <-> protobuf messages),
   used by the SDK, the tests and wherever the referee builds a message;
+* :mod:`chinchon.wire.results`, a game's outcome and record: the engine's ``Outcome``
+  as a ``GameResult``, and a record document as a ``GameRecord``;
 * :mod:`chinchon.wire.fast`, the referee's hot path: ActionRequests written as bytes from
   cached pieces, and a bot's answer read without building a message. Its encodings equal
   protobuf's for what ``convert`` builds, and its field keys come from the descriptors
@@ -33,6 +35,13 @@ from .fast import (
     remembered_answers,
     remembered_bytes,
 )
+from .results import (
+    duration_json,
+    outcome_from_wire,
+    outcome_to_wire,
+    record_from_json,
+    terms_json,
+)
 from .varint import delimited, key, read_varint, varint
 
 __all__ = [
@@ -47,16 +56,21 @@ __all__ = [
     "delimited",
     "duration",
     "duration_bytes",
+    "duration_json",
     "hand_result_from_wire",
     "hand_result_to_wire",
     "key",
     "observation_from_wire",
     "observation_to_wire",
+    "outcome_from_wire",
+    "outcome_to_wire",
     "read_varint",
+    "record_from_json",
     "remembered_answers",
     "remembered_bytes",
     "rules_from_wire",
     "rules_to_wire",
     "seconds_of",
+    "terms_json",
     "varint",
 ]

@@ -12,7 +12,6 @@ from .errors import Disconnected, Forfeit, ShuttingDown, TimedOut
 from .incidents import Incident, IncidentKind, IncidentSink
 from .lobby import Lobby
 from .practice import PracticeRoom
-from .records import record_to_wire, result_to_wire
 from .referee import GameListener, Referee
 from .runner import DecisionCount, FaultHook, GameRunner, GameServices
 from .seats import Seat, SeatStats
@@ -20,14 +19,10 @@ from .servicer import RefereeServicer
 from .spec import GameOutcome, GameSpec
 from .timers import Deadlines, WriteGate, WriteWatch
 
-# The names these helpers had when the referee was one module.
-_record_to_wire = record_to_wire
-_result_to_wire = result_to_wire
-
 __all__ = [
     "Connection", "DecisionCount", "Deadlines", "Disconnected", "FaultHook", "Forfeit",
     "GameListener", "GameOutcome", "GameRunner", "GameServices", "GameSpec", "Incident",
     "IncidentKind", "IncidentSink", "Lobby",
     "PracticeRoom", "Referee", "RefereeServicer", "Seat", "SeatStats", "ShuttingDown",
-    "TimedOut", "WriteGate", "WriteWatch", "record_to_wire", "result_to_wire",
+    "TimedOut", "WriteGate", "WriteWatch",
 ]

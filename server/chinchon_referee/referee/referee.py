@@ -7,9 +7,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from chinchon.engine import Termination, new_game
+from chinchon.engine import Outcome, Termination, new_game
 from chinchon.engine.record import RecordBuilder
 from chinchon.v1 import referee_pb2 as pb
+from chinchon.wire import outcome_to_wire
 
 from ..config import RefereeConfig
 from ..house import make_house_bot
@@ -23,7 +24,7 @@ from .errors import ShuttingDown
 from .incidents import Incident, IncidentKind, make_incident
 from .lobby import Lobby
 from .practice import PracticeRoom
-from .records import result_to_wire, terms
+from .records import terms
 from .runner import DecisionCount, FaultHook, GameRunner, GameServices
 from .seats import Seat, SeatStats
 from .spec import GameOutcome, GameSpec
@@ -176,8 +177,8 @@ class Referee:
             log.exception("game_crashed", game_id=spec.game_id)
             outcome = self._aborted(spec, seats, "the referee hit an internal error")
             self.incident(IncidentKind.ABORTED, game_id=spec.game_id,
-                          message=outcome.record["result"]["summary"])
-            await runner.tell_ended(result_to_wire(outcome.record["result"]))
+                          message=outcome.result.summary)
+            await runner.tell_ended(outcome_to_wire(outcome.result))
         finally:
             self.games_running -= 1
             if not self.games_running:
@@ -199,10 +200,7 @@ class Referee:
                 await self.lobby.release(s.conn)
 
     def _aborted(self, spec: GameSpec, seats: list[Seat], why: str) -> GameOutcome:
-        rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
-        record = rec.to_json(new_game(spec.rules), Termination.ABORTED, summary=why)
-        record.update(terms(spec))
-        return GameOutcome(spec, record, [s.stats for s in seats], Termination.ABORTED, None, [])
+        return self._ended_early(spec, [s.stats for s in seats], Termination.ABORTED, (), why)
 
     def seats_for(self, spec: GameSpec) -> list[Seat] | None:
         """Seats with a free connection for every remote player, taken now; or None (and
@@ -227,19 +225,20 @@ class Referee:
         return self._no_show(spec, seats, absent)
 
     def _no_show(self, spec: GameSpec, seats: list[Seat], absent: list[int]) -> GameOutcome:
-        state = new_game(spec.rules)
-        rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
         names = ", ".join(spec.players[i] for i in absent)
-        # The absent seats forfeit; the engine's one forfeit rule names the winners.
-        record = rec.to_json(
-            state, Termination.FORFEIT_NO_SHOW, forfeits=absent,
-            summary=f"not connected in time: {names}",
-        )
-        record.update(terms(spec))
         log.info("game_no_show", game_id=spec.game_id, absent=names)
-        return GameOutcome(spec, record, [SeatStats() for _ in seats],
-                           Termination.FORFEIT_NO_SHOW, absent[0],
-                           list(record["result"]["winners"]))
+        # The absent seats forfeit; the engine's one forfeit rule names the winners.
+        return self._ended_early(spec, [SeatStats() for _ in seats], Termination.FORFEIT_NO_SHOW,
+                                 absent, f"not connected in time: {names}")
+
+    @staticmethod
+    def _ended_early(spec: GameSpec, stats: list[SeatStats], termination: Termination,
+                     forfeits: Sequence[int], why: str) -> GameOutcome:
+        """The outcome of a game ended before its first deal."""
+        state = new_game(spec.rules)
+        result = Outcome.of(state, spec.players, termination, forfeits, why)
+        rec = RecordBuilder(spec.game_id, spec.rules, spec.players, dict(spec.labels))
+        return GameOutcome(spec, result, rec.document(state, result, terms(spec)), stats)
 
     async def practice(self, conn: Connection, req: pb.PracticeRequest) -> None:
         """Play the practice session ``req`` asks for on ``conn`` (practice.py)."""

@@ -20,6 +20,7 @@ from chinchon.engine import (
     GameState,
     IllegalAction,
     MalformedInput,
+    Outcome,
     ShuffleSource,
     Termination,
     apply,
@@ -38,6 +39,8 @@ from chinchon.wire import (
     delimited,
     duration,
     hand_result_to_wire,
+    outcome_to_wire,
+    record_from_json,
     rules_to_wire,
 )
 
@@ -51,9 +54,9 @@ from .connection import Connection
 from .errors import Disconnected, Forfeit, ShuttingDown, TimedOut
 from .incidents import IncidentKind, IncidentSink
 from .lobby import Lobby
-from .records import record_to_wire, result_to_wire, terms
+from .records import terms
 from .seats import Seat
-from .spec import GameOutcome, GameSpec
+from .spec import GameOutcome, GameSpec, RecordDocument
 
 log = get_logger("referee.game")
 _house_keys = itertools.count(1)  # names each house seat of each game for the worker
@@ -161,7 +164,7 @@ class GameRunner:
 
         await self._broadcast(ended)
 
-    async def _record_bytes(self, record: dict[str, Any]) -> bytes:
+    async def _record_bytes(self, record: RecordDocument) -> bytes:
         """The GameRecord encoding of ``record``: converted by the practice worker for
         a practice game (several milliseconds of CPU), here otherwise."""
         if self.practice:
@@ -169,7 +172,7 @@ class GameRunner:
                 return bytes(await self.services.worker(True).call("record", record))
             except (WorkerGone, RuntimeError) as e:
                 log.warning("house_worker_failed", game_id=self.spec.game_id, error=str(e))
-        return record_to_wire(record).SerializeToString()
+        return record_from_json(record).SerializeToString()
 
     async def _house_move(self, seat: Seat, state: GameState, legal: list[Action]) -> Action:
         """The house bot's decision: from a worker process for the CPU-heavy ones, so
@@ -274,8 +277,8 @@ class GameRunner:
             if pacer is not None:
                 await pacer.turn()
             if forfeit is not None:
-                record = rec.to_json(
-                    state, forfeit.termination, forfeited=forfeit.seat,
+                result = Outcome.of(
+                    state, self.names, forfeit.termination, forfeits=[forfeit.seat],
                     summary=f"{self.names[forfeit.seat]} forfeited: {forfeit.why}",
                 )
                 log.info("game_forfeited", game_id=spec.game_id, seat=forfeit.seat, why=forfeit.why)
@@ -283,21 +286,13 @@ class GameRunner:
                     IncidentKind.FORFEIT, game_id=spec.game_id, bot=self.names[forfeit.seat],
                     termination=forfeit.termination.value, message=forfeit.why)
             else:
-                record = rec.to_json(state)
-            record.update(terms(spec))
-            result = record["result"]
-            outcome = GameOutcome(
-                spec=spec,
-                record=record,
-                stats=[s.stats for s in self.seats],
-                termination=Termination(result["termination"]),
-                forfeited=forfeit.seat if forfeit else None,
-                winners=list(result["winners"]),
-            )
-            await self.tell_ended(result_to_wire(result),
+                result = Outcome.of(state, self.names)
+            record = rec.document(state, result, terms(spec))
+            outcome = GameOutcome(spec, result, record, [s.stats for s in self.seats])
+            await self.tell_ended(outcome_to_wire(result),
                                   await self._record_bytes(record) if spec.send_record else b"")
             log.info("game_ended", game_id=spec.game_id, termination=outcome.termination,
-                     winners=[self.names[w] for w in outcome.winners], summary=result["summary"])
+                     winners=[self.names[w] for w in outcome.winners], summary=result.summary)
             return outcome
         finally:
             self._hold(False)

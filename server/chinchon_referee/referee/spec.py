@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from chinchon.engine import RuleSet, Termination
+from chinchon.engine import Outcome, RuleSet, Termination
 
 from ..config import Policies, TimeControl
 from .seats import SeatStats
@@ -27,11 +27,29 @@ class GameSpec:
     relabel: int | None = None
 
 
+#: A game record document: the JSON mapping of ``chinchon.v1.GameRecord``. The referee
+#: only stores, sends and exports it; what it needs of the game's end it reads from
+#: :attr:`GameOutcome.result`.
+RecordDocument = dict[str, Any]
+
+
 @dataclass
 class GameOutcome:
+    """How a game went: its result as types, its record, each seat's statistics."""
+
     spec: GameSpec
-    record: dict[str, Any]
+    result: Outcome
+    record: RecordDocument
     stats: list[SeatStats]
-    termination: Termination
-    forfeited: int | None
-    winners: list[int]
+
+    @property
+    def termination(self) -> Termination:
+        return self.result.termination
+
+    @property
+    def forfeited(self) -> int | None:
+        return self.result.forfeited
+
+    @property
+    def winners(self) -> list[int]:
+        return list(self.result.winners)
