@@ -40,7 +40,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import practice, serve_cli, tournament_cli
+from . import db_cli, practice, serve_cli, tournament_cli
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -187,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.set_defaults(func=cmd_rules)
 
-    for subcommands in (serve_cli, practice, tournament_cli):
+    for subcommands in (serve_cli, practice, tournament_cli, db_cli):
         subcommands.register(sub)
     return ap
 

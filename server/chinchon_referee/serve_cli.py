@@ -18,7 +18,7 @@ from .config import Limits, Policies, RefereeConfig, TimeControl
 from .logs import LogFormat, configure, get_logger
 from .referee import GameOutcome, Referee
 from .server import LOOPS, start_server, tune_gc, use_loop
-from .storage import GameRow, SqliteStore, Store, StoreError
+from .storage import GameRow, Store, StoreError, is_url, open_store
 from .token_sources import (
     AdminToken,
     admin_token,
@@ -34,7 +34,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the referee server (gRPC)")
     p.add_argument("--address", default="127.0.0.1:50051",
                    help="HOST:PORT to listen on (port 0: any free port; default 127.0.0.1:50051)")
-    p.add_argument("--db", default="chinchon.sqlite3", help="SQLite database file")
+    p.add_argument("--db", default="chinchon.sqlite3",
+                   help="SQLite database file, or a postgresql:// URL (needs the postgres extra)")
     p.add_argument("--tls-cert", help="PEM certificate chain (with --tls-key: serve TLS)")
     p.add_argument("--tls-key", help="PEM private key")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -157,11 +158,11 @@ async def serve(args: argparse.Namespace) -> int:
     _warn_about_secrets(args, admin)
     tokens = TokenBook(admin.token)
     try:
-        store = SqliteStore(args.db, exclusive=True)
+        store = open_store(args.db, exclusive=True)
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if Path(args.db).is_file() and shared_with_others(args.db):
+    if not is_url(args.db) and Path(args.db).is_file() and shared_with_others(args.db):
         log.warning("database_shared", file=args.db,
                     note="other users may read it, and with it the seeds of every deal: "
                     "chmod 600")

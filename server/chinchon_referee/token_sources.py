@@ -74,6 +74,10 @@ def admin_token(flag: str | None, file: str | None, db: str) -> AdminToken:
     env = os.environ.get(ADMIN_ENV)
     if env:
         return AdminToken(check_token(env, f"${ADMIN_ENV}"), f"${ADMIN_ENV}")
+    if not file and db.startswith(("postgresql://", "postgres://")):
+        raise SecretError("with a PostgreSQL database, give the admin token with "
+                          f"--admin-token-file FILE or ${ADMIN_ENV} (there is no database "
+                          "file to keep a generated one beside)")
     path = Path(file) if file else Path(f"{db}.admin-token")
     where = "--admin-token-file" if file else "admin token file"
     if path.exists():

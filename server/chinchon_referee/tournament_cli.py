@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import re
 import signal
@@ -44,7 +43,7 @@ from .referee import Referee
 from .report import write_results
 from .server import start_server, use_loop
 from .standings import Row, Standings
-from .storage import SqliteStore, StoreError
+from .storage import Store, StoreError, is_url, open_store
 from .tournament import Participant, SpecError, StartMode, TournamentSpec
 from .vocabulary import GameStatus, TournamentStatus
 
@@ -62,7 +61,8 @@ def register(sub: Any) -> None:
                     "reported as finished, with its standings, and no bot is launched.")
     r.add_argument("file", help="tournament declaration (TOML)")
     r.add_argument("--results", help="results folder (default: results/<name>)")
-    r.add_argument("--db", help="SQLite database (default: <results>/tournament.sqlite3)")
+    r.add_argument("--db", help="SQLite database file or postgresql:// URL "
+                   "(default: <results>/tournament.sqlite3)")
     again = r.add_mutually_exclusive_group()
     again.add_argument("--fresh", action="store_true",
                        help="abandon an unfinished run of this declaration and start over "
@@ -82,7 +82,7 @@ def register(sub: Any) -> None:
     c.add_argument("file")
     c.set_defaults(func=cmd_check)
     s = tsub.add_parser("standings", help="print standings stored in a database")
-    s.add_argument("db")
+    s.add_argument("db", help="SQLite database file or postgresql:// URL")
     s.add_argument("--id", help="tournament id (default: the newest)")
     s.set_defaults(func=cmd_standings)
 
@@ -271,9 +271,9 @@ async def run_tournament(args: argparse.Namespace) -> int:
         console.print(f"[bold red]error:[/] cannot create the results folder {results}: "
                       f"{e.strerror}")
         return 2
-    db_path = Path(args.db) if args.db else results / "tournament.sqlite3"
+    target = args.db or str(results / "tournament.sqlite3")
     try:
-        store = SqliteStore(str(db_path), exclusive=True)
+        store = open_store(target, exclusive=True)
     except StoreError as e:
         console.print(f"[bold red]error:[/] {e}")
         return 2
@@ -283,7 +283,7 @@ async def run_tournament(args: argparse.Namespace) -> int:
         store.close()
 
 
-async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
+async def _run_on(store: Store, args: argparse.Namespace, path: Path,
                   spec: TournamentSpec, results: Path) -> int:
     tokens = TokenBook()
     config = RefereeConfig(time_control=spec.time_control, policies=spec.policies)
@@ -327,7 +327,7 @@ async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
         made = store.tournament(tid)
         assert made is not None
         made.spec["_fingerprint"] = fp
-        _store_spec(store, tid, made.spec)
+        store.set_tournament_spec(tid, made.spec)
         bot_tokens = {p.name: p.token for p in created}
         spec = director.spec_of(tid)
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
@@ -381,11 +381,6 @@ async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
     return 130 if interrupted else 0
 
 
-def _store_spec(store: SqliteStore, tid: str, spec: dict[str, Any]) -> None:
-    with store._tx() as c:
-        c.execute("UPDATE tournaments SET spec = ? WHERE id = ?", (json.dumps(spec), tid))
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     use_loop("auto")
     return asyncio.run(run_tournament(args))
@@ -408,11 +403,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
-    if not Path(args.db).exists():
+    if not is_url(args.db) and not Path(args.db).exists():
         console.print(f"[bold red]error:[/] no database at {args.db}")
         return 2
     try:
-        store = SqliteStore(args.db)
+        store = open_store(args.db)
     except StoreError as e:
         console.print(f"[bold red]error:[/] {e}")
         return 2

@@ -1,0 +1,172 @@
+"""The PostgreSQL backend (``--db postgresql://…``), through psycopg 3.
+
+The same schema and queries as SQLite (``sql.py``). A server opens its database with
+``exclusive=True``: a session advisory lock (released by PostgreSQL when the server's
+connection ends, even at ``kill -9``) keeps a second server off the same database.
+The schema is created, or checked against :data:`~.rows.SCHEMA_VERSION`, under a
+transaction-level advisory lock, so that two servers starting at once do not race.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+
+from .rows import SCHEMA_VERSION, StoreError
+from .sql import Cursor, SqlStore, Tx
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bots (
+    name TEXT PRIMARY KEY,
+    token_digest TEXT NOT NULL,
+    created DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournaments (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created DOUBLE PRECISION NOT NULL,
+    started DOUBLE PRECISION,
+    finished DOUBLE PRECISION
+);
+CREATE TABLE IF NOT EXISTS games (
+    id TEXT PRIMARY KEY,
+    tournament_id TEXT,
+    seq INTEGER NOT NULL,
+    players TEXT NOT NULL,
+    deal_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    voided INTEGER NOT NULL DEFAULT 0,
+    result TEXT,
+    record TEXT,
+    stats TEXT,
+    started DOUBLE PRECISION,
+    finished DOUBLE PRECISION
+);
+CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
+CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
+CREATE INDEX IF NOT EXISTS games_by_status ON games (tournament_id, status);
+"""
+#: The advisory lock keys: one server per database; one schema set-up at a time.
+SERVER_LOCK = 0x63686E31  # "chn1"
+SCHEMA_LOCK = 0x63686E32
+
+
+def redact(url: str) -> str:
+    """``url`` without its password, for messages and logs."""
+    return re.sub(r"^(postgres(?:ql)?://[^:/@]*):[^@]*@", r"\1:***@", url)
+
+
+_PG_SQL: dict[str, str] = {}
+
+
+def _pg(sql: str) -> str:
+    """The query with PostgreSQL's placeholders (the queries hold no other ``?``/``%``)."""
+    out = _PG_SQL.get(sql)
+    if out is None:
+        out = _PG_SQL[sql] = sql.replace("?", "%s")
+    return out
+
+
+class _PgTx:
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, args: Sequence[Any] = (), /) -> Cursor:
+        return self._conn.execute(_pg(sql), tuple(args))
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> None:
+        with self._conn.cursor() as cur:
+            cur.executemany(_pg(sql), [tuple(r) for r in rows])
+
+
+class PostgresStore(SqlStore):
+    def __init__(self, url: str, exclusive: bool = False) -> None:
+        """Connect to the database at ``url`` and check (or create) its schema;
+        StoreError if it cannot be used. ``exclusive``: hold it for this process's life
+        (a server): StoreError naming the holder if another server holds it."""
+        self.url = url
+        self.where = redact(url)
+        self._lock = threading.Lock()
+        try:
+            self._conn = psycopg.connect(
+                url, autocommit=True, connect_timeout=10,
+                application_name=f"chinchon-referee pid {os.getpid()}")
+        except psycopg.Error as e:
+            raise StoreError(f"{self.where}: cannot connect: {_first_line(e)}") from None
+        try:
+            self._check_schema()
+            if exclusive:
+                self._hold()
+                self._drop_orphans()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _check_schema(self) -> None:
+        try:
+            with self._conn.transaction():
+                self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+                tables = {r[0] for r in self._conn.execute(
+                    "SELECT table_name FROM information_schema.tables "
+                    "WHERE table_schema = current_schema()")}
+                if "meta" in tables:
+                    found = self._conn.execute(
+                        "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                    if found is not None and found[0] != SCHEMA_VERSION:
+                        raise StoreError(
+                            f"{self.where}: database schema version {found[0]}, this referee "
+                            f"reads version {SCHEMA_VERSION}; use a matching referee")
+                elif tables:
+                    raise StoreError(
+                        f"{self.where}: not a referee database (it has tables "
+                        f"{', '.join(sorted(tables)[:5])} and no meta table); give the "
+                        "referee a database of its own")
+                for statement in filter(str.strip, SCHEMA.split(";")):
+                    self._conn.execute(statement)  # type: ignore[call-overload]
+                self._conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', %s) "
+                    "ON CONFLICT DO NOTHING", (SCHEMA_VERSION,))
+        except psycopg.Error as e:
+            raise StoreError(f"{self.where}: cannot use the database: {_first_line(e)}") from None
+
+    def _hold(self) -> None:
+        (got,), = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (SERVER_LOCK,)).fetchall()
+        if got:
+            return
+        holder = self._conn.execute(
+            "SELECT a.application_name, a.client_addr FROM pg_locks l "
+            "JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.objid = %s AND l.granted "
+            "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            (SERVER_LOCK,)).fetchone()
+        who = (f"{holder[0] or 'unknown'}" + (f" at {holder[1]}" if holder and holder[1] else "")
+               if holder else "unknown")
+        raise StoreError(
+            f"{self.where} is in use by another referee ({who}); stop it first or use "
+            "another database (two servers on one database would replay each other's games)")
+
+    @contextmanager
+    def _tx(self) -> Iterator[Tx]:
+        with self._lock, self._conn.transaction():
+            yield _PgTx(self._conn)
+
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return list(self._conn.execute(_pg(sql), tuple(args)).fetchall())
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]

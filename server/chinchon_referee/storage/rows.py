@@ -1,0 +1,122 @@
+"""What is stored, as types (``GameRow``, ``TournamentRow``), and the ``Store`` interface
+that the referee and the scheduler use, whatever the database."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from chinchon.engine import Outcome
+
+from ..vocabulary import GameStatus, TournamentStatus
+
+#: The schema this referee reads and writes, in the ``meta`` table of every database.
+SCHEMA_VERSION = "1"
+
+
+class StoreError(Exception):
+    """The database cannot be used (not a database, damaged, unreadable, of a newer
+    version, or held by another server); the message says which database and why."""
+
+
+@dataclass
+class GameRow:
+    id: str
+    tournament_id: str | None
+    seq: int
+    players: list[str]
+    deal_id: str
+    status: GameStatus = GameStatus.SCHEDULED
+    voided: int = 0
+    result: Outcome | None = None
+    #: The record document (``chinchon.v1.GameRecord`` in its JSON mapping).
+    record: dict[str, Any] | None = None
+    stats: list[dict[str, Any]] | None = None
+
+
+@dataclass
+class TournamentRow:
+    id: str
+    name: str
+    spec: dict[str, Any]
+    status: TournamentStatus
+    created: float
+    started: float | None = None
+    finished: float | None = None
+
+
+def result_json(result: Outcome | None) -> str | None:
+    return None if result is None else json.dumps(result.to_json())
+
+
+def result_of(text: str | None) -> Outcome | None:
+    d = json.loads(text) if text else None
+    return None if d is None else Outcome.from_json(d)
+
+
+class Store(ABC):
+    """What the referee and the scheduler need from storage."""
+
+    #: Where the data is, for messages (a file name, or a URL without its password).
+    where: str = ""
+
+    @abstractmethod
+    def secret(self, key: str) -> bytes:
+        """A random secret kept under ``key``: made on first use, the same ever after."""
+
+    @abstractmethod
+    def upsert_bot(self, name: str, token_digest: str) -> None: ...
+
+    @abstractmethod
+    def bots(self) -> list[tuple[str, str]]: ...
+
+    @abstractmethod
+    def create_tournament(self, row: TournamentRow, games: Iterable[GameRow]) -> None:
+        """Store a tournament and its games. The tournament row is written last, so it
+        is never seen without all its games."""
+
+    @abstractmethod
+    def tournament(self, tid: str) -> TournamentRow | None: ...
+
+    @abstractmethod
+    def tournaments(self) -> list[TournamentRow]: ...
+
+    @abstractmethod
+    def set_tournament_status(self, tid: str, status: TournamentStatus) -> None: ...
+
+    @abstractmethod
+    def set_tournament_spec(self, tid: str, spec: dict[str, Any]) -> None:
+        """Replace the stored declaration of tournament ``tid`` (its seed drawn)."""
+
+    @abstractmethod
+    def games(self, tid: str) -> list[GameRow]: ...
+
+    @abstractmethod
+    def game_counts(self, tid: str) -> tuple[int, int]:
+        """(games scheduled in all, games finished): cheap, called on every event."""
+
+    @abstractmethod
+    def mark_running(self, game_id: str) -> None: ...
+
+    @abstractmethod
+    def finish_game(self, row: GameRow) -> None: ...
+
+    @abstractmethod
+    def prune_games(self, keep: int, older_than: float) -> int:
+        """Delete the records of games outside tournaments (practice) finished before
+        ``older_than`` (a ``time.time()``) and all but the ``keep`` newest; return how
+        many were deleted. Tournament games are never deleted."""
+
+    @abstractmethod
+    def void_running(self, tid: str) -> int: ...
+
+    @abstractmethod
+    def void_game(self, game_id: str) -> None:
+        """Set one running game back to ``scheduled`` (counted in ``voided``), to be
+        played again."""
+
+    @abstractmethod
+    def close(self) -> None: ...

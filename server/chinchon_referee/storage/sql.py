@@ -1,0 +1,261 @@
+"""The ``Store`` in SQL that SQLite and PostgreSQL both speak: every query of the referee,
+written once. A backend gives the connection (``_tx``, ``_query``), the schema and the
+checks at opening; its placeholders are ``?`` here (PostgreSQL's backend translates).
+
+Game rows move ``scheduled -> running -> finished``; on start-up ``running`` rows of a
+tournament are games that were in flight when the referee died: they are voided (set
+back to ``scheduled``, counted in ``voided``) and replayed from the same deal. A
+finished game is never written again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import secrets
+import time
+from abc import abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Protocol
+
+from ..vocabulary import GameStatus, TournamentStatus
+from .rows import GameRow, Store, TournamentRow, result_json, result_of
+
+#: Game rows written per transaction when a tournament is created: the store's lock
+#: (which every call of the event loop takes) is never held for long.
+CREATE_CHUNK = 2000
+
+#: The tables, in the order a copy must write them, with their columns.
+TABLES: dict[str, tuple[str, ...]] = {
+    "meta": ("key", "value"),
+    "bots": ("name", "token_digest", "created"),
+    "tournaments": ("id", "name", "spec", "status", "created", "started", "finished"),
+    "games": ("id", "tournament_id", "seq", "players", "deal_id", "status", "voided",
+              "result", "record", "stats", "started", "finished"),
+}
+#: Each table's key, for copies in pages.
+KEYS = {"meta": "key", "bots": "name", "tournaments": "id", "games": "id"}
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Tx(Protocol):
+    """One transaction's connection, as both drivers offer it."""
+
+    def execute(self, sql: str, args: Sequence[Any] = (), /) -> Cursor: ...
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> object: ...
+
+
+class SqlStore(Store):
+    @abstractmethod
+    def _tx(self) -> contextlib.AbstractContextManager[Tx]:
+        """A transaction: committed when the block ends, rolled back if it raises."""
+
+    @abstractmethod
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one read."""
+
+    def _drop_orphans(self) -> None:
+        """Remove the games of a tournament whose creation was interrupted (its row is
+        written last): nobody can see them. Done by a server when it opens the store."""
+        with self._tx() as c:
+            c.execute("DELETE FROM games WHERE tournament_id IS NOT NULL AND "
+                      "tournament_id NOT IN (SELECT id FROM tournaments)")
+
+    def secret(self, key: str) -> bytes:
+        with self._tx() as c:
+            c.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                      (key, secrets.token_hex(32)))
+            (value,), = c.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall()
+        return bytes.fromhex(value)
+
+    # bots ----------------------------------------------------------------------------
+    def upsert_bot(self, name: str, token_digest: str) -> None:
+        with self._tx() as c:
+            c.execute(
+                "INSERT INTO bots (name, token_digest, created) VALUES (?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET token_digest = excluded.token_digest",
+                (name, token_digest, time.time()),
+            )
+
+    def bots(self) -> list[tuple[str, str]]:
+        return [(n, d) for n, d in self._query("SELECT name, token_digest FROM bots ORDER BY name")]
+
+    # tournaments -----------------------------------------------------------------------
+    def create_tournament(self, row: TournamentRow, games: Iterable[GameRow]) -> None:
+        it = iter(games)
+        try:
+            while chunk := list(itertools.islice(it, CREATE_CHUNK)):
+                with self._tx() as c:
+                    c.executemany(
+                        "INSERT INTO games (id, tournament_id, seq, players, deal_id, status) "
+                        "VALUES (?, ?, ?, ?, ?, 'scheduled')",
+                        [(gm.id, row.id, gm.seq, json.dumps(gm.players), gm.deal_id)
+                         for gm in chunk],
+                    )
+            with self._tx() as c:
+                c.execute(
+                    "INSERT INTO tournaments (id, name, spec, status, created) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (row.id, row.name, json.dumps(row.spec), TournamentStatus(row.status).value,
+                     row.created),
+                )
+        except BaseException:
+            with contextlib.suppress(Exception), self._tx() as c:
+                c.execute("DELETE FROM games WHERE tournament_id = ? AND tournament_id NOT IN "
+                          "(SELECT id FROM tournaments)", (row.id,))
+            raise
+
+    @staticmethod
+    def _tournament(r: Sequence[Any]) -> TournamentRow:
+        return TournamentRow(r[0], r[1], json.loads(r[2]), TournamentStatus(r[3]), r[4], r[5],
+                             r[6])
+
+    def tournament(self, tid: str) -> TournamentRow | None:
+        rows = self._query(
+            "SELECT id, name, spec, status, created, started, finished FROM tournaments "
+            "WHERE id = ?", (tid,),
+        )
+        return self._tournament(rows[0]) if rows else None
+
+    def tournaments(self) -> list[TournamentRow]:
+        rows = self._query(
+            "SELECT id, name, spec, status, created, started, finished FROM tournaments "
+            "ORDER BY created DESC"
+        )
+        return [self._tournament(r) for r in rows]
+
+    def set_tournament_status(self, tid: str, status: TournamentStatus) -> None:
+        status = TournamentStatus(status)  # a word not in the vocabulary fails here
+        now = time.time()
+        with self._tx() as c:
+            c.execute("UPDATE tournaments SET status = ? WHERE id = ?", (status.value, tid))
+            if status is TournamentStatus.RUNNING:
+                c.execute(
+                    "UPDATE tournaments SET started = COALESCE(started, ?) WHERE id = ?", (now, tid)
+                )
+            if status.over:
+                c.execute("UPDATE tournaments SET finished = ? WHERE id = ?", (now, tid))
+
+    def set_tournament_spec(self, tid: str, spec: dict[str, Any]) -> None:
+        with self._tx() as c:
+            c.execute("UPDATE tournaments SET spec = ? WHERE id = ?", (json.dumps(spec), tid))
+
+    # games ---------------------------------------------------------------------------
+    def games(self, tid: str) -> list[GameRow]:
+        rows = self._query(
+            "SELECT id, tournament_id, seq, players, deal_id, status, voided, result, record, "
+            "stats FROM games WHERE tournament_id = ? ORDER BY seq", (tid,),
+        )
+        return [
+            GameRow(
+                r[0], r[1], r[2], json.loads(r[3]), r[4], GameStatus(r[5]), r[6],
+                result_of(r[7]),
+                json.loads(r[8]) if r[8] else None,
+                json.loads(r[9]) if r[9] else None,
+            )
+            for r in rows
+        ]
+
+    def game_counts(self, tid: str) -> tuple[int, int]:
+        # Two counts over the (tournament_id, status) index, without reading a row.
+        (total,), = self._query("SELECT COUNT(*) FROM games WHERE tournament_id = ?", (tid,))
+        (done,), = self._query(
+            "SELECT COUNT(*) FROM games WHERE tournament_id = ? AND status = 'finished'", (tid,))
+        return int(total), int(done)
+
+    def mark_running(self, game_id: str) -> None:
+        with self._tx() as c:
+            # A finished game stays finished (its result is never overwritten).
+            c.execute(
+                "UPDATE games SET status = 'running', started = ? "
+                "WHERE id = ? AND status != 'finished'",
+                (time.time(), game_id),
+            )
+
+    def finish_game(self, row: GameRow) -> None:
+        with self._tx() as c:
+            cur = c.execute(
+                "UPDATE games SET status = 'finished', result = ?, record = ?, stats = ?, "
+                "finished = ? WHERE id = ? AND status != 'finished'",
+                (result_json(row.result), json.dumps(row.record), json.dumps(row.stats),
+                 time.time(), row.id),
+            )
+            if cur.rowcount == 0 and row.tournament_id is None:
+                c.execute(
+                    "INSERT INTO games (id, tournament_id, seq, players, deal_id, status,"
+                    " result, record, stats, finished) VALUES (?, NULL, 0, ?, ?, 'finished', ?, ?,"
+                    " ?, ?) ON CONFLICT DO NOTHING",
+                    (row.id, json.dumps(row.players), row.deal_id, result_json(row.result),
+                     json.dumps(row.record), json.dumps(row.stats), time.time()),
+                )
+
+    def prune_games(self, keep: int, older_than: float) -> int:
+        with self._tx() as c:
+            cur = c.execute(
+                "DELETE FROM games WHERE tournament_id IS NULL AND (finished < ? OR id NOT IN ("
+                "SELECT id FROM games WHERE tournament_id IS NULL "
+                "ORDER BY finished DESC, id DESC LIMIT ?))",
+                (older_than, keep),
+            )
+            return cur.rowcount
+
+    def void_running(self, tid: str) -> int:
+        return self._void("tournament_id", tid)
+
+    def void_game(self, game_id: str) -> None:
+        self._void("id", game_id)
+
+    def _void(self, column: str, value: str) -> int:
+        """Set the running games whose ``column`` is ``value`` back to scheduled."""
+        with self._tx() as c:
+            cur = c.execute(
+                "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL "
+                f"WHERE {column} = ? AND status = 'running'", (value,),
+            )
+            return cur.rowcount
+
+    # copies ----------------------------------------------------------------------------
+    def table_rows(self, table: str, page: int = 500) -> Iterator[tuple[Any, ...]]:
+        """Every row of ``table`` (one of :data:`TABLES`), columns as listed there, in
+        key order, read in pages: a copy of a large database holds one page at a time."""
+        cols, key = ", ".join(TABLES[table]), KEYS[table]
+        last: Any = None
+        while True:
+            if last is None:
+                rows = self._query(f"SELECT {cols} FROM {table} ORDER BY {key} LIMIT ?", (page,))
+            else:
+                rows = self._query(f"SELECT {cols} FROM {table} WHERE {key} > ? "
+                                   f"ORDER BY {key} LIMIT ?", (last, page))
+            yield from rows
+            if len(rows) < page:
+                return
+            last = rows[-1][TABLES[table].index(key)]
+
+    def rows_by_keys(self, table: str, keys: Sequence[Any]) -> dict[Any, tuple[Any, ...]]:
+        """The rows of ``table`` whose key is one of ``keys``, by key."""
+        if not keys:
+            return {}
+        cols, key = TABLES[table], KEYS[table]
+        rows = self._query(f"SELECT {', '.join(cols)} FROM {table} WHERE {key} IN "
+                           f"({', '.join('?' for _ in keys)})", tuple(keys))
+        return {r[cols.index(key)]: tuple(r) for r in rows}
+
+    def put_rows(self, table: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Write ``rows`` (columns as in :data:`TABLES`) into ``table``, in one
+        transaction per page; a row whose key exists is replaced (``meta``) or refused."""
+        cols = TABLES[table]
+        keep = " ON CONFLICT (key) DO UPDATE SET value = excluded.value" if table == "meta" else ""
+        sql = (f"INSERT INTO {table} ({', '.join(cols)}) VALUES "
+               f"({', '.join('?' for _ in cols)}){keep}")
+        it = iter(rows)
+        while chunk := list(itertools.islice(it, CREATE_CHUNK)):
+            with self._tx() as c:
+                c.executemany(sql, chunk)

@@ -1,0 +1,179 @@
+"""The SQLite backend: one file (WAL journal, synchronous=FULL: a committed game survives
+``kill -9``), the embedded default.
+
+A file that is not a database of this program, or is damaged, is refused with a
+:class:`StoreError` before anything is written. A server opens its database with
+``exclusive=True``: an OS lock on ``<db>.lock`` (released by the kernel when the
+process dies, even by ``kill -9``) keeps a second server off the same database.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from .rows import SCHEMA_VERSION, StoreError
+from .sql import SqlStore, Tx
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bots (
+    name TEXT PRIMARY KEY,
+    token_digest TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournaments (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created REAL NOT NULL,
+    started REAL,
+    finished REAL
+);
+CREATE TABLE IF NOT EXISTS games (
+    id TEXT PRIMARY KEY,
+    tournament_id TEXT,
+    seq INTEGER NOT NULL,
+    players TEXT NOT NULL,
+    deal_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    voided INTEGER NOT NULL DEFAULT 0,
+    result TEXT,
+    record TEXT,
+    stats TEXT,
+    started REAL,
+    finished REAL
+);
+CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
+CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
+"""
+
+class SqliteStore(SqlStore):
+    def __init__(self, path: str, exclusive: bool = False) -> None:
+        """Open (or create) the database at ``path``; StoreError if it cannot be used.
+        ``exclusive``: hold it for this process's life (a server): StoreError naming the
+        holder's pid if another process holds it."""
+        self.path = path
+        self.where = path
+        self._lock = threading.Lock()
+        self._lockfile: int | None = None
+        if exclusive:
+            self._lockfile = _hold(path)
+        try:
+            self._db = _open(path)
+        except BaseException:
+            self._release()
+            raise
+        if exclusive:
+            self._drop_orphans()
+
+    def _release(self) -> None:
+        if self._lockfile is not None:
+            os.close(self._lockfile)  # closing the descriptor releases the lock
+            self._lockfile = None
+
+    @contextmanager
+    def _tx(self) -> Iterator[Tx]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return list(self._db.execute(sql, args))
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+        self._release()
+
+
+def _hold(path: str) -> int:
+    """Take the exclusive lock of the database at ``path`` (``<path>.lock``, holding
+    the holder's pid): the descriptor, or StoreError naming the holder."""
+    lock = f"{path}.lock"
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:
+        raise StoreError(f"{path}: cannot create its lock file {lock}: {e.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise StoreError(
+            f"{path} is in use by another referee (pid {holder}); stop it first or use "
+            "another database (two servers on one database would replay each other's games)"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
+def _create_private(path: str) -> None:
+    """Create a new database file readable by its owner only (mode 0600; SQLite gives
+    its -wal and -shm files the same mode). It holds the secrets every deal is drawn
+    from (tournament seeds, the practice secret): a local user who reads it can compute
+    every hand still to be dealt. An existing file keeps its mode."""
+    if path == ":memory:" or path.startswith("file:") or os.path.exists(path):
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass  # made meanwhile by another process: it is as it is
+    except OSError as e:
+        raise StoreError(f"{path}: cannot create the database: {e.strerror}") from None
+
+
+def _open(path: str) -> sqlite3.Connection:
+    """Connect, check the file is a sound database of this program, create the schema."""
+    _create_private(path)
+    try:
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    except sqlite3.Error as e:
+        raise StoreError(f"{path}: cannot open the database: {e}") from None
+    try:
+        db.execute("PRAGMA busy_timeout=5000")
+        # Every page is read: a file with damaged pages is refused here, not found out
+        # in the middle of a tournament.
+        problems = [r[0] for r in db.execute("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            raise StoreError(f"{path}: the database is damaged ({'; '.join(problems[:3])}); "
+                             "restore it from a copy or start a new one")
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "meta" in tables:
+            found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if found is not None and found[0] != SCHEMA_VERSION:
+                raise StoreError(f"{path}: database schema version {found[0]}, this referee "
+                                 f"reads version {SCHEMA_VERSION}; use a matching referee")
+        elif tables:
+            raise StoreError(f"{path}: not a referee database (it has tables "
+                             f"{', '.join(sorted(tables)[:5])} and no meta table)")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.executescript(SCHEMA)
+        # Counting a tournament's games (at every event) reads this index, not the rows.
+        db.execute("CREATE INDEX IF NOT EXISTS games_by_status ON games (tournament_id, status)")
+        db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT DO NOTHING",
+                   (SCHEMA_VERSION,))
+    except sqlite3.DatabaseError as e:
+        db.close()
+        if "malformed" in str(e):
+            raise StoreError(f"{path}: the database is damaged ({e}); restore it from a "
+                             "copy or start a new one") from None
+        raise StoreError(f"{path}: not a usable SQLite database ({e})") from None
+    except BaseException:
+        db.close()
+        raise
+    return db

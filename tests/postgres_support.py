@@ -1,0 +1,107 @@
+"""A real PostgreSQL server for the tests: a private cluster (initdb) in a temporary
+folder, listening on a Unix socket only, started once per test session and stopped at
+its end; each test gets a database of its own.
+
+The cluster runs as an unprivileged user (PostgreSQL refuses root): the current user, or
+``postgres`` (made by the distribution's package) when the tests run as root. Under CI
+(``CI=true``) a missing PostgreSQL fails the tests (.ci/run installs it); elsewhere they
+are skipped with the reason. ``CHINCHON_TEST_PG`` (a URL of a database whose user may
+create databases) uses a server of your own instead.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CI = os.environ.get("CI", "").lower() in ("true", "1", "yes")
+
+
+def _bindir() -> str | None:
+    for d in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.path.exists(os.path.join(d, "initdb")):
+            return d
+    found = shutil.which("initdb")
+    return os.path.dirname(found) if found else None
+
+
+@dataclass
+class Cluster:
+    """A running server: ``url(db)`` names one of its databases."""
+
+    socket_dir: str
+    port: int
+    user: str
+
+    def url(self, db: str = "postgres") -> str:
+        return f"postgresql://{self.user}@/{db}?host={self.socket_dir}&port={self.port}"
+
+
+def _as(user: str | None, cmd: list[str]) -> list[str]:
+    return cmd if user is None else ["runuser", "-u", user, "--", *cmd]
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    bindir = _bindir()
+    if bindir is None:
+        why = "PostgreSQL is not installed (Debian: apt-get install postgresql)"
+        if CI:
+            pytest.fail(why + "; .ci/run installs it")
+        pytest.skip(why)
+    runas = "postgres" if os.geteuid() == 0 else None
+    top = tempfile.mkdtemp(prefix="chinchon-pg-")
+    data, sock = os.path.join(top, "data"), os.path.join(top, "sock")
+    os.mkdir(sock)
+    if runas is not None:
+        shutil.chown(top, runas)
+        shutil.chown(sock, runas)
+    os.chmod(top, 0o755)
+    port = 55432
+    subprocess.run(_as(runas, [f"{bindir}/initdb", "-D", data, "-A", "trust", "-U", "chinchon",
+                               "--no-sync", "-E", "UTF8"]),
+                   check=True, capture_output=True)
+    opts = (f"-k {sock} -p {port} -c listen_addresses='' -c fsync=off "
+            "-c max_connections=200")
+    started = subprocess.run(
+        _as(runas, [f"{bindir}/pg_ctl", "-D", data, "-o", opts, "-l", f"{top}/log", "-w",
+                    "-t", "120", "start"]), capture_output=True, text=True)
+    if started.returncode != 0:
+        log = Path(top, "log").read_text(encoding="utf-8", errors="replace")[-3000:]
+        pytest.fail(f"PostgreSQL did not start: {started.stderr}\n{log}")
+    try:
+        yield Cluster(sock, port, "chinchon")
+    finally:
+        subprocess.run(_as(runas, [f"{bindir}/pg_ctl", "-D", data, "-m", "immediate", "-w",
+                                   "stop"]), capture_output=True)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def new_database(base_url: str) -> str:
+    """A new empty database on the server of ``base_url``: its URL."""
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+    head, sep, query = base_url.partition("?")
+    return head.rsplit("/", 1)[0] + "/" + name + sep + query
+
+
+@pytest.fixture
+def pg_url(request: pytest.FixtureRequest) -> str:
+    """The URL of a new, empty PostgreSQL database for one test."""
+    mine = os.environ.get("CHINCHON_TEST_PG")
+    if mine:
+        return new_database(mine)
+    cluster: Cluster = request.getfixturevalue("pg_cluster")
+    return new_database(cluster.url())

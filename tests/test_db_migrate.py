@@ -1,0 +1,140 @@
+"""PostgreSQL end to end, with real bot processes and a real server: `chinchon tournament
+run --db postgresql://…` plays a tournament on it, and `chinchon db migrate` copies a
+SQLite database of a real tournament into PostgreSQL with nothing lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from chinchon_referee.storage import open_store
+from chinchon_referee.storage.sql import TABLES
+from chinchon_referee.vocabulary import GameStatus
+
+from tests.helpers import ADMIN
+from tests.postgres_support import pg_cluster, pg_url  # noqa: F401  (fixtures)
+from tests.serve_support import Serve, free_port
+from tests.tournament_support import CLI
+
+CUP = """
+name = "Postgres cup"
+table_size = 2
+games_per_pairing = 2
+concurrency = 3
+start = "when_connected"
+seed = "pg-cup"
+
+[rules]
+score_limit = 40
+
+[time_control]
+per_move = 2.0
+bank = 10.0
+
+[[participants]]
+name = "greedy-py"
+command = ["{python}", "-m", "chinchon.sdk", "--bot", "greedy"]
+
+[[participants]]
+name = "random-py"
+command = ["{python}", "-m", "chinchon.sdk", "--bot", "random"]
+
+[[participants]]
+name = "greedy-2"
+command = ["{python}", "-m", "chinchon.sdk", "--bot", "greedy"]
+"""
+
+
+def _run_cup(tmp_path: Path, db: str, out: str) -> None:
+    toml = tmp_path / "cup.toml"
+    toml.write_text(CUP, encoding="utf-8")
+    proc = subprocess.run(
+        [*CLI, "tournament", "run", str(toml), "--results", str(tmp_path / out), "--db", db,
+         "--quiet"], capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def _standings(db: str) -> str:
+    proc = subprocess.run([*CLI, "tournament", "standings", db],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_a_tournament_runs_on_postgres(tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+    _run_cup(tmp_path, pg_url, "results")
+    store = open_store(pg_url)
+    try:
+        (t,) = store.tournaments()
+        games = store.games(t.id)
+        assert len(games) == 6 and all(g.status is GameStatus.FINISHED for g in games)
+        assert all(g.result is not None and g.result.termination.played for g in games)
+    finally:
+        store.close()
+    st = json.loads((tmp_path / "results" / "standings.json").read_text(encoding="utf-8"))
+    assert st["games"] == 6 and sum(r["games"] for r in st["rows"]) == 12
+    assert "greedy-py" in _standings(pg_url)
+
+
+def test_a_sqlite_database_migrates_to_postgres_with_nothing_lost(
+    tmp_path: Path, pg_url: str,  # noqa: F811
+) -> None:
+    db = str(tmp_path / "cup.sqlite3")
+    _run_cup(tmp_path, db, "results")
+    src = open_store(db)
+    src.secret("practice")  # a secret, as a served referee keeps one
+    src.close()
+
+    proc = subprocess.run([*CLI, "db", "migrate", "--from", db, "--to", pg_url],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "6 games" in proc.stdout and "every row checked" in proc.stdout
+
+    src, dst = open_store(db), open_store(pg_url)
+    try:
+        for table in TABLES:
+            want = sorted(r for r in src.table_rows(table) if r[0] != "schema_version")
+            got = sorted(r for r in dst.table_rows(table) if r[0] != "schema_version")
+            assert got == want, table
+        (t,) = src.tournaments()
+        assert dst.tournaments() == src.tournaments()
+        assert dst.games(t.id) == src.games(t.id)
+        assert dst.secret("practice") == src.secret("practice")
+    finally:
+        src.close()
+        dst.close()
+    assert _standings(pg_url) == _standings(db)
+
+    # A second copy into the same database would merge two histories: refused.
+    again = subprocess.run([*CLI, "db", "migrate", "--from", db, "--to", pg_url],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1 and "already holds" in again.stderr, again.stderr
+
+
+def test_migrate_names_a_missing_source(tmp_path: Path) -> None:
+    proc = subprocess.run([*CLI, "db", "migrate", "--from", str(tmp_path / "none.sqlite3"),
+                           "--to", str(tmp_path / "x.sqlite3")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "no database at" in proc.stderr
+
+
+def test_serve_on_postgres_takes_its_admin_token_from_a_file_and_holds_the_database(
+    tmp_path: Path, pg_url: str,  # noqa: F811
+) -> None:
+    no_token = subprocess.run([*CLI, "serve", "--address", "127.0.0.1:0", "--db", pg_url],
+                              capture_output=True, text=True, timeout=60,
+                              env={k: v for k, v in os.environ.items()
+                                   if k != "CHINCHON_ADMIN_TOKEN"})
+    assert no_token.returncode == 2
+    assert "with a PostgreSQL database, give the admin token" in no_token.stderr
+    first = Serve(tmp_path, free_port(), pg_url, 1)  # type: ignore[arg-type]
+    try:
+        second = subprocess.run(
+            [*CLI, "serve", "--address", f"127.0.0.1:{free_port()}", "--db", pg_url,
+             "--admin-token", ADMIN], capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2 and "in use by another referee" in second.stderr
+        assert "chinchon-referee pid" in second.stderr
+    finally:
+        first.stop()
