@@ -34,7 +34,7 @@ import inspect
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
@@ -304,39 +304,28 @@ class BotClient:
             stub = pb_grpc.RefereeServiceStub(channel)  # type: ignore[no-untyped-call]
             call = stub.Play(metadata=(("authorization", f"Bearer {self.token}"),))
             await call.write(self._hello())
-            inbox: collections.deque[pb.PlayResponse] = collections.deque()
-            arrived = asyncio.Event()
-            reader = asyncio.ensure_future(_read_into(call, inbox, arrived))
+            inbox = _Inbox(call)
             try:
-                while True:
-                    if not inbox:
-                        if reader.done():
-                            reader.result()  # the stream's end (or its error)
-                            break
-                        arrived.clear()
-                        waiter = asyncio.ensure_future(arrived.wait())
-                        try:
-                            await asyncio.wait({reader, waiter},
-                                               return_when=asyncio.FIRST_COMPLETED)
-                        finally:
-                            waiter.cancel()
-                        continue
-                    msg = inbox.popleft()
+                while (item := await inbox.next()) is not None:
+                    read_at, msg = item
                     if self.on_message is not None:
                         self.on_message(msg)
                     if msg.WhichOneof("kind") == "action_request":
-                        await _caught_up(inbox, reader)
-                        if self._superseded(msg.action_request, inbox):
+                        # Read late (the bot was busy): what came after it is read first.
+                        await inbox.catch_up(time.monotonic() - read_at > _LAG)
+                        if self._superseded(msg.action_request, inbox.later()):
                             self._handle_other(msg)
                             continue
+                    t0 = time.monotonic()
                     reply = self._handle(msg)
                     if reply is not None:
-                        await _caught_up(inbox, reader)
-                        if self._superseded(msg.action_request, inbox):
-                            continue  # replaced while the bot thought: too late to send
+                        # A long think: the request may have been replaced meanwhile.
+                        await inbox.catch_up(time.monotonic() - t0 > _LAG)
+                        if self._superseded(msg.action_request, inbox.later()):
+                            continue  # too late to send
                         await call.write(reply)
             finally:
-                reader.cancel()
+                inbox.close()
             await call.wait_for_connection()
             code = await call.code()
             if code is not grpc.StatusCode.OK:
@@ -421,26 +410,65 @@ class BotClient:
         return None
 
 
-async def _read_into(call: Any, inbox: collections.deque[pb.PlayResponse],
-                     arrived: asyncio.Event) -> None:
-    """Read ``call`` to its end, appending each message to ``inbox``."""
-    while (msg := await call.read()) is not grpc.aio.EOF:
-        inbox.append(msg)
-        arrived.set()
+#: A request read this long after it arrived, or a decision that took this long: the
+#: messages that came meanwhile are read (see :meth:`_Inbox.catch_up`) before answering.
+_LAG = 0.05
+#: How long the stream must stay quiet for the messages already sent to be all read.
+_QUIET = 0.005
 
 
-async def _caught_up(inbox: collections.deque[pb.PlayResponse], reader: asyncio.Future[None],
-                     turns: int = 16) -> None:
-    """Give the reader a few turns of the event loop to read what has already arrived
-    (after a stall, messages wait in gRPC's buffers): return when a turn reads nothing
-    more, or after ``turns`` turns."""
-    for _ in range(turns):
-        before = len(inbox)
-        await asyncio.sleep(0)
-        if reader.done() or len(inbox) == before:
+class _Inbox:
+    """The messages of one stream not handled yet, each with the ``time.monotonic()`` it
+    was read at: a reader task keeps reading the stream, also while the bot thinks."""
+
+    def __init__(self, call: Any) -> None:
+        self.messages: collections.deque[tuple[float, pb.PlayResponse]] = collections.deque()
+        self._arrived = asyncio.Event()
+        self._reader = asyncio.ensure_future(self._read(call))
+
+    async def _read(self, call: Any) -> None:
+        while (msg := await call.read()) is not grpc.aio.EOF:
+            self.messages.append((time.monotonic(), msg))
+            self._arrived.set()
+
+    async def next(self) -> tuple[float, pb.PlayResponse] | None:
+        """The next message; None at the stream's end (its error, if it failed, is
+        raised once the messages read before it are handled)."""
+        while not self.messages:
+            if self._reader.done():
+                self._reader.result()
+                return None
+            self._arrived.clear()
+            waiter = asyncio.ensure_future(self._arrived.wait())
+            try:
+                await asyncio.wait({self._reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+        return self.messages.popleft()
+
+    async def catch_up(self, thorough: bool) -> None:
+        """Let the reader take in what has arrived: a few turns of the event loop; when
+        ``thorough`` (after a stall, messages wait in gRPC's buffers), until the stream
+        stays quiet for :data:`_QUIET` s (at most 20 times that)."""
+        for _ in range(3):
             await asyncio.sleep(0)
-            if reader.done() or len(inbox) == before:
+        if not thorough:
+            return
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 20 * _QUIET
+        while not self._reader.done() and loop.time() < end:
+            self._arrived.clear()
+            try:
+                await asyncio.wait_for(self._arrived.wait(), _QUIET)
+            except TimeoutError:
                 return
+
+    def later(self) -> Iterator[pb.PlayResponse]:
+        """The messages read and not handled yet, oldest first."""
+        return (msg for _, msg in self.messages)
+
+    def close(self) -> None:
+        self._reader.cancel()
 
 
 def game_line(ge: pb.GameEnded, players: Sequence[str]) -> str:
