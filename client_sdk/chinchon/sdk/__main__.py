@@ -88,9 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root-cert", metavar="FILE",
                     help="connect with TLS, trusting the certificates of this PEM file (the "
                          "organizer's CA or the referee's self-signed certificate)")
-    ap.add_argument("--reconnect-for", type=float, default=30.0, metavar="SECONDS",
-                    help="keep trying to reach the referee this long after losing it "
-                         "(default 30: a restarted referee waits 30 s for its bots)")
+    ap.add_argument("--reconnect-for", type=float, default=60.0, metavar="SECONDS",
+                    help="keep trying to reach the referee this long after losing it, on a "
+                         "fresh channel each time (default 60: longer than a restarted "
+                         "referee takes to come back and wait 30 s for its bots)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     if not args.target or not args.token:

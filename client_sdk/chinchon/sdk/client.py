@@ -205,7 +205,7 @@ class BotClient:
         practice: PracticeOptions | None = None,
         root_cert: bytes | None = None,
         client_name: str = "chinchon-python-sdk",
-        reconnect_for: float = 30.0,
+        reconnect_for: float = 60.0,
         on_message: Callable[[pb.PlayResponse], None] | None = None,
         game_lines: bool = True,
     ) -> None:
@@ -495,7 +495,7 @@ def run_bot(
     *,
     practice: PracticeOptions | None = None,
     root_cert: bytes | None = None,
-    reconnect_for: float = 30.0,
+    reconnect_for: float = 60.0,
 ) -> SessionReport:
     """Blocking helper: play with ``bot`` (an object with ``choose`` or a plain function,
     see :func:`as_chooser`) until the referee ends the session."""
