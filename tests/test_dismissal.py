@@ -90,7 +90,8 @@ async def test_a_bot_that_connects_before_its_tournament_is_created_waits(env: I
 
 async def test_a_cancelled_tournament_dismisses_its_waiting_bots(env: InProcess) -> None:
     """Cancelling a tournament dismisses the queue streams of its bots (reason
-    TOURNAMENT_CANCELLED), which end with OK."""
+    TOURNAMENT_CANCELLED), which end with OK. Once a new tournament is declared with one
+    of them, that bot's next stream waits again."""
     tid, _ = env.director.create(TournamentSpec.from_dict(spec_dict("called-off", ["p", "q"])))
     calls = [(await _queue_stream(env, b))[0] for b in ("p", "q")]
     assert await env.server.referee.lobby.wait_all(["p", "q"], 10)
@@ -102,6 +103,13 @@ async def test_a_cancelled_tournament_dismisses_its_waiting_bots(env: InProcess)
         assert msg.dismissed.tournament_id == tid
         assert await asyncio.wait_for(call.read(), 10) is grpc.aio.EOF
         assert await call.code() is grpc.StatusCode.OK
+    lobby = env.server.referee.lobby
+    assert lobby.dismissal is not None and lobby.dismissal("p") is not None
+    env.director.create(TournamentSpec.from_dict(spec_dict("replay", ["p", "r"])))
+    assert lobby.dismissal("p") is None and lobby.dismissal("q") is not None
+    again, _ = await _queue_stream(env, "p")
+    assert await lobby.wait_all(["p"], 10)
+    again.cancel()
 
 
 async def test_the_sdk_and_the_node_bot_exit_0_when_dismissed(

@@ -106,6 +106,7 @@ class Director:
         for p in parts:
             self.store.upsert_bot(p.name, digest(p.token))
             self.tokens.add(p.name, p.token)
+        self.remaining.changed()
         log.info("tournament_created", tournament=tid, name=spec.name, games=len(rr))
         return tid, parts
 

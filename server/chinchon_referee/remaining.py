@@ -10,8 +10,10 @@ is any queue stream of it that comes to the lobby later, until a tournament need
 again. A bot no tournament of this referee has ended for (one that connected before its
 tournament was created) is never dismissed: it waits.
 
-Driven by the director's events (a tournament runs, a game is finished, a tournament
-ends); the store is read only when a bot is about to be dismissed.
+Driven by the director's events (a tournament is declared or runs, a game is finished,
+a tournament ends); the store's list of tournaments is read again only after one was
+declared or ended, never per stream (a dismissed bot reconnecting in a loop costs a
+dictionary look-up).
 """
 
 from __future__ import annotations
@@ -44,7 +46,19 @@ class Remaining:
         self._left: dict[str, Counter[str]] = {}
         #: Bots dismissed, and why: a queue stream of theirs is dismissed on arrival.
         self._gone: dict[str, Dismissal] = {}
+        #: The bots of each tournament not over, as last read from the store, and the
+        #: :attr:`_generation` it was read in (None: not read yet).
+        self._open: tuple[int, dict[str, set[str]]] | None = None
+        #: Counts the changes to the list of tournaments not over (declared, ended...).
+        self._generation = 0
         lobby.dismissal = self.dismissal_for
+
+    def changed(self) -> None:
+        """The store's list of tournaments not over changed outside the events below: a
+        tournament was declared (it may need bots that were dismissed), or one was
+        marked over directly in the store. Safe to call from a worker thread, after the
+        store was written."""
+        self._generation += 1
 
     def track(self, tid: str, games: Iterable[GameRow]) -> None:
         """Tournament ``tid`` runs, with ``games`` still to be finished."""
@@ -70,8 +84,10 @@ class Remaining:
                     "tournament has a game for you: goodbye"))
 
     def ended(self, tid: str, bots: Iterable[str], cancelled: bool) -> None:
-        """Tournament ``tid`` (of ``bots``) finished, or was cancelled."""
+        """Tournament ``tid`` (of ``bots``) finished, or was cancelled (its status is
+        stored already)."""
         self._left.pop(tid, None)
+        self._generation += 1
         if cancelled:
             why = Dismissal(DismissReason.TOURNAMENT_CANCELLED, tid,
                             f"tournament {tid} was cancelled and no other tournament has "
@@ -104,7 +120,15 @@ class Remaining:
     def _needed(self, bot: str) -> bool:
         if any(left.get(bot) for left in self._left.values()):
             return True
-        return any(
-            not row.status.over and row.id not in self._left and bot in _participants(row.spec)
-            for row in self._store.tournaments()
-        )
+        return any(tid not in self._left and bot in bots
+                   for tid, bots in self._not_over().items())
+
+    def _not_over(self) -> dict[str, set[str]]:
+        """The bots of each tournament that is not over (scheduled or running)."""
+        generation = self._generation
+        if self._open is None or self._open[0] != generation:
+            # Read after the generation: a tournament declared meanwhile bumps it again.
+            self._open = (generation, {row.id: _participants(row.spec)
+                                       for row in self._store.tournaments()
+                                       if not row.status.over})
+        return self._open[1]

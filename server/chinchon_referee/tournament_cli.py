@@ -321,7 +321,7 @@ async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
     if not args.fresh:
         tid = next((row.id for row in mine if not row.status.over), None)
     else:
-        _abandon([row.id for row in mine if not row.status.over], store, results)
+        _abandon([row.id for row in mine if not row.status.over], director, results)
     if tid is not None:
         spec = director.spec_of(tid)
         parts = {p.name: p for p in TournamentSpec.from_toml(path).participants}
@@ -400,14 +400,15 @@ async def _run_on(store: SqliteStore, args: argparse.Namespace, path: Path,
     return 130 if interrupted else 0
 
 
-def _abandon(tids: list[str], store: SqliteStore, results: Path) -> None:
+def _abandon(tids: list[str], director: Director, results: Path) -> None:
     """``--fresh``: the unfinished runs ``tids`` are abandoned. Each is marked cancelled
     (it is never resumed, and none of its bots is kept waiting for it), and the records
     it exported to ``results/records`` when it was interrupted are removed, so that the
     folder holds the new run's records only (the database keeps the old games)."""
     for tid in tids:
-        store.set_tournament_status(tid, TournamentStatus.CANCELLED)
-        for game in store.games(tid):
+        director.store.set_tournament_status(tid, TournamentStatus.CANCELLED)
+        director.remaining.changed()
+        for game in director.store.games(tid):
             (results / "records" / f"{game.id}.json").unlink(missing_ok=True)
         console.print(f"abandoned the unfinished run {tid} (--fresh): starting over")
 
