@@ -205,7 +205,7 @@ class BotLauncher:
                     break
                 self.procs.append((p.name, proc))
 
-    async def stop(self, dismissed: bool) -> None:
+    async def stop(self, dismissed: bool = False) -> None:
         """Stop them all at once. ``dismissed``: the tournament is over and the referee
         told the bots (``PlayResponse.dismissed``): each has 5 s to exit by itself first.
         Then SIGTERM, and SIGKILL 5 s later. Each exit is logged (``bot_exited``), and a
