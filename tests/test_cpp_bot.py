@@ -224,10 +224,18 @@ command = [{json.dumps(str(cpp_bot))}]
     results = tmp_path / "results"
     proc = subprocess.run(
         [*CLI, "tournament", "run", str(toml), "--results", str(results),
-         "--db", str(tmp_path / "three.sqlite3"), "--quiet"],
+         "--db", str(tmp_path / "three.sqlite3"), "--quiet", "--log-level", "info",
+         "--log-format", "json"],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # Dismissed at the end, the three bots exited 0 by themselves.
+    logs = [json.loads(ln) for ln in proc.stderr.splitlines() if ln.startswith("{")]
+    exits = [e for e in logs if e["event"] == "bot_exited"]
+    assert {e["bot"] for e in exits} == {"cpp", "node", "python"}, exits
+    assert all(e["code"] == 0 and e["by_itself"] for e in exits), exits
+    cpp_log = "".join(p.read_text(encoding="utf-8") for p in (results / "logs").glob("cpp.*.log"))
+    assert "dismissed by the referee (DISMISS_REASON_GAMES_PLAYED)" in cpp_log, cpp_log[-2000:]
     st = json.loads((results / "standings.json").read_text(encoding="utf-8"))
     assert st["games"] == 6
     assert sorted(r["bot"] for r in st["rows"]) == ["cpp", "node", "python"]

@@ -626,6 +626,8 @@ def test_cli_practice_keeps_each_game_record_for_replay(tmp_path: Path) -> None:
     assert [r.name for r in records] == ["practice-1.json", "practice-2.json"]
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert report["clean"] and report["bot_stderr_file"] == "practice-keep/bot-stderr.log"
+    # Dismissed after its games, the SDK bot exited 0 by itself (no SIGTERM).
+    assert report["bot_exit"] == 0 and report["exited_by_itself"] is True, report
     assert report["records"] == ["practice-keep/practice-1.json",
                                  "practice-keep/practice-2.json"]
     for record in records:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import sqlite3
@@ -18,6 +19,8 @@ import grpc
 from chinchon.v1 import referee_pb2, referee_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from tests.helpers import node_bot
 
 ROOT = Path(__file__).resolve().parents[1]
 ALICE = "tok-alice-serve-test"
@@ -140,6 +143,15 @@ def test_serve_with_tls(tmp_path: Path) -> None:
     with serve(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key)) as (_, port):
         ok = sdk(f"localhost:{port}", ALICE, "--root-cert", str(cert))
         assert ok.returncode == 0, ok.stderr
+        # The sample Node bot, trusting the same certificate (--root-cert).
+        node = subprocess.run(
+            [*node_bot("--target", f"localhost:{port}", "--root-cert", str(cert),
+                       "--practice", "random", "--games", "1")],
+            capture_output=True, text=True, timeout=120, cwd=ROOT,
+            env={**os.environ, "CHINCHON_TOKEN": ALICE},
+        )
+        assert node.returncode == 0, node.stderr
+        assert "practice done: 1 game(s)" in node.stderr
         # A plaintext client cannot talk to a TLS server.
         with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
             health = health_pb2_grpc.HealthStub(ch)

@@ -65,12 +65,20 @@ command = ["node", {json.dumps(str(NODE_BOT))}]
     db = tmp_path / "cup.sqlite3"
     proc = subprocess.run(
         [*CLI, "tournament", "run", str(toml), "--results", str(results), "--db", str(db),
-         "--quiet"],
+         "--quiet", "--log-level", "info", "--log-format", "json"],
         capture_output=True, text=True, timeout=150, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     # Launching bots prints nothing of gRPC's own (no fork-handler chatter).
     assert "fork_posix" not in proc.stderr + proc.stdout, proc.stderr[-3000:]
+    # At the end every bot was dismissed and exited 0 by itself (no SIGTERM): the
+    # Python SDK and the Node bot, each of its instances.
+    logs = [json.loads(ln) for ln in proc.stderr.splitlines() if ln.startswith("{")]
+    exits = [e for e in logs if e["event"] == "bot_exited"]
+    assert sorted({e["bot"] for e in exits}) == sorted(["greedy-py", "random-py", "node"])
+    assert len(exits) == 6, exits  # 2 instances each (concurrency 2, 3 bots, 2 seats)
+    assert all(e["code"] == 0 and e["by_itself"] for e in exits), exits
+    assert not [e for e in logs if e["event"] == "bot_stopped"]
     bots = ["greedy-py", "random-py", "node"]
     st = json.loads((results / "standings.json").read_text(encoding="utf-8"))
     assert sorted(r["bot"] for r in st["rows"]) == sorted(bots)
@@ -320,3 +328,63 @@ def test_a_finished_tournament_run_again_shows_its_standings_and_launches_nothin
     st = json.loads((again / "standings.json").read_text(encoding="utf-8"))
     assert st["games"] == 2
     assert snapshot() == before
+
+
+def test_fresh_abandons_an_interrupted_run_and_keeps_its_records_apart(tmp_path: Path) -> None:
+    """A run interrupted after some games exported their records; ``--fresh`` starts over
+    in the same folder: the old run is marked cancelled (never resumed), its records
+    leave ``records/`` (the database keeps them), and ``records/`` holds the new run's
+    games only. Run again, the folder's tournament is the new one, finished."""
+    toml = _two_bot_cup(tmp_path)
+    toml.write_text(toml.read_text(encoding="utf-8")
+                    .replace("games_per_pairing = 2", "games_per_pairing = 10")
+                    .replace("concurrency = 2", "concurrency = 1"), encoding="utf-8")
+    results = tmp_path / "results" / "twice-cup"
+    db = results / "tournament.sqlite3"
+
+    def finished_games() -> int:
+        if not db.exists():
+            return 0
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+            try:
+                return int(c.execute("SELECT COUNT(*) FROM games WHERE status = 'finished'")
+                           .fetchone()[0])
+            except sqlite3.OperationalError:  # the schema is not written yet
+                return 0
+
+    first = subprocess.Popen([*CLI, "tournament", "run", str(toml), "--quiet"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=tmp_path)
+    try:
+        until_sync(lambda: finished_games() >= 1, "a game of the first run finished", 60)
+        first.send_signal(signal.SIGINT)
+        out, err = first.communicate(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 130, out[-3000:] + err[-3000:]
+    with sqlite3.connect(db) as c:
+        ((old,),) = c.execute("SELECT id FROM tournaments").fetchall()
+    old_records = sorted(p.name for p in (results / "records").iterdir())
+    assert old_records and all(n.startswith(f"{old}-g") for n in old_records), old_records
+    assert len(old_records) < 10
+
+    fresh = _run(toml, tmp_path, "--fresh")
+    assert fresh.returncode == 0, fresh.stdout[-3000:] + fresh.stderr[-3000:]
+    assert f"abandoned the unfinished run {old}" in fresh.stdout
+    with sqlite3.connect(db) as c:
+        rows = dict(c.execute("SELECT id, status FROM tournaments").fetchall())
+        kept = c.execute("SELECT COUNT(*) FROM games WHERE tournament_id = ? AND status = 'finished'",
+                         (old,)).fetchone()[0]
+    assert rows.pop(old) == "cancelled"
+    ((new, status),) = rows.items()
+    assert status == "finished"
+    assert kept == len(old_records)  # the database keeps the abandoned run's games
+    records = sorted(p.name for p in (results / "records").iterdir())
+    assert len(records) == 10 and all(n.startswith(f"{new}-g") for n in records), records
+    st = json.loads((results / "standings.json").read_text(encoding="utf-8"))
+    assert st["games"] == 10
+
+    again = _run(toml, tmp_path)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert f"({new}) is finished" in again.stdout, again.stdout

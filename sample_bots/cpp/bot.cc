@@ -33,7 +33,9 @@ namespace v1 = chinchon::v1;
 namespace {
 
 constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitAuth = 3, kExitUnreachable = 4;
-constexpr auto kReconnectBudget = std::chrono::seconds(10);  // without a welcome
+// Without a welcome: longer than a restarted referee takes to come back and wait 30 s for
+// its bots (docs/tournaments.md).
+constexpr auto kReconnectBudget = std::chrono::seconds(60);
 
 struct Options {
   std::string target, token;
@@ -219,7 +221,9 @@ struct Stats {
 };
 
 // One Play stream, from Hello to the end. `welcomed` says whether the referee answered.
-grpc::Status play_stream(const Options& o, bool& welcomed, Stats& stats) {
+// `dismissed`: the referee said nothing more is scheduled for the bot (exit, do not
+// reconnect).
+grpc::Status play_stream(const Options& o, bool& welcomed, bool& dismissed, Stats& stats) {
   auto stub = v1::RefereeService::NewStub(make_channel(o));
   grpc::ClientContext ctx;
   ctx.AddMetadata("authorization", "Bearer " + o.token);
@@ -295,6 +299,11 @@ grpc::Status play_stream(const Options& o, bool& welcomed, Stats& stats) {
         case v1::PlayResponse::kError:
           log("error " + v1::ErrorCode_Name(msg.error().code()) + ": " + msg.error().message());
           break;
+        case v1::PlayResponse::kDismissed:  // nothing more is scheduled: the stream ends (OK)
+          dismissed = true;
+          log("dismissed by the referee (" + v1::DismissReason_Name(msg.dismissed().reason()) +
+              "): " + msg.dismissed().message());
+          break;
         default:
           break;
       }
@@ -323,10 +332,14 @@ int main(int argc, char** argv) {
   auto failing_since = std::chrono::steady_clock::now();
   auto delay = std::chrono::milliseconds(250);
   for (;;) {
-    bool welcomed = false;
-    grpc::Status st = play_stream(*opts, welcomed, stats);
+    bool welcomed = false, dismissed = false;
+    grpc::Status st = play_stream(*opts, welcomed, dismissed, stats);
     std::string summary = std::to_string(stats.games) + " games, " +
                           std::to_string(stats.wins) + " won";
+    if (dismissed) {
+      log("done: " + summary);
+      return kExitOk;
+    }
     switch (st.error_code()) {
       case grpc::StatusCode::OK:
         log("the referee ended the stream: " + summary);

@@ -18,12 +18,16 @@ const solver = require('./solver');
 
 const VERSION = '0.1.0';
 const PROTO_DIR = path.resolve(__dirname, '..', '..', 'protos');
-const RECONNECT_BUDGET_MS = 10000;
+// How long to keep trying to reach the referee after losing it (--reconnect-for): longer
+// than a restarted referee takes to come back and wait for its bots (30 s; see
+// docs/tournaments.md), so that the bot is there when its tournament resumes.
+const DEFAULT_RECONNECT_SECONDS = 60;
 
 const USAGE = `usage: node bot.js --target HOST:PORT --token TOKEN
                    [--practice OPPONENT [--games N] [--seed SEED] [--rules FILE.json]
                     [--wait SECONDS]]
-                   [--strategy greedy|random] [--tls] [--verbose]
+                   [--strategy greedy|random] [--tls | --root-cert FILE]
+                   [--reconnect-for SECONDS] [--verbose]
 
   --target HOST:PORT   referee address (or env CHINCHON_TARGET)
   --token TOKEN        the bot's secret token (or env CHINCHON_TOKEN)
@@ -38,6 +42,12 @@ const USAGE = `usage: node bot.js --target HOST:PORT --token TOKEN
                        the referee's, 2 minutes; at most 1 hour)
   --strategy NAME      greedy (default) or random
   --tls                connect with TLS (system roots) instead of plaintext
+  --root-cert FILE     connect with TLS, trusting the certificates of this PEM file
+                       (the organizer's CA, or the referee's self-signed certificate)
+  --reconnect-for SECONDS
+                       keep trying to reach the referee this long after losing it,
+                       on a fresh channel each time, with a backoff (default ${DEFAULT_RECONNECT_SECONDS});
+                       the budget starts again after every welcome
   --verbose            log every decision to stderr`;
 
 // Exit codes.
@@ -69,6 +79,8 @@ function parseArgs(argv) {
     wait: undefined, // seconds (--wait), or undefined: the referee's default
     strategy: 'greedy',
     tls: false,
+    rootCert: null, // the PEM file's bytes (--root-cert)
+    reconnectFor: DEFAULT_RECONNECT_SECONDS,
     verbose: false,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -94,6 +106,8 @@ function parseArgs(argv) {
       case '--wait': opts.wait = Number(next()); break;
       case '--strategy': opts.strategy = next(); break;
       case '--tls': opts.tls = true; break;
+      case '--root-cert': opts.rootCert = next(); break;
+      case '--reconnect-for': opts.reconnectFor = Number(next()); break;
       case '--verbose': case '-v': opts.verbose = true; break;
       case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(EXIT_OK); break;
       default: die(EXIT_USAGE, `unknown argument ${JSON.stringify(argv[i])}\n${USAGE}`);
@@ -104,6 +118,15 @@ function parseArgs(argv) {
   if (!['greedy', 'random'].includes(opts.strategy)) die(EXIT_USAGE, `unknown strategy ${JSON.stringify(opts.strategy)}: greedy or random`);
   if (!Number.isInteger(opts.games) || opts.games < 1 || opts.games > 100) die(EXIT_USAGE, '--games must be a whole number from 1 to 100');
   if (opts.wait !== undefined && !(opts.wait > 0 && opts.wait <= 3600)) die(EXIT_USAGE, '--wait must be more than 0 and at most 3600 seconds');
+  if (!(opts.reconnectFor >= 0 && opts.reconnectFor <= 86400)) die(EXIT_USAGE, '--reconnect-for must be from 0 to 86400 seconds');
+  if (opts.rootCert !== null) {
+    try {
+      opts.rootCert = fs.readFileSync(opts.rootCert);
+    } catch (e) {
+      die(EXIT_USAGE, `cannot read --root-cert ${opts.rootCert}: ${e.message}`);
+    }
+    opts.tls = true;
+  }
   if (opts.rules !== null) {
     try {
       opts.rules = JSON.parse(fs.readFileSync(opts.rules, 'utf8'));
@@ -275,6 +298,8 @@ class Bot {
     this.record = { wins: 0, draws: 0, losses: 0 };
     this.failingSince = null; // time of the first failure in a row of reconnects
     this.attempt = 0;
+    this.pending = null; // the request to answer once the messages already here are read
+    this.superseded = 0; // requests left unanswered: a later message replaced them
   }
 
   practiceMode() {
@@ -298,8 +323,12 @@ class Bot {
     return { hello: { client, practice } };
   }
 
+  /** A new channel (a client) and a new Play stream: after a failure, never reuse the old
+   * channel, which keeps its own backoff and may sit on a dead connection. */
   connect() {
-    const creds = this.opts.tls ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
+    // With --root-cert, those certificates are the roots; with --tls alone, the system's.
+    const creds = this.opts.tls ? grpc.credentials.createSsl(this.opts.rootCert) : grpc.credentials.createInsecure();
+    this.pending = null;
     this.client = new this.Service(this.opts.target, creds, {
       // Practice GameEnded messages carry the whole game record.
       'grpc.max_receive_message_length': 64 * 1024 * 1024,
@@ -342,6 +371,12 @@ class Bot {
       case 'action_request':
         this.onRequest(msg.action_request);
         break;
+      case 'dismissed': {
+        const d = msg.dismissed;
+        this.dismissed = true;
+        this.stop(EXIT_OK, `dismissed by the referee (${d.reason}): ${d.message}; ${this.summary()}`);
+        break;
+      }
       case 'action_rejected': {
         const r = msg.action_rejected;
         const e = r.error || {};
@@ -350,6 +385,7 @@ class Bot {
       }
       case 'default_played': {
         const d = msg.default_played;
+        if (this.pending && this.pending.request_id === d.request_id) this.supersede();
         log(`referee played ${describe(d.action)} for us (${d.reason}, request ${d.request_id}): strike ${d.strikes} of ${d.max_strikes}`);
         break;
       }
@@ -360,6 +396,7 @@ class Bot {
         }
         break;
       case 'game_ended':
+        if (this.pending && this.pending.game_id === msg.game_ended.game_id) this.supersede();
         this.onGameEnded(msg.game_ended);
         break;
       case 'error': {
@@ -374,7 +411,30 @@ class Bot {
     }
   }
 
+  /**
+   * Answer the newest request only. The answer is worked out once the messages that have
+   * already arrived are read (setImmediate runs after them): after a stall, a request
+   * replaced by a newer one, by the default the referee played for it or by the end of
+   * its game is not answered (an answer would be stale, and working it out would make
+   * the newest request late too).
+   */
   onRequest(request) {
+    if (this.pending) this.supersede();
+    this.pending = request;
+    setImmediate(() => {
+      if (this.pending !== request) return;
+      this.pending = null;
+      this.answer(request);
+    });
+  }
+
+  supersede() {
+    this.superseded++;
+    if (this.opts.verbose) log(`request ${this.pending.request_id} not answered: a later message replaced it`);
+    this.pending = null;
+  }
+
+  answer(request) {
     const started = process.hrtime.bigint();
     const { action, why } = chooseAction(request, this.opts.strategy);
     // The reply must carry the request's id; request_id stays a decimal string end to end.
@@ -426,8 +486,10 @@ class Bot {
   onClosed(code, details) {
     if (this.finished) return; // 'error' and 'status' both report the same end
     this.finished = true;
+    this.pending = null;
     if (this.stopping) return this.exit(this.stopping.code, this.stopping.msg);
     const S = grpc.status;
+    const name = Object.keys(S).find((k) => S[k] === code) || String(code);
     if (code === S.OK) {
       if (this.practiceMode()) {
         return this.exit(EXIT_FAILURE, `the referee ended the stream after ${this.summary()} of ${this.opts.games} requested`);
@@ -437,20 +499,22 @@ class Bot {
     if (code === S.UNAUTHENTICATED) {
       return this.exit(EXIT_UNAUTHENTICATED, `the referee refused the token (UNAUTHENTICATED: ${details}); check --token or CHINCHON_TOKEN`);
     }
-    if (code === S.UNAVAILABLE) {
+    // The referee is unreachable or restarting (UNAVAILABLE), or dropped the stream
+    // (DEADLINE_EXCEEDED: it thought we stopped reading): try again on a fresh channel,
+    // backing off, for up to --reconnect-for seconds without a welcome.
+    if (code === S.UNAVAILABLE || code === S.DEADLINE_EXCEEDED) {
       const now = Date.now();
       if (this.failingSince === null) this.failingSince = now;
       const delay = Math.min(250 * 2 ** this.attempt, 4000);
-      if (now - this.failingSince + delay <= RECONNECT_BUDGET_MS) {
+      if (now - this.failingSince + delay <= this.opts.reconnectFor * 1000) {
         this.attempt++;
-        log(`referee unavailable (${details}); reconnecting in ${delay} ms`);
+        log(`referee unavailable (${name}: ${details}); reconnecting in ${delay} ms`);
         this.client.close();
         setTimeout(() => this.connect(), delay);
         return undefined;
       }
-      return this.exit(EXIT_UNAVAILABLE, `cannot reach the referee at ${this.opts.target} (UNAVAILABLE: ${details}); gave up after ${RECONNECT_BUDGET_MS / 1000} s`);
+      return this.exit(EXIT_UNAVAILABLE, `cannot reach the referee at ${this.opts.target} (${name}: ${details}); gave up after ${this.opts.reconnectFor} s`);
     }
-    const name = Object.keys(S).find((k) => S[k] === code) || String(code);
     return this.exit(EXIT_FAILURE, `the referee closed the stream: ${name}: ${details} (${this.summary()})`);
   }
 }

@@ -30,6 +30,7 @@ from .absence import Absences, Presence
 from .auth import TokenBook, digest, new_token
 from .logs import get_logger
 from .referee import GameOutcome, GameSpec, Referee, Seat, ShuttingDown
+from .remaining import Remaining
 from .round_robin import RoundRobin
 from .standings import Standings, compute, summarize_game
 from .storage import GameRow, Store, TournamentRow
@@ -63,6 +64,8 @@ class Director:
         self._watchers: dict[str, list[asyncio.Queue[TournamentEvent | None]]] = {}
         self._absent: dict[str, Absences] = {}
         self._twins: dict[str, dict[str, int]] = {}  # tournament -> game id -> twin index
+        #: Games left per bot; dismisses the bots no tournament needs any more.
+        self.remaining = Remaining(store, referee.lobby)
 
     # -- declaring ------------------------------------------------------------------------
     def create(self, spec: TournamentSpec, tid: str | None = None) -> tuple[str, list[Participant]]:
@@ -103,6 +106,7 @@ class Director:
         for p in parts:
             self.store.upsert_bot(p.name, digest(p.token))
             self.tokens.add(p.name, p.token)
+        self.remaining.changed()
         log.info("tournament_created", tournament=tid, name=spec.name, games=len(rr))
         return tid, parts
 
@@ -191,6 +195,7 @@ class Director:
             raise KeyError(tid)
         self.store.void_running(tid)
         self.store.set_tournament_status(tid, TournamentStatus.CANCELLED)
+        self.remaining.ended(tid, self.spec_of(tid).bots, cancelled=True)
         self._emit(tid, "tournament cancelled")
         self._close_watchers(tid)
 
@@ -226,6 +231,7 @@ class Director:
         self.store.set_tournament_status(tid, TournamentStatus.RUNNING)
         self._emit(tid, "tournament started")
         pending = [g for g in self.store.games(tid) if g.status is not GameStatus.FINISHED]
+        self.remaining.track(tid, pending)
         running: set[asyncio.Task[None]] = set()
         absent = self._absences(tid, spec)
         # Set by whatever may let a game start: a game ended, a stream came to the lobby
@@ -294,6 +300,7 @@ class Director:
         finally:
             stop_listening()
         self.store.set_tournament_status(tid, TournamentStatus.FINISHED)
+        self.remaining.ended(tid, spec.bots, cancelled=False)
         self._emit(tid, "tournament finished")
         self._close_watchers(tid)
         log.info("tournament_finished", tournament=tid)
@@ -412,6 +419,7 @@ class Director:
         game.stats = [asdict(s) for s in outcome.stats]
         self.store.finish_game(game)
         self._emit(tid, f"game {game.id} ended: {outcome.result.summary}", game.id, outcome.result)
+        self.remaining.played(tid, game.players)
 
     # -- results --------------------------------------------------------------------------
     def counts(self, tid: str) -> tuple[int, int]:

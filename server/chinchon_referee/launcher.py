@@ -7,7 +7,8 @@ every local user (``ps``), an environment is not. Its stdout and stderr each go 
 file (written by the child itself), to memory (read continuously by this process, so a
 chatty bot never blocks on a full pipe; lines of any length up to :data:`LINE_LIMIT`),
 or nowhere. :meth:`BotProcess.stop` asks it to stop (SIGTERM) and kills it if it has
-not within a grace period.
+not within a grace period; :meth:`BotProcess.finish` first lets a bot that was told it
+is done (dismissed) exit by itself.
 
 Processes are started by :func:`.processes.spawn` (not the event loop's own spawn: see
 there why).
@@ -89,6 +90,17 @@ class BotProcess:
             except TimeoutError:
                 self.proc.kill()
         return await self.wait()
+
+    async def finish(self, wait: float, grace: float = 5.0) -> tuple[int, bool]:
+        """For a bot that was told it is done (``PlayResponse.dismissed``): let it exit by
+        itself for up to ``wait`` seconds, then :meth:`stop` it. Its exit code, and
+        whether it exited by itself."""
+        if self.proc.returncode is None:
+            try:
+                await asyncio.wait_for(self.proc.wait(), wait)
+            except TimeoutError:
+                return await self.stop(grace), False
+        return await self.wait(), True
 
     async def kill(self) -> int:
         """SIGKILL at once (a test's crash, or an impatient stop)."""

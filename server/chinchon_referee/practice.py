@@ -41,6 +41,7 @@ from .config import Policies, RefereeConfig, TimeControl
 from .launcher import Keep, launch
 from .logs import configure
 from .referee import GameOutcome, GameSpec, Incident, IncidentKind, Referee
+from .referee.dismissal import Dismissal, DismissReason
 from .server import start_server, use_loop
 
 console = Console(highlight=False, soft_wrap=True)
@@ -112,6 +113,10 @@ class PracticeReport:
     incidents: list[Incident] = field(default_factory=list)
     connected: bool = False
     bot_exit: int | None = None
+    #: After its games the bot is dismissed (``PlayResponse.dismissed``): whether it then
+    #: exited by itself (True), or had to be stopped with SIGTERM (False); None when it
+    #: was not dismissed (it never connected).
+    exited_by_itself: bool | None = None
     bot_stderr: str = ""
     seed: str = ""
     out: Path | None = None
@@ -158,6 +163,8 @@ class PracticeReport:
             ],
             "incidents": self.incidents,
             "clean": self.clean,
+            "bot_exit": self.bot_exit,
+            "exited_by_itself": self.exited_by_itself,
             "bot_stderr_file": str(self.out / STDERR_FILE) if self.out else None,
             "records": [str(r) for r in self.records],
         }
@@ -227,8 +234,16 @@ async def run_practice(
                 if outcome.termination is Termination.FORFEIT_NO_SHOW or exited.done():
                     break
         report.incidents.extend(referee.incidents)
+        if report.connected:
+            # Nothing more is scheduled for the bot: tell it, so that it exits by itself.
+            why = Dismissal(DismissReason.GAMES_PLAYED, "",
+                            "the practice games of chinchon practice are played: goodbye")
+            referee.lobby.dismissal = lambda _bot: why
+            referee.lobby.dismiss(name, why)
     finally:
-        report.bot_exit = await proc.stop(5.0)
+        # A dismissed bot has 5 s to exit by itself; then (or at once) SIGTERM.
+        report.bot_exit, by_itself = await proc.finish(5.0 if report.connected else 0.0)
+        report.exited_by_itself = by_itself if report.connected else None
         report.bot_stderr = _tail(stderr_file) if stderr_file else "".join(proc.err)
         await server.stop(grace=1.0)
     return report
@@ -273,6 +288,9 @@ def print_report(rep: PracticeReport) -> None:
         # The bot's own words, verbatim: never read as rich markup.
         tail = "\n".join(rep.bot_stderr.strip().splitlines()[-STDERR_LINES:])
         console.print(Text("bot stderr (last lines):\n" + tail, style="dim"))
+    if rep.exited_by_itself is False:
+        console.print("[dim]note: the bot did not exit within 5 s of being dismissed after its "
+                      "games (PlayResponse.dismissed): it was stopped with SIGTERM[/]")
     if rep.out is not None:
         console.print(Text(f"bot stderr saved in {rep.out / STDERR_FILE}"))
         if rep.records:

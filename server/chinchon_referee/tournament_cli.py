@@ -7,7 +7,10 @@ Running the same file again with the same database resumes an interrupted run; o
 run is finished, running it again prints its standings (and when it finished) and
 launches nothing. ``--again`` plays it once more in a new results folder
 (``results/<name>-2/``, ``-3``...), never mixing the runs' records; ``--fresh`` abandons
-an unfinished run and starts over in the same folder.
+an unfinished run (it is marked cancelled, and the records it exported are removed from
+``records/``: they stay in the database) and starts over in the same folder. When the
+tournament is over its bots are told so (``PlayResponse.dismissed``) and given 5 s to
+exit by themselves; a bot still running then is stopped (SIGTERM).
 
     chinchon tournament run sample_bots/demo_tournament.toml
     chinchon tournament check FILE       validate a declaration and show its schedule
@@ -202,9 +205,21 @@ class BotLauncher:
                     break
                 self.procs.append((p.name, proc))
 
-    async def stop(self) -> None:
-        """Stop them all at once (SIGTERM, then SIGKILL after 5 s)."""
-        await asyncio.gather(*(proc.stop(5.0) for _, proc in self.procs))
+    async def stop(self, dismissed: bool = False) -> None:
+        """Stop them all at once. ``dismissed``: the tournament is over and the referee
+        told the bots (``PlayResponse.dismissed``): each has 5 s to exit by itself first.
+        Then SIGTERM, and SIGKILL 5 s later. Each exit is logged (``bot_exited``), and a
+        dismissed bot that had to be stopped is warned about."""
+
+        async def one(name: str, proc: BotProcess) -> None:
+            code, by_itself = await proc.finish(5.0 if dismissed else 0.0)
+            log.info("bot_exited", bot=name, pid=proc.pid, code=code, by_itself=by_itself)
+            if dismissed and not by_itself:
+                log.warning("bot_stopped", bot=name, pid=proc.pid,
+                            why="it did not exit within 5 s of being dismissed at the end "
+                                "of the tournament")
+
+        await asyncio.gather(*(one(name, proc) for name, proc in self.procs))
 
 
 async def _play(director: Director, tid: str, name: str, stop: asyncio.Event,
@@ -305,6 +320,8 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
         return 0
     if not args.fresh:
         tid = next((row.id for row in mine if not row.status.over), None)
+    else:
+        _abandon([row.id for row in mine if not row.status.over], director, results)
     if tid is not None:
         spec = director.spec_of(tid)
         parts = {p.name: p for p in TournamentSpec.from_toml(path).participants}
@@ -339,6 +356,7 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     interrupted = False
+    over = False  # played to its end: its bots were dismissed
     total, done = director.counts(tid)
     try:
         await launcher.start()
@@ -357,10 +375,11 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
                           "played; run the same command again to resume")
         else:
             interrupted = await _play(director, tid, spec.name, stop, args.quiet)
+            over = not interrupted
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-        await launcher.stop()
+        await launcher.stop(dismissed=over)
         await server.stop(grace=1.0)
     st = director.standings(tid)
     console.print(standings_table(st, f"{spec.name}: standings after {st.games} games"))
@@ -379,6 +398,19 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
     console.print(f"results written to {results}/ (report.md, standings.json, standings.csv, "
                   f"ratings.svg, records/)")
     return 130 if interrupted else 0
+
+
+def _abandon(tids: list[str], director: Director, results: Path) -> None:
+    """``--fresh``: the unfinished runs ``tids`` are abandoned. Each is marked cancelled
+    (it is never resumed, and none of its bots is kept waiting for it), and the records
+    it exported to ``results/records`` when it was interrupted are removed, so that the
+    folder holds the new run's records only (the database keeps the old games)."""
+    for tid in tids:
+        director.store.set_tournament_status(tid, TournamentStatus.CANCELLED)
+        director.remaining.changed()
+        for game in director.store.games(tid):
+            (results / "records" / f"{game.id}.json").unlink(missing_ok=True)
+        console.print(f"abandoned the unfinished run {tid} (--fresh): starting over")
 
 
 def cmd_run(args: argparse.Namespace) -> int:

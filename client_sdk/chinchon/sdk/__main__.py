@@ -85,7 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wait", type=float, metavar="SECONDS",
                     help="with --practice any: how long to wait for another bot "
                          "(default: the referee's, 2 minutes)")
-    ap.add_argument("--root-cert", help="PEM file to trust for TLS")
+    ap.add_argument("--root-cert", metavar="FILE",
+                    help="connect with TLS, trusting the certificates of this PEM file (the "
+                         "organizer's CA or the referee's self-signed certificate)")
+    ap.add_argument("--reconnect-for", type=float, default=60.0, metavar="SECONDS",
+                    help="keep trying to reach the referee this long after losing it, on a "
+                         "fresh channel each time (default 60: longer than a restarted "
+                         "referee takes to come back and wait 30 s for its bots)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     if not args.target or not args.token:
@@ -97,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.practice else None)
     root = Path(args.root_cert).read_bytes() if args.root_cert else None
     try:
-        report = run_bot(bot, args.target, args.token, practice=practice, root_cert=root)
+        report = run_bot(bot, args.target, args.token, practice=practice, root_cert=root,
+                         reconnect_for=args.reconnect_for)
     except FatalError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -106,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{report.games} games, {report.wins} won, {report.decisions} decisions "
           f"({report.mean_think_ms:.1f} ms each on the referee's clock), "
           f"{len(report.rejected)} refused, {len(report.defaults)} defaults", file=sys.stderr)
+    if report.dismissed is not None:
+        print(f"dismissed by the referee: {report.dismissed.message}", file=sys.stderr)
     return 0
 
 

@@ -29,11 +29,12 @@ Or from the command line: ``python -m chinchon.sdk --target HOST:PORT --token T
 from __future__ import annotations
 
 import asyncio
+import collections
 import inspect
 import logging
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
@@ -163,6 +164,13 @@ class SessionReport:
     #: for them, in seconds.
     accepted: int = 0
     think_time: float = 0.0
+    #: Requests left unanswered because a later message had already replaced them (a
+    #: newer request, the default the referee played, the game's end): see
+    #: :meth:`BotClient._superseded`.
+    superseded: int = 0
+    #: Set when the referee dismissed the bot: nothing more is scheduled for it (its
+    #: tournaments are over). The client then stops without reconnecting.
+    dismissed: pb.Dismissed | None = None
 
     @property
     def mean_think_ms(self) -> float:
@@ -197,7 +205,7 @@ class BotClient:
         practice: PracticeOptions | None = None,
         root_cert: bytes | None = None,
         client_name: str = "chinchon-python-sdk",
-        reconnect_for: float = 30.0,
+        reconnect_for: float = 60.0,
         on_message: Callable[[pb.PlayResponse], None] | None = None,
         game_lines: bool = True,
     ) -> None:
@@ -248,7 +256,9 @@ class BotClient:
         return grpc.aio.insecure_channel(self.target, options=options)
 
     async def run(self) -> SessionReport:
-        """Play until the referee ends the stream (practice: after its games)."""
+        """Play until the referee ends the stream: practice, after its games; queue mode,
+        when the referee dismisses the bot (``PlayResponse.dismissed``: nothing more is
+        scheduled for it). A dismissed bot never reconnects."""
         give_up_at: float | None = None
         delay = 0.2
         while True:
@@ -266,7 +276,7 @@ class BotClient:
             except asyncio.InvalidStateError as e:  # the call ended under a write
                 log.warning("stream failed: %s", e)
                 finished = False
-            if finished:
+            if finished or self.report.dismissed is not None:
                 return self.report
             if self._welcomed:
                 # The last stream worked: a new outage gets the full reconnect time.
@@ -282,27 +292,67 @@ class BotClient:
             delay = min(delay * 2, 2.0)
 
     async def _session(self) -> bool:
-        """One stream. True when the referee ended it normally."""
+        """One stream. True when the referee ended it normally.
+
+        A reader task keeps reading the stream into ``inbox`` (also while the bot
+        thinks); this loop handles the messages in order, and answers a request only if
+        nothing that replaces it has arrived meanwhile (:meth:`_superseded`): after a
+        stall, the bot answers the newest request instead of working through stale ones,
+        each late, each a strike."""
         async with self._channel() as channel:
             # The generated gRPC module has no annotations (grpc_tools writes none).
             stub = pb_grpc.RefereeServiceStub(channel)  # type: ignore[no-untyped-call]
             call = stub.Play(metadata=(("authorization", f"Bearer {self.token}"),))
             await call.write(self._hello())
-            while True:
-                msg = await call.read()
-                if msg is grpc.aio.EOF:
-                    break
-                if self.on_message is not None:
-                    self.on_message(msg)
-                reply = self._handle(msg)
-                if reply is not None:
-                    await call.write(reply)
+            inbox = _Inbox(call)
+            try:
+                while (item := await inbox.next()) is not None:
+                    read_at, msg = item
+                    if self.on_message is not None:
+                        self.on_message(msg)
+                    if msg.WhichOneof("kind") == "action_request":
+                        # Read late (the bot was busy): what came after it is read first.
+                        await inbox.catch_up(time.monotonic() - read_at > _LAG)
+                        if self._superseded(msg.action_request, inbox.later()):
+                            self._handle_other(msg)
+                            continue
+                    t0 = time.monotonic()
+                    reply = self._handle(msg)
+                    if reply is not None:
+                        # A long think: the request may have been replaced meanwhile.
+                        await inbox.catch_up(time.monotonic() - t0 > _LAG)
+                        if self._superseded(msg.action_request, inbox.later()):
+                            continue  # too late to send
+                        await call.write(reply)
+            finally:
+                inbox.close()
             await call.wait_for_connection()
             code = await call.code()
             if code is not grpc.StatusCode.OK:
                 raise grpc.aio.AioRpcError(code, await call.initial_metadata(),
                                            await call.trailing_metadata(), await call.details())
         return True
+
+    def _superseded(self, req: pb.ActionRequest, later: Iterable[pb.PlayResponse]) -> bool:
+        """Whether a message read after ``req`` replaces it: a newer request (ids grow
+        along a stream), the default action the referee played for it, or the end of its
+        game. Counted in :attr:`SessionReport.superseded`."""
+        for msg in later:
+            kind = msg.WhichOneof("kind")
+            if (kind == "action_request"
+                    or (kind == "default_played" and msg.default_played.request_id == req.request_id)
+                    or (kind == "game_ended" and msg.game_ended.game_id == req.game_id)):
+                self.report.superseded += 1
+                log.info("request %d not answered: a later message replaced it", req.request_id)
+                return True
+        return False
+
+    def _handle_other(self, msg: pb.PlayResponse) -> None:
+        """What :meth:`_handle` does with a message besides answering it (the
+        confirmation it may carry)."""
+        if msg.HasField("accepted"):
+            self.report.accepted += 1
+            self.report.think_time += seconds_of(msg.accepted.time_taken)
 
     def _handle(self, msg: pb.PlayResponse) -> pb.PlayRequest | None:
         if msg.HasField("accepted"):
@@ -353,7 +403,72 @@ class BotClient:
             log.warning("referee error %s: %s", pb.ErrorCode.Name(msg.error.code), msg.error.message)
             if msg.error.code == pb.ERROR_CODE_BAD_REQUEST:
                 raise FatalError(msg.error.message)
+        elif kind == "dismissed":
+            self.report.dismissed = msg.dismissed
+            log.info("dismissed by the referee (%s): %s",
+                     pb.DismissReason.Name(msg.dismissed.reason), msg.dismissed.message)
         return None
+
+
+#: A request read this long after it arrived, or a decision that took this long: the
+#: messages that came meanwhile are read (see :meth:`_Inbox.catch_up`) before answering.
+_LAG = 0.05
+#: How long the stream must stay quiet for the messages already sent to be all read.
+_QUIET = 0.005
+
+
+class _Inbox:
+    """The messages of one stream not handled yet, each with the ``time.monotonic()`` it
+    was read at: a reader task keeps reading the stream, also while the bot thinks."""
+
+    def __init__(self, call: Any) -> None:
+        self.messages: collections.deque[tuple[float, pb.PlayResponse]] = collections.deque()
+        self._arrived = asyncio.Event()
+        self._reader = asyncio.ensure_future(self._read(call))
+
+    async def _read(self, call: Any) -> None:
+        while (msg := await call.read()) is not grpc.aio.EOF:
+            self.messages.append((time.monotonic(), msg))
+            self._arrived.set()
+
+    async def next(self) -> tuple[float, pb.PlayResponse] | None:
+        """The next message; None at the stream's end (its error, if it failed, is
+        raised once the messages read before it are handled)."""
+        while not self.messages:
+            if self._reader.done():
+                self._reader.result()
+                return None
+            self._arrived.clear()
+            waiter = asyncio.ensure_future(self._arrived.wait())
+            try:
+                await asyncio.wait({self._reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+        return self.messages.popleft()
+
+    async def catch_up(self, thorough: bool) -> None:
+        """Let the reader take in what has arrived: a few turns of the event loop; when
+        ``thorough`` (after a stall, messages wait in gRPC's buffers), until the stream
+        stays quiet for :data:`_QUIET` s (at most 20 times that)."""
+        for _ in range(3):
+            await asyncio.sleep(0)
+        if not thorough:
+            return
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 20 * _QUIET
+        while not self._reader.done() and loop.time() < end:
+            self._arrived.clear()
+            try:
+                await asyncio.wait_for(self._arrived.wait(), _QUIET)
+            except TimeoutError:
+                return
+
+    def later(self) -> Iterator[pb.PlayResponse]:
+        """The messages read and not handled yet, oldest first."""
+        return (msg for _, msg in self.messages)
+
+    def close(self) -> None:
+        self._reader.cancel()
 
 
 def game_line(ge: pb.GameEnded, players: Sequence[str]) -> str:
@@ -380,7 +495,7 @@ def run_bot(
     *,
     practice: PracticeOptions | None = None,
     root_cert: bytes | None = None,
-    reconnect_for: float = 30.0,
+    reconnect_for: float = 60.0,
 ) -> SessionReport:
     """Blocking helper: play with ``bot`` (an object with ``choose`` or a plain function,
     see :func:`as_chooser`) until the referee ends the session."""

@@ -27,17 +27,19 @@ from chinchon.v1 import record_pb2 as chinchon_dot_v1_dot_record__pb2
 from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x63hinchon/v1/referee.proto\x12\x0b\x63hinchon.v1\x1a\x16\x63hinchon/v1/game.proto\x1a\x18\x63hinchon/v1/record.proto\x1a\x1egoogle/protobuf/duration.proto\"f\n\x0bPlayRequest\x12#\n\x05hello\x18\x01 \x01(\x0b\x32\x12.chinchon.v1.HelloH\x00\x12*\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x18.chinchon.v1.ActionReplyH\x00\x42\x06\n\x04kind\"z\n\x05Hello\x12\x0e\n\x06\x63lient\x18\x01 \x01(\t\x12\'\n\x05queue\x18\x02 \x01(\x0b\x32\x16.chinchon.v1.QueueModeH\x00\x12\x30\n\x08practice\x18\x03 \x01(\x0b\x32\x1c.chinchon.v1.PracticeRequestH\x00\x42\x06\n\x04mode\"\x0b\n\tQueueMode\"\xbe\x01\n\x0fPracticeRequest\x12\x10\n\x08opponent\x18\x01 \x01(\t\x12\r\n\x05games\x18\x02 \x01(\x05\x12#\n\x05rules\x18\x03 \x01(\x0b\x32\x14.chinchon.v1.RuleSet\x12.\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x18.chinchon.v1.TimeControl\x12\x0c\n\x04seed\x18\x05 \x01(\t\x12\'\n\x04wait\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"F\n\x0b\x41\x63tionReply\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x13.chinchon.v1.Action\"\xdc\x03\n\x0cPlayResponse\x12\'\n\x07welcome\x18\x01 \x01(\x0b\x32\x14.chinchon.v1.WelcomeH\x00\x12\x30\n\x0cgame_started\x18\x02 \x01(\x0b\x32\x18.chinchon.v1.GameStartedH\x00\x12\x34\n\x0e\x61\x63tion_request\x18\x03 \x01(\x0b\x32\x1a.chinchon.v1.ActionRequestH\x00\x12\x36\n\x0f\x61\x63tion_rejected\x18\x05 \x01(\x0b\x32\x1b.chinchon.v1.ActionRejectedH\x00\x12\x34\n\x0e\x64\x65\x66\x61ult_played\x18\x06 \x01(\x0b\x32\x1a.chinchon.v1.DefaultPlayedH\x00\x12,\n\nhand_ended\x18\x07 \x01(\x0b\x32\x16.chinchon.v1.HandEndedH\x00\x12,\n\ngame_ended\x18\x08 \x01(\x0b\x32\x16.chinchon.v1.GameEndedH\x00\x12#\n\x05\x65rror\x18\t \x01(\x0b\x32\x12.chinchon.v1.ErrorH\x00\x12-\n\x08\x61\x63\x63\x65pted\x18\n \x01(\x0b\x32\x1b.chinchon.v1.ActionAcceptedB\x06\n\x04kindJ\x04\x08\x04\x10\x05R\x0f\x61\x63tion_accepted\"\xab\x01\n\x06Limits\x12\x19\n\x11max_message_bytes\x18\x01 \x01(\x05\x12 \n\x18max_unsolicited_messages\x18\x02 \x01(\x05\x12\x1b\n\x13max_illegal_retries\x18\x03 \x01(\x05\x12\x13\n\x0bmax_strikes\x18\x04 \x01(\x05\x12\x32\n\x0freconnect_grace\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\"j\n\x07Welcome\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x16\n\x0eserver_version\x18\x02 \x01(\t\x12\x10\n\x08protocol\x18\x03 \x01(\t\x12#\n\x06limits\x18\x04 \x01(\x0b\x32\x13.chinchon.v1.Limits\"\xba\x01\n\x0bGameStarted\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0f\n\x07players\x18\x03 \x03(\t\x12#\n\x05rules\x18\x04 \x01(\x0b\x32\x14.chinchon.v1.RuleSet\x12.\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x18.chinchon.v1.TimeControl\x12\x15\n\rtournament_id\x18\x06 \x01(\t\x12\x0f\n\x07resumed\x18\x07 \x01(\x08\"\xfc\x01\n\rActionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12-\n\x0bobservation\x18\x03 \x01(\x0b\x32\x18.chinchon.v1.Observation\x12*\n\rlegal_actions\x18\x04 \x03(\x0b\x32\x13.chinchon.v1.Action\x12,\n\tmove_time\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\x12,\n\tbank_time\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0f\n\x07\x61ttempt\x18\x07 \x01(\x05\"x\n\x0e\x41\x63tionAccepted\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x13.chinchon.v1.Action\x12-\n\ntime_taken\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"]\n\x0e\x41\x63tionRejected\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12!\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x12.chinchon.v1.Error\x12\x14\n\x0cretries_left\x18\x03 \x01(\x05\"\xc9\x01\n\rDefaultPlayed\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x13.chinchon.v1.Action\x12*\n\x06reason\x18\x03 \x01(\x0e\x32\x1a.chinchon.v1.DefaultReason\x12\x0f\n\x07strikes\x18\x04 \x01(\x05\x12\x13\n\x0bmax_strikes\x18\x05 \x01(\x05\x12-\n\ntime_taken\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"E\n\tHandEnded\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\'\n\x06result\x18\x02 \x01(\x0b\x32\x17.chinchon.v1.HandResult\"|\n\tGameEnded\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\'\n\x06result\x18\x02 \x01(\x0b\x32\x17.chinchon.v1.GameResult\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\'\n\x06record\x18\x04 \x01(\x0b\x32\x17.chinchon.v1.GameRecord\"e\n\x05\x45rror\x12$\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x16.chinchon.v1.ErrorCode\x12\x11\n\tviolation\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\x04*g\n\rDefaultReason\x12\x1e\n\x1a\x44\x45\x46\x41ULT_REASON_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x44\x45\x46\x41ULT_REASON_TIMEOUT\x10\x01\x12\x1a\n\x16\x44\x45\x46\x41ULT_REASON_ILLEGAL\x10\x02*\xcf\x01\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x18\n\x14\x45RROR_CODE_MALFORMED\x10\x01\x12\x1d\n\x19\x45RROR_CODE_ILLEGAL_ACTION\x10\x02\x12\x1c\n\x18\x45RROR_CODE_STALE_REQUEST\x10\x03\x12\x1a\n\x16\x45RROR_CODE_UNSOLICITED\x10\x04\x12\x17\n\x13\x45RROR_CODE_PROTOCOL\x10\x05\x12\x1a\n\x16\x45RROR_CODE_BAD_REQUEST\x10\x06\x32Q\n\x0eRefereeService\x12?\n\x04Play\x12\x18.chinchon.v1.PlayRequest\x1a\x19.chinchon.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x63hinchon/v1/referee.proto\x12\x0b\x63hinchon.v1\x1a\x16\x63hinchon/v1/game.proto\x1a\x18\x63hinchon/v1/record.proto\x1a\x1egoogle/protobuf/duration.proto\"f\n\x0bPlayRequest\x12#\n\x05hello\x18\x01 \x01(\x0b\x32\x12.chinchon.v1.HelloH\x00\x12*\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x18.chinchon.v1.ActionReplyH\x00\x42\x06\n\x04kind\"z\n\x05Hello\x12\x0e\n\x06\x63lient\x18\x01 \x01(\t\x12\'\n\x05queue\x18\x02 \x01(\x0b\x32\x16.chinchon.v1.QueueModeH\x00\x12\x30\n\x08practice\x18\x03 \x01(\x0b\x32\x1c.chinchon.v1.PracticeRequestH\x00\x42\x06\n\x04mode\"\x0b\n\tQueueMode\"\xbe\x01\n\x0fPracticeRequest\x12\x10\n\x08opponent\x18\x01 \x01(\t\x12\r\n\x05games\x18\x02 \x01(\x05\x12#\n\x05rules\x18\x03 \x01(\x0b\x32\x14.chinchon.v1.RuleSet\x12.\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x18.chinchon.v1.TimeControl\x12\x0c\n\x04seed\x18\x05 \x01(\t\x12\'\n\x04wait\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"F\n\x0b\x41\x63tionReply\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x13.chinchon.v1.Action\"\x89\x04\n\x0cPlayResponse\x12\'\n\x07welcome\x18\x01 \x01(\x0b\x32\x14.chinchon.v1.WelcomeH\x00\x12\x30\n\x0cgame_started\x18\x02 \x01(\x0b\x32\x18.chinchon.v1.GameStartedH\x00\x12\x34\n\x0e\x61\x63tion_request\x18\x03 \x01(\x0b\x32\x1a.chinchon.v1.ActionRequestH\x00\x12\x36\n\x0f\x61\x63tion_rejected\x18\x05 \x01(\x0b\x32\x1b.chinchon.v1.ActionRejectedH\x00\x12\x34\n\x0e\x64\x65\x66\x61ult_played\x18\x06 \x01(\x0b\x32\x1a.chinchon.v1.DefaultPlayedH\x00\x12,\n\nhand_ended\x18\x07 \x01(\x0b\x32\x16.chinchon.v1.HandEndedH\x00\x12,\n\ngame_ended\x18\x08 \x01(\x0b\x32\x16.chinchon.v1.GameEndedH\x00\x12#\n\x05\x65rror\x18\t \x01(\x0b\x32\x12.chinchon.v1.ErrorH\x00\x12+\n\tdismissed\x18\x0b \x01(\x0b\x32\x16.chinchon.v1.DismissedH\x00\x12-\n\x08\x61\x63\x63\x65pted\x18\n \x01(\x0b\x32\x1b.chinchon.v1.ActionAcceptedB\x06\n\x04kindJ\x04\x08\x04\x10\x05R\x0f\x61\x63tion_accepted\"\xab\x01\n\x06Limits\x12\x19\n\x11max_message_bytes\x18\x01 \x01(\x05\x12 \n\x18max_unsolicited_messages\x18\x02 \x01(\x05\x12\x1b\n\x13max_illegal_retries\x18\x03 \x01(\x05\x12\x13\n\x0bmax_strikes\x18\x04 \x01(\x05\x12\x32\n\x0freconnect_grace\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\"j\n\x07Welcome\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x16\n\x0eserver_version\x18\x02 \x01(\t\x12\x10\n\x08protocol\x18\x03 \x01(\t\x12#\n\x06limits\x18\x04 \x01(\x0b\x32\x13.chinchon.v1.Limits\"\xba\x01\n\x0bGameStarted\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0f\n\x07players\x18\x03 \x03(\t\x12#\n\x05rules\x18\x04 \x01(\x0b\x32\x14.chinchon.v1.RuleSet\x12.\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x18.chinchon.v1.TimeControl\x12\x15\n\rtournament_id\x18\x06 \x01(\t\x12\x0f\n\x07resumed\x18\x07 \x01(\x08\"\xfc\x01\n\rActionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12-\n\x0bobservation\x18\x03 \x01(\x0b\x32\x18.chinchon.v1.Observation\x12*\n\rlegal_actions\x18\x04 \x03(\x0b\x32\x13.chinchon.v1.Action\x12,\n\tmove_time\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\x12,\n\tbank_time\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0f\n\x07\x61ttempt\x18\x07 \x01(\x05\"x\n\x0e\x41\x63tionAccepted\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x13.chinchon.v1.Action\x12-\n\ntime_taken\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"]\n\x0e\x41\x63tionRejected\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12!\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x12.chinchon.v1.Error\x12\x14\n\x0cretries_left\x18\x03 \x01(\x05\"\xc9\x01\n\rDefaultPlayed\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x13.chinchon.v1.Action\x12*\n\x06reason\x18\x03 \x01(\x0e\x32\x1a.chinchon.v1.DefaultReason\x12\x0f\n\x07strikes\x18\x04 \x01(\x05\x12\x13\n\x0bmax_strikes\x18\x05 \x01(\x05\x12-\n\ntime_taken\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"E\n\tHandEnded\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\'\n\x06result\x18\x02 \x01(\x0b\x32\x17.chinchon.v1.HandResult\"|\n\tGameEnded\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\'\n\x06result\x18\x02 \x01(\x0b\x32\x17.chinchon.v1.GameResult\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\'\n\x06record\x18\x04 \x01(\x0b\x32\x17.chinchon.v1.GameRecord\"e\n\x05\x45rror\x12$\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x16.chinchon.v1.ErrorCode\x12\x11\n\tviolation\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\x04\"_\n\tDismissed\x12*\n\x06reason\x18\x01 \x01(\x0e\x32\x1a.chinchon.v1.DismissReason\x12\x15\n\rtournament_id\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t*g\n\rDefaultReason\x12\x1e\n\x1a\x44\x45\x46\x41ULT_REASON_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x44\x45\x46\x41ULT_REASON_TIMEOUT\x10\x01\x12\x1a\n\x16\x44\x45\x46\x41ULT_REASON_ILLEGAL\x10\x02*\xcf\x01\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x18\n\x14\x45RROR_CODE_MALFORMED\x10\x01\x12\x1d\n\x19\x45RROR_CODE_ILLEGAL_ACTION\x10\x02\x12\x1c\n\x18\x45RROR_CODE_STALE_REQUEST\x10\x03\x12\x1a\n\x16\x45RROR_CODE_UNSOLICITED\x10\x04\x12\x17\n\x13\x45RROR_CODE_PROTOCOL\x10\x05\x12\x1a\n\x16\x45RROR_CODE_BAD_REQUEST\x10\x06*y\n\rDismissReason\x12\x1e\n\x1a\x44ISMISS_REASON_UNSPECIFIED\x10\x00\x12\x1f\n\x1b\x44ISMISS_REASON_GAMES_PLAYED\x10\x01\x12\'\n#DISMISS_REASON_TOURNAMENT_CANCELLED\x10\x02\x32Q\n\x0eRefereeService\x12?\n\x04Play\x12\x18.chinchon.v1.PlayRequest\x1a\x19.chinchon.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'chinchon.v1.referee_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_DEFAULTREASON']._serialized_start=2556
-  _globals['_DEFAULTREASON']._serialized_end=2659
-  _globals['_ERRORCODE']._serialized_start=2662
-  _globals['_ERRORCODE']._serialized_end=2869
+  _globals['_DEFAULTREASON']._serialized_start=2698
+  _globals['_DEFAULTREASON']._serialized_end=2801
+  _globals['_ERRORCODE']._serialized_start=2804
+  _globals['_ERRORCODE']._serialized_end=3011
+  _globals['_DISMISSREASON']._serialized_start=3013
+  _globals['_DISMISSREASON']._serialized_end=3134
   _globals['_PLAYREQUEST']._serialized_start=124
   _globals['_PLAYREQUEST']._serialized_end=226
   _globals['_HELLO']._serialized_start=228
@@ -49,27 +51,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ACTIONREPLY']._serialized_start=558
   _globals['_ACTIONREPLY']._serialized_end=628
   _globals['_PLAYRESPONSE']._serialized_start=631
-  _globals['_PLAYRESPONSE']._serialized_end=1107
-  _globals['_LIMITS']._serialized_start=1110
-  _globals['_LIMITS']._serialized_end=1281
-  _globals['_WELCOME']._serialized_start=1283
-  _globals['_WELCOME']._serialized_end=1389
-  _globals['_GAMESTARTED']._serialized_start=1392
-  _globals['_GAMESTARTED']._serialized_end=1578
-  _globals['_ACTIONREQUEST']._serialized_start=1581
-  _globals['_ACTIONREQUEST']._serialized_end=1833
-  _globals['_ACTIONACCEPTED']._serialized_start=1835
-  _globals['_ACTIONACCEPTED']._serialized_end=1955
-  _globals['_ACTIONREJECTED']._serialized_start=1957
-  _globals['_ACTIONREJECTED']._serialized_end=2050
-  _globals['_DEFAULTPLAYED']._serialized_start=2053
-  _globals['_DEFAULTPLAYED']._serialized_end=2254
-  _globals['_HANDENDED']._serialized_start=2256
-  _globals['_HANDENDED']._serialized_end=2325
-  _globals['_GAMEENDED']._serialized_start=2327
-  _globals['_GAMEENDED']._serialized_end=2451
-  _globals['_ERROR']._serialized_start=2453
-  _globals['_ERROR']._serialized_end=2554
-  _globals['_REFEREESERVICE']._serialized_start=2871
-  _globals['_REFEREESERVICE']._serialized_end=2952
+  _globals['_PLAYRESPONSE']._serialized_end=1152
+  _globals['_LIMITS']._serialized_start=1155
+  _globals['_LIMITS']._serialized_end=1326
+  _globals['_WELCOME']._serialized_start=1328
+  _globals['_WELCOME']._serialized_end=1434
+  _globals['_GAMESTARTED']._serialized_start=1437
+  _globals['_GAMESTARTED']._serialized_end=1623
+  _globals['_ACTIONREQUEST']._serialized_start=1626
+  _globals['_ACTIONREQUEST']._serialized_end=1878
+  _globals['_ACTIONACCEPTED']._serialized_start=1880
+  _globals['_ACTIONACCEPTED']._serialized_end=2000
+  _globals['_ACTIONREJECTED']._serialized_start=2002
+  _globals['_ACTIONREJECTED']._serialized_end=2095
+  _globals['_DEFAULTPLAYED']._serialized_start=2098
+  _globals['_DEFAULTPLAYED']._serialized_end=2299
+  _globals['_HANDENDED']._serialized_start=2301
+  _globals['_HANDENDED']._serialized_end=2370
+  _globals['_GAMEENDED']._serialized_start=2372
+  _globals['_GAMEENDED']._serialized_end=2496
+  _globals['_ERROR']._serialized_start=2498
+  _globals['_ERROR']._serialized_end=2599
+  _globals['_DISMISSED']._serialized_start=2601
+  _globals['_DISMISSED']._serialized_end=2696
+  _globals['_REFEREESERVICE']._serialized_start=3136
+  _globals['_REFEREESERVICE']._serialized_end=3217
 # @@protoc_insertion_point(module_scope)

@@ -27,6 +27,12 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_CODE_UNSOLICITED: _ClassVar[ErrorCode]
     ERROR_CODE_PROTOCOL: _ClassVar[ErrorCode]
     ERROR_CODE_BAD_REQUEST: _ClassVar[ErrorCode]
+
+class DismissReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DISMISS_REASON_UNSPECIFIED: _ClassVar[DismissReason]
+    DISMISS_REASON_GAMES_PLAYED: _ClassVar[DismissReason]
+    DISMISS_REASON_TOURNAMENT_CANCELLED: _ClassVar[DismissReason]
 DEFAULT_REASON_UNSPECIFIED: DefaultReason
 DEFAULT_REASON_TIMEOUT: DefaultReason
 DEFAULT_REASON_ILLEGAL: DefaultReason
@@ -37,6 +43,9 @@ ERROR_CODE_STALE_REQUEST: ErrorCode
 ERROR_CODE_UNSOLICITED: ErrorCode
 ERROR_CODE_PROTOCOL: ErrorCode
 ERROR_CODE_BAD_REQUEST: ErrorCode
+DISMISS_REASON_UNSPECIFIED: DismissReason
+DISMISS_REASON_GAMES_PLAYED: DismissReason
+DISMISS_REASON_TOURNAMENT_CANCELLED: DismissReason
 
 class PlayRequest(_message.Message):
     __slots__ = ("hello", "action")
@@ -85,7 +94,7 @@ class ActionReply(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., action: _Optional[_Union[_game_pb2.Action, _Mapping]] = ...) -> None: ...
 
 class PlayResponse(_message.Message):
-    __slots__ = ("welcome", "game_started", "action_request", "action_rejected", "default_played", "hand_ended", "game_ended", "error", "accepted")
+    __slots__ = ("welcome", "game_started", "action_request", "action_rejected", "default_played", "hand_ended", "game_ended", "error", "dismissed", "accepted")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     GAME_STARTED_FIELD_NUMBER: _ClassVar[int]
     ACTION_REQUEST_FIELD_NUMBER: _ClassVar[int]
@@ -94,6 +103,7 @@ class PlayResponse(_message.Message):
     HAND_ENDED_FIELD_NUMBER: _ClassVar[int]
     GAME_ENDED_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    DISMISSED_FIELD_NUMBER: _ClassVar[int]
     ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     game_started: GameStarted
@@ -103,8 +113,9 @@ class PlayResponse(_message.Message):
     hand_ended: HandEnded
     game_ended: GameEnded
     error: Error
+    dismissed: Dismissed
     accepted: ActionAccepted
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., action_request: _Optional[_Union[ActionRequest, _Mapping]] = ..., action_rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., default_played: _Optional[_Union[DefaultPlayed, _Mapping]] = ..., hand_ended: _Optional[_Union[HandEnded, _Mapping]] = ..., game_ended: _Optional[_Union[GameEnded, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., accepted: _Optional[_Union[ActionAccepted, _Mapping]] = ...) -> None: ...
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., action_request: _Optional[_Union[ActionRequest, _Mapping]] = ..., action_rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., default_played: _Optional[_Union[DefaultPlayed, _Mapping]] = ..., hand_ended: _Optional[_Union[HandEnded, _Mapping]] = ..., game_ended: _Optional[_Union[GameEnded, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., dismissed: _Optional[_Union[Dismissed, _Mapping]] = ..., accepted: _Optional[_Union[ActionAccepted, _Mapping]] = ...) -> None: ...
 
 class Limits(_message.Message):
     __slots__ = ("max_message_bytes", "max_unsolicited_messages", "max_illegal_retries", "max_strikes", "reconnect_grace")
@@ -235,3 +246,13 @@ class Error(_message.Message):
     message: str
     request_id: int
     def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., violation: _Optional[str] = ..., message: _Optional[str] = ..., request_id: _Optional[int] = ...) -> None: ...
+
+class Dismissed(_message.Message):
+    __slots__ = ("reason", "tournament_id", "message")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    reason: DismissReason
+    tournament_id: str
+    message: str
+    def __init__(self, reason: _Optional[_Union[DismissReason, str]] = ..., tournament_id: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...

@@ -203,9 +203,86 @@ test('an unreachable referee is retried, then the bot exits non-zero', async () 
   const port = probe.port;
   probe.server.forceShutdown();
   const started = Date.now();
-  const { code, stderr } = await runBot(['--target', `127.0.0.1:${port}`, '--token', TOKEN]);
+  const { code, stderr } = await runBot(['--target', `127.0.0.1:${port}`, '--token', TOKEN, '--reconnect-for', '3']);
   assert.equal(code, 4, stderr);
   assert.match(stderr, /reconnecting in/);
-  assert.match(stderr, /cannot reach the referee/);
+  assert.match(stderr, /cannot reach the referee .*gave up after 3 s/);
   assert.ok(Date.now() - started < 15000);
+});
+
+test('a referee that comes back is reached again on a fresh channel', async () => {
+  // Nothing listens on the port at first; the referee starts there 1.5 s later.
+  const probe = await startReferee(() => {});
+  const port = probe.port;
+  probe.server.forceShutdown();
+  const running = runBot(['--target', `127.0.0.1:${port}`, '--token', TOKEN]);
+  await new Promise((r) => setTimeout(r, 1500));
+  const server = new grpc.Server();
+  const hellos = [];
+  server.addService(Service.service, {
+    Play(call) {
+      call.on('data', (msg) => {
+        hellos.push(msg.hello);
+        call.write({ welcome: { bot_name: 'node-sample', protocol: 'chinchon.v1', limits: {} } });
+        call.end(); // OK: a queue stream ended normally
+      });
+      call.on('error', () => {});
+    },
+  });
+  await new Promise((resolve, reject) => {
+    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
+  });
+  try {
+    const { code, stderr } = await running;
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, /reconnecting in/);
+    assert.equal(hellos.length, 1);
+  } finally {
+    server.forceShutdown();
+  }
+});
+
+test('queue mode: dismissed by the referee, the bot exits 0 without reconnecting', async () => {
+  const ref = await startReferee((call) => {
+    call.write({ welcome: { bot_name: 'node-sample', protocol: 'chinchon.v1', limits: {} } });
+    call.write({ dismissed: { reason: 'DISMISS_REASON_GAMES_PLAYED', tournament_id: 't-1', message: 'tournament t-1 finished' } });
+    // The stream is left open: the bot ends it itself (the referee would end it with OK).
+  });
+  try {
+    const { code, stderr } = await runBot(['--target', `127.0.0.1:${ref.port}`, '--token', TOKEN]);
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, /dismissed by the referee \(DISMISS_REASON_GAMES_PLAYED\): tournament t-1 finished/);
+    assert.equal(ref.seen.hellos.length, 1);
+  } finally {
+    ref.server.forceShutdown();
+  }
+});
+
+test('after a stall the bot answers only the newest request', async () => {
+  const ref = await startReferee((call, hello, seen) => {
+    call.write({ welcome: { bot_name: 'node-sample', protocol: 'chinchon.v1', limits: {} } });
+    call.write({ game_started: { game_id: 'g1', seat: 0, players: ['node-sample', 'house'], rules: {} } });
+    const [request] = SCRIPT[2];
+    const ask = (id) => ({ action_request: { request_id: String(id), game_id: 'g1', move_time: { seconds: 5 }, bank_time: { seconds: 30 }, ...request } });
+    // Messages that wait together: request 1, replaced by the default played for it;
+    // request 2, replaced by request 3. Only request 3 may be answered.
+    call.write(ask(1));
+    call.write({ default_played: { request_id: '1', action: { draw_stock: {} }, reason: 'DEFAULT_REASON_TIMEOUT', strikes: 1, max_strikes: 3 } });
+    call.write(ask(2));
+    call.write(ask(3));
+    call.onReply = (reply) => {
+      seen.answered = reply.request_id;
+      call.write({ game_ended: { game_id: 'g1', seat: 0, result: { termination: 'TERMINATION_NORMAL', winners: [0], totals: [0, 100] } } });
+      call.end();
+    };
+  });
+  try {
+    const { code, stderr } = await runBot(['--target', `127.0.0.1:${ref.port}`, '--token', TOKEN, '--verbose']);
+    assert.equal(code, 0, stderr);
+    assert.deepEqual(ref.seen.replies.map((r) => r.request_id), ['3']);
+    assert.match(stderr, /request 1 not answered/);
+    assert.match(stderr, /request 2 not answered/);
+  } finally {
+    ref.server.forceShutdown();
+  }
 });

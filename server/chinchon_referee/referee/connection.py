@@ -267,6 +267,11 @@ class Connection:
                 self.abort = (grpc.StatusCode.UNAVAILABLE, why)
             self._close()
 
+    def finish(self) -> None:
+        """End the call normally (status OK): the stream has nothing more to do."""
+        if not self.closed.is_set():
+            self._close()
+
     def _next_writer(self) -> None:
         """Hand the stream to the next waiting writer, or mark it free."""
         queue = self._write_queue

@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 
 from ..logs import get_logger
 from .connection import Connection
-from .errors import ShuttingDown
+from .dismissal import Dismissal
+from .errors import Disconnected, ShuttingDown
 from .seats import Seat
 
 log = get_logger("referee.lobby")
@@ -29,6 +30,10 @@ class Lobby:
         #: Called (with no argument) when a stream comes to the lobby idle and when the
         #: lobby closes: what a scheduler waits for (see :meth:`listen`).
         self._listeners: list[Callable[[], None]] = []
+        #: Asked, for each queue stream that comes to the lobby idle, whether its bot is
+        #: dismissed (nothing scheduled for it any more: see :meth:`dismiss`). Set by the
+        #: tournament director; None (no tournaments): never.
+        self.dismissal: Callable[[str], Dismissal | None] | None = None
 
     def listen(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call ``callback`` each time a stream becomes idle here (a bot connected, came
@@ -53,6 +58,10 @@ class Lobby:
             conn.end(self.closing)
             return
         if self._take_over(conn, practice=False) is not None:
+            return
+        why = None if self.dismissal is None else self.dismissal(conn.bot)
+        if why is not None:
+            self._send_off(conn, why)
             return
         self.idle.setdefault(conn.bot, []).append(conn)
         self._tell()
@@ -122,6 +131,31 @@ class Lobby:
                      practice=practice)
             return seat
         return None
+
+    def dismiss(self, bot: str, why: Dismissal) -> int:
+        """Nothing more will be scheduled for ``bot``: send each of its idle streams
+        ``why`` (``PlayResponse.dismissed``), then end it with OK. Streams in a game are
+        not touched (the director asks again, through :attr:`dismissal`, when they come
+        back). Returns how many streams were dismissed."""
+        n = 0
+        for conn in self.idle.pop(bot, []):
+            if not conn.closed.is_set():
+                self._send_off(conn, why)
+                n += 1
+        return n
+
+    def _send_off(self, conn: Connection, why: Dismissal) -> None:
+        conn.busy = True  # given to no game any more
+        conn.spawn(self._dismissed(conn, why))
+
+    async def _dismissed(self, conn: Connection, why: Dismissal) -> None:
+        try:
+            await conn.send(why.to_wire())
+        except Disconnected:
+            return
+        log.info("stream_dismissed", bot=conn.bot, conn=conn.id, reason=why.reason.value,
+                 tournament=why.tournament_id)
+        conn.finish()
 
     def close_idle(self, why: str) -> int:
         """Close the lobby (shutdown): end every idle stream with UNAVAILABLE and ``why``,
