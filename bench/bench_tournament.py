@@ -7,7 +7,11 @@ the default 1 s + 30 s clock), and 6 bot processes: the fast raw bot of
 bench/bench_server.py (first legal action, no SDK), each offering as many streams as
 the concurrency so that streams never limit it. Measured: the wall time of
 ``Director.run`` (bots already connected), games/s, decisions/s, the speed-up against
-concurrency 1, and the CPU use of the referee process and of the bots.
+concurrency 1, and the CPU use of the referee process and of the bots; and the time the
+event loop spent inside store calls (each call timed when it runs on the loop's thread:
+the longest, and the total per game), the figure behind "storage never blocks the loop".
+The referee runs as ``chinchon serve`` runs it: on uvloop where installed (``--loop``)
+and with its garbage-collector settings (``tune_gc``).
 
     python bench/bench_tournament.py                            # 100 games per pairing, c = 1 2 4 8
     python bench/bench_tournament.py --quick                    # 4 games per pairing
@@ -21,9 +25,11 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import signal
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -40,6 +46,34 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+STORE_CALLS = ("create_tournament", "tournament", "tournaments", "set_tournament_status",
+               "games", "game_counts", "mark_running", "finish_game", "void_game",
+               "void_running", "upsert_bot", "bots")
+
+
+def time_store_calls(store: Any) -> list[float]:
+    """Wrap ``store``'s methods so that each call made on this (the loop's) thread adds
+    its duration in seconds to the returned list."""
+    loop_thread = threading.get_ident()
+    spent: list[float] = []
+    for name in STORE_CALLS:
+        method = getattr(store, name, None)
+        if method is None:
+            continue
+
+        def timed(*a: Any, _m: Any = method, **k: Any) -> Any:
+            if threading.get_ident() != loop_thread:
+                return _m(*a, **k)
+            t = time.perf_counter()
+            try:
+                return _m(*a, **k)
+            finally:
+                spent.append(time.perf_counter() - t)
+
+        setattr(store, name, timed)
+    return spent
+
+
 async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
                   progress: float = 60.0) -> dict[str, Any]:
     from chinchon_referee.auth import TokenBook
@@ -47,7 +81,7 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
     from chinchon_referee.director import Director
     from chinchon_referee.logs import configure
     from chinchon_referee.referee import Referee
-    from chinchon_referee.server import start_server
+    from chinchon_referee.server import start_server, tune_gc
     from chinchon_referee.storage import SqliteStore
     from chinchon_referee.tournament import Participant, TournamentSpec
 
@@ -61,6 +95,8 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
             games_per_pairing=gpp, concurrency=concurrency, start="now", seed="bench-seed",
         )
         config = RefereeConfig(time_control=spec.time_control, policies=spec.policies)
+        on_loop = time_store_calls(store)
+        tune_gc()
         referee = Referee(config)
         director = Director(referee, store, tokens)
         tid, parts = director.create(spec)
@@ -71,6 +107,7 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
 
         referee.listeners.append(on_game)
         server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
+        children0 = _children_cpu()
         procs = []
         errs = open(Path(tmp) / "bots.log", "wb")  # noqa: SIM115 - closed below
         try:
@@ -92,6 +129,7 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
                         f"{(Path(tmp) / 'bots.log').read_text()[-2000:]}")
                 await asyncio.sleep(0.05)
             total = director.counts(tid)[0]
+            on_loop.clear()  # from here: what playing the games costs the loop
             pids = [p.pid for p in procs]
             b0 = sum(cpu_seconds(pid) for pid in pids)
             c0 = time.process_time()
@@ -112,7 +150,7 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
                 reporter.cancel()
             wall = time.perf_counter() - t0
             cpu = time.process_time() - c0
-            bcpu = sum(cpu_seconds(pid) for pid in pids) - b0
+            loop_store = list(on_loop)
             tc = time.perf_counter()
             director.counts(tid)  # what every progress event costs once all games are stored
             counts_ms = (time.perf_counter() - tc) * 1000
@@ -125,11 +163,14 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
                     p.send_signal(signal.SIGKILL)
                     await p.wait()
             errs.close()
+        # The bots exit by themselves once dismissed at the end; their CPU is counted
+        # when they are reaped, less what they used before the games began.
+        bcpu = _children_cpu() - children0 - b0
         games = store.games(tid)
         terms: Counter[str] = Counter()
         timeouts = illegal = 0
         for g in games:
-            terms[(g.result or {}).get("termination", g.status)] += 1
+            terms[g.result.termination.value if g.result else g.status] += 1
             for s in g.stats or []:
                 timeouts += s.get("timeouts", 0)
                 illegal += s.get("illegal", 0)
@@ -143,7 +184,15 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
         "terminations": dict(terms), "timeouts": timeouts, "illegal": illegal,
         "first_tenth_games_per_s": _rate(ends, t0, 0.0, 0.1),
         "last_tenth_games_per_s": _rate(ends, t0, 0.9, 1.0), "counts_ms_at_end": counts_ms,
+        "store_on_loop_calls": len(loop_store),
+        "store_on_loop_ms_max": max(loop_store, default=0.0) * 1000,
+        "store_on_loop_ms_per_game": sum(loop_store) * 1000 / max(finished, 1),
     }
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def _rate(ends: list[float], t0: float, lo: float, hi: float) -> float:
@@ -167,11 +216,16 @@ def main() -> int:
     ap.add_argument("--progress", type=float, default=60.0,
                     help="print progress to stderr every this many seconds")
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--loop", default="auto", choices=("auto", "uvloop", "asyncio"),
+                    help="the event loop (auto: uvloop where installed, as chinchon serve)")
     args = ap.parse_args()
+    from chinchon_referee.server import use_loop
+
+    loop = use_loop(args.loop)
     gpp = 4 if args.quick else args.games_per_pairing
     pairs = args.bots * (args.bots - 1) // 2
     print(f"{args.bots} bots, {pairs} pairings x {gpp} games = {pairs * gpp} games per run; "
-          f"concurrency {' '.join(map(str, args.concurrency))}; {os.cpu_count()} cores; "
+          f"concurrency {' '.join(map(str, args.concurrency))}; {loop} loop; {os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     rows = []
     for c in args.concurrency:
@@ -199,6 +253,9 @@ def main() -> int:
               f"{r['first_tenth_games_per_s']:.2f} / {r['last_tenth_games_per_s']:.2f}; "
               f"Director.counts() with every game stored: {r['counts_ms_at_end']:.0f} ms "
               "(run on every progress event, 2 per game)")
+        print(f"c={r['concurrency']}: store calls on the event loop while playing: "
+              f"{r['store_on_loop_calls']}, the longest {r['store_on_loop_ms_max']:.2f} ms, "
+              f"{r['store_on_loop_ms_per_game']:.2f} ms per game")
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
     if args.json:
         with open(args.json, "w") as f:

@@ -21,8 +21,10 @@ import datetime as dt
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from typing import TypeVar
 
 from chinchon.engine import Outcome, Termination
 
@@ -39,6 +41,7 @@ from .twins import twin_indices, twin_running
 from .vocabulary import GameStatus, TournamentStatus
 
 log = get_logger("director")
+_A = TypeVar("_A")
 
 
 @dataclass
@@ -64,6 +67,13 @@ class Director:
         self._watchers: dict[str, list[asyncio.Queue[TournamentEvent | None]]] = {}
         self._absent: dict[str, Absences] = {}
         self._twins: dict[str, dict[str, int]] = {}  # tournament -> game id -> twin index
+        # What events tell, kept here so that an event reads nothing from the store:
+        # each tournament's status and [games in all, games finished].
+        self._status: dict[str, TournamentStatus] = {}
+        self._progress: dict[str, list[int]] = {}
+        # The per-game writes (a game's start and end, each a transaction with an fsync)
+        # run in this thread, in order: the event loop never waits for the disk.
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
         #: Games left per bot; dismisses the bots no tournament needs any more.
         self.remaining = Remaining(store, referee.lobby)
 
@@ -168,7 +178,7 @@ class Director:
             raise KeyError(tid)
         if row.status.over:
             raise ValueError(f"tournament {tid} is {row.status}")
-        self.store.set_tournament_status(tid, TournamentStatus.RUNNING)
+        self.set_status(tid, TournamentStatus.RUNNING)
         self._tasks[tid] = asyncio.ensure_future(self.run(tid))
 
     async def settle(self, timeout: float) -> None:
@@ -194,7 +204,7 @@ class Director:
         if self.store.tournament(tid) is None:
             raise KeyError(tid)
         self.store.void_running(tid)
-        self.store.set_tournament_status(tid, TournamentStatus.CANCELLED)
+        self.set_status(tid, TournamentStatus.CANCELLED)
         self.remaining.ended(tid, self.spec_of(tid).bots, cancelled=True)
         self._emit(tid, "tournament cancelled")
         self._close_watchers(tid)
@@ -228,7 +238,7 @@ class Director:
             log.info("games_voided", tournament=tid, count=voided)
             self._emit(tid, f"{voided} game(s) in flight when the referee stopped were voided "
                             "and will be replayed from the same deal")
-        self.store.set_tournament_status(tid, TournamentStatus.RUNNING)
+        self.set_status(tid, TournamentStatus.RUNNING)
         self._emit(tid, "tournament started")
         pending = [g for g in self.store.games(tid) if g.status is not GameStatus.FINISHED]
         self.remaining.track(tid, pending)
@@ -299,7 +309,7 @@ class Director:
                     waiter.cancel()
         finally:
             stop_listening()
-        self.store.set_tournament_status(tid, TournamentStatus.FINISHED)
+        self.set_status(tid, TournamentStatus.FINISHED)
         self.remaining.ended(tid, spec.bots, cancelled=False)
         self._emit(tid, "tournament finished")
         self._close_watchers(tid)
@@ -380,7 +390,7 @@ class Director:
             # stays scheduled, and the resumed tournament plays it if the bot is back.
             log.info("game_not_recorded", tournament=tid, game_id=game.id)
             return False
-        self.store.mark_running(game.id)
+        await self._write(self.store.mark_running, game.id)
         self._emit(tid, f"game {game.id} started: {' vs '.join(game.players)}", game.id)
         missing = absent.missing(game.players)
         if mode == "forfeit" and not missing:
@@ -399,7 +409,7 @@ class Director:
                 log.info("game_not_recorded", tournament=tid, game_id=game.id)
                 return False
             if outcome.termination is Termination.ABORTED and may_replay:
-                self.store.void_game(game.id)
+                await self._write(self.store.void_game, game.id)
                 log.warning("game_replayed", tournament=tid, game_id=game.id,
                             why=outcome.result.summary)
                 self._emit(tid, f"game {game.id} was stopped by an internal error of the "
@@ -410,16 +420,37 @@ class Director:
             absent.mark(gone, time.monotonic())
             log.info("bots_absent", tournament=tid, bots=gone,
                      forfeit_all_after=spec.policies.absence_limit)
-        self._finish(tid, game, outcome)
+        await self._finish(tid, game, outcome)
         return False
 
-    def _finish(self, tid: str, game: GameRow, outcome: GameOutcome) -> None:
+    async def _finish(self, tid: str, game: GameRow, outcome: GameOutcome) -> None:
         game.result = outcome.result
         game.record = outcome.record
         game.stats = [asdict(s) for s in outcome.stats]
-        self.store.finish_game(game)
+        await self._write(self.store.finish_game, game)
+        self._progress_of(tid)[1] += 1
         self._emit(tid, f"game {game.id} ended: {outcome.result.summary}", game.id, outcome.result)
         self.remaining.played(tid, game.players)
+
+    async def _write(self, write: Callable[[_A], None], arg: _A) -> None:
+        """``write(arg)`` in the store's writer thread (writes keep their order)."""
+        await asyncio.get_running_loop().run_in_executor(self._writer, write, arg)
+
+    def set_status(self, tid: str, status: TournamentStatus) -> None:
+        self.store.set_tournament_status(tid, status)
+        self._status[tid] = status
+
+    def _progress_of(self, tid: str) -> list[int]:
+        """[games in all, games finished] of ``tid``: counted by the store once, then
+        kept up to date as games end."""
+        p = self._progress.get(tid)
+        if p is None:
+            p = self._progress[tid] = list(self.store.game_counts(tid))
+            if tid not in self._status:
+                row = self.store.tournament(tid)
+                if row is not None:
+                    self._status[tid] = row.status
+        return p
 
     # -- results --------------------------------------------------------------------------
     def counts(self, tid: str) -> tuple[int, int]:
@@ -436,11 +467,11 @@ class Director:
 
     # -- events ---------------------------------------------------------------------------
     def _emit(self, tid: str, message: str, game_id: str = "",
-              #: How the game of ``game_id`` ended, on a game's end.
-    result: Outcome | None = None) -> None:
-        row = self.store.tournament(tid)
-        total, done = self.counts(tid)
-        ev = TournamentEvent(time.time(), tid, row.status if row else None, total, done, message,
+              result: Outcome | None = None) -> None:
+        """Tell the watchers of ``tid``. From what the director knows: no store read (an
+        event comes with every game's start and end)."""
+        total, done = self._progress_of(tid)
+        ev = TournamentEvent(time.time(), tid, self._status.get(tid), total, done, message,
                              game_id, result)
         for q in self._watchers.get(tid, []):
             q.put_nowait(ev)

@@ -96,20 +96,25 @@ class PostgresStore(SqlStore):
         self.url = url
         self.where = redact(url)
         self._lock = threading.Lock()
-        try:
-            self._conn = psycopg.connect(
-                url, autocommit=True, connect_timeout=10,
-                application_name=f"chinchon-referee pid {os.getpid()}")
-        except psycopg.Error as e:
-            raise StoreError(f"{self.where}: cannot connect: {_first_line(e)}") from None
+        self._read_lock = threading.Lock()
+        self._conn = self._connect()
         try:
             self._check_schema()
             if exclusive:
                 self._hold()
                 self._drop_orphans()
+            # Reads have a connection of their own: they never wait behind a write.
+            self._reader = self._connect()
         except BaseException:
             self._conn.close()
             raise
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(self.url, autocommit=True, connect_timeout=10,
+                                   application_name=f"chinchon-referee pid {os.getpid()}")
+        except psycopg.Error as e:
+            raise StoreError(f"{self.where}: cannot connect: {_first_line(e)}") from None
 
     def _check_schema(self) -> None:
         try:
@@ -160,10 +165,12 @@ class PostgresStore(SqlStore):
             yield _PgTx(self._conn)
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return list(self._conn.execute(_pg(sql), tuple(args)).fetchall())
+        with self._read_lock:
+            return list(self._reader.execute(_pg(sql), tuple(args)).fetchall())
 
     def close(self) -> None:
+        with self._read_lock:
+            self._reader.close()
         with self._lock:
             self._conn.close()
 

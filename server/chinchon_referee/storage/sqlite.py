@@ -70,6 +70,14 @@ class SqliteStore(SqlStore):
         except BaseException:
             self._release()
             raise
+        # Reads have a connection of their own: in WAL mode a read never waits for a
+        # write's commit (an fsync) in another thread, so the event loop's reads are quick.
+        self._read_lock = threading.Lock()
+        self._reader = self._db
+        if path != ":memory:" and not path.startswith("file:"):
+            self._reader = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._reader.execute("PRAGMA busy_timeout=5000")
+            self._reader.execute("PRAGMA query_only=1")
         if exclusive:
             self._drop_orphans()
 
@@ -90,10 +98,16 @@ class SqliteStore(SqlStore):
             self._db.execute("COMMIT")
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return list(self._db.execute(sql, args))
+        if self._reader is self._db:
+            with self._lock:
+                return list(self._db.execute(sql, args))
+        with self._read_lock:
+            return list(self._reader.execute(sql, args))
 
     def close(self) -> None:
+        with self._read_lock:
+            if self._reader is not self._db:
+                self._reader.close()
         with self._lock:
             self._db.close()
         self._release()
