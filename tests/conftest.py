@@ -23,11 +23,13 @@ from tests.tournament_support import InProcess
 
 @pytest.fixture
 async def servers() -> AsyncIterator[StartServer]:
-    """A factory of referee servers on port 0; every one started is stopped afterwards."""
+    """A factory of referee servers on port 0 (or ``port=``, a server's again after it
+    stopped); every one started is stopped afterwards (again if the test stopped it)."""
     started: list[RunningServer] = []
 
-    async def _start(names: Sequence[str], config: RefereeConfig | None = None) -> RunningServer:
-        server = await start(names, config)
+    async def _start(names: Sequence[str], config: RefereeConfig | None = None,
+                     port: int = 0) -> RunningServer:
+        server = await start(names, config, port)
         started.append(server)
         return server
 

@@ -8,8 +8,9 @@ from chinchon_referee.server import RunningServer
 
 from tests.helpers import BotProc
 
-#: The ``servers`` fixture: ``await servers(names, config=None)`` starts a referee server
-#: on port 0 knowing ``names``; every server started is stopped after the test.
+#: The ``servers`` fixture: ``await servers(names, config=None, port=0)`` starts a referee
+#: server knowing ``names`` on ``port`` (0: a free one); every server started is stopped
+#: after the test.
 StartServer = Callable[..., Awaitable[RunningServer]]
 #: The ``bots`` fixture: ``await bots(cmd, server, name)`` starts a bot process for
 #: ``name``; every one is killed after the test, before the servers stop.
