@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 from chinchon_referee.config import RefereeConfig
+from chinchon_referee.processes import spawn as spawn_process
 from chinchon_referee.server import RunningServer
 
-from tests.fixture_types import SpawnBot, StartServer
+from tests.fixture_types import SpawnBot, SpawnChild, StartServer
 from tests.helpers import BotProc, spawn, start, stop
 from tests.tournament_support import InProcess
 
@@ -56,6 +57,22 @@ async def bots(servers: StartServer) -> AsyncIterator[SpawnBot]:
 
     async def _spawn(cmd: Sequence[str], server: RunningServer, name: str) -> BotProc:
         proc = await spawn(cmd, server, name)
+        procs.append(proc)
+        return proc
+
+    yield _spawn
+    await stop(*procs)
+
+
+@pytest.fixture
+async def children(servers: StartServer) -> AsyncIterator[SpawnChild]:
+    """A factory of child processes started as given (``processes.spawn``: any command,
+    environment and pipes), their piped output drained as a bot's; every one is killed
+    afterwards, before the servers stop."""
+    procs: list[BotProc] = []
+
+    async def _spawn(args: Sequence[str], **options: Any) -> BotProc:
+        proc = BotProc(await spawn_process(args, **options))
         procs.append(proc)
         return proc
 

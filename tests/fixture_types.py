@@ -15,3 +15,7 @@ StartServer = Callable[..., Awaitable[RunningServer]]
 #: The ``bots`` fixture: ``await bots(cmd, server, name)`` starts a bot process for
 #: ``name``; every one is killed after the test, before the servers stop.
 SpawnBot = Callable[[Sequence[str], RunningServer, str], Awaitable[BotProc]]
+#: The ``children`` fixture: ``await children(args, stdout=..., env=...)`` starts any child
+#: process (``processes.spawn``'s options); every one is killed after the test, before
+#: the servers stop.
+SpawnChild = Callable[..., Awaitable[BotProc]]

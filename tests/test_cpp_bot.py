@@ -16,15 +16,13 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 import pytest
-from chinchon_referee.processes import spawn as spawn_process
 from chinchon_referee.server import RunningServer
 
-from tests.fixture_types import StartServer
-from tests.helpers import NODE_BOT, ROOT, BotProc, bot_token, play, spec, stop
+from tests.fixture_types import SpawnChild, StartServer
+from tests.helpers import NODE_BOT, ROOT, BotProc, bot_token, play, spec
 from tests.test_serve import ALICE, serve
 from tests.waits import until
 
@@ -76,33 +74,13 @@ def test_cpp_bot_passes_the_conformance_check(cpp_bot: Path, tmp_path: Path) -> 
     assert data["clean"] and len(data["games"]) == 4 and not data["incidents"], data
 
 
-#: The ``cpp_procs`` fixture: ``await cpp_procs(args, env=None)`` runs the built bot with
-#: ``args`` (and the environment ``env``, else the test's).
-RunCpp = Callable[..., Awaitable[BotProc]]
-
-
-@pytest.fixture
-async def cpp_procs(cpp_bot: Path) -> AsyncIterator[RunCpp]:
-    """A factory of C++ bot processes, their output drained; every one is killed after
-    the test (before its servers stop)."""
-    procs: list[BotProc] = []
-
-    async def _run(args: Sequence[str], env: dict[str, str] | None = None) -> BotProc:
-        proc = BotProc(await spawn_process([str(cpp_bot), *args], stdout=subprocess.PIPE,
-                                           stderr=subprocess.PIPE, env=env))
-        procs.append(proc)
-        return proc
-
-    yield _run
-    await stop(*procs)
-
-
 @pytest.mark.parametrize("server", [["cpp"]], indirect=True)
 async def test_cpp_bot_practices_with_the_token_from_the_environment(
-    server: RunningServer, cpp_procs: RunCpp,
+    cpp_bot: Path, server: RunningServer, children: SpawnChild,
 ) -> None:
-    bot = await cpp_procs(
-        ["--practice", "greedy", "--games", "2"],
+    bot = await children(
+        [str(cpp_bot), "--practice", "greedy", "--games", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=dict(os.environ, CHINCHON_TARGET=server.target, CHINCHON_TOKEN=bot_token("cpp")),
     )
     rc = await bot.wait(120)
@@ -172,13 +150,14 @@ async def lines(bot: BotProc, text: str, count: int, timeout: float = 60) -> Non
 
 
 async def test_cpp_bot_reconnects_to_a_restarted_referee_and_plays_on(
-    servers: StartServer, cpp_procs: RunCpp,
+    cpp_bot: Path, servers: StartServer, children: SpawnChild,
 ) -> None:
     """The referee goes away (its streams end UNAVAILABLE) and comes back on the same
     port: the bot dials again on a fresh channel, says hello and plays a game."""
 
     first = await servers(["cpp"])
-    bot = await cpp_procs(["--target", first.target, "--token", bot_token("cpp")])
+    bot = await children([str(cpp_bot), "--target", first.target, "--token", bot_token("cpp")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     await lines(bot, "welcome cpp", 1)
     await first.stop(grace=0.5)
     await lines(bot, "stream lost", 1)
