@@ -520,7 +520,7 @@ async def test_an_answer_too_late_for_its_game_is_reported_in_that_game(servers:
 # -- a failure of the referee is not the bot's -------------------------------------------------
 
 
-def test_chinchon_practice_tells_a_referee_failure_from_a_bot_failure(
+async def test_chinchon_practice_tells_a_referee_failure_from_a_bot_failure(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`chinchon practice` (in process, a real SDK bot process) with an internal error of
@@ -534,8 +534,8 @@ def test_chinchon_practice_tells_a_referee_failure_from_a_bot_failure(
     from tests.test_tournament_internal_error import _referee_fails
 
     failed = _referee_fails(monkeypatch, "practice-2", 1)
-    rep = asyncio.run(practice.run_practice(sdk_bot("greedy"), 3, "greedy", RuleSet(),
-                                            TimeControl(5.0, 30.0), "referee-fails"))
+    rep = await practice.run_practice(sdk_bot("greedy"), 3, "greedy", RuleSet(),
+                                      TimeControl(5.0, 30.0), "referee-fails")
     assert failed == ["practice-2"]
     terms = [o.termination for o in rep.outcomes]
     assert terms[1] == "TERMINATION_ABORTED" and len(terms) == 3
