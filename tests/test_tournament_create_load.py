@@ -25,6 +25,8 @@ from tests.helpers import ADMIN, sdk_bot, spawn, stop, tokens_for
 MD = (("authorization", f"Bearer {ADMIN}"),)
 #: 100 bots, 4,950 pairings, 20 games each: 99,000 games, just under MAX_GAMES.
 BIG = 99_000
+#: The probes' period: the lag probe measures how late a sleep this long ends.
+PROBE = 0.01
 
 
 def big_spec(games_per_pairing: int) -> tpb.TournamentSpec:
@@ -70,10 +72,11 @@ def test_creating_a_huge_tournament_keeps_the_games_in_progress_going(tmp_path: 
                 creating = asyncio.Event()
 
                 async def lag_probe() -> None:
+                    # The measure: how much later than asked a PROBE-long sleep ends.
                     while not creating.is_set():
                         t = loop.time()
-                        await asyncio.sleep(0.01)
-                        lags.append(loop.time() - t - 0.01)
+                        await asyncio.sleep(PROBE)
+                        lags.append(loop.time() - t - PROBE)
 
                 async def rpc_probe() -> None:
                     # Every admin call touches the store: its lock is never held long.
@@ -82,7 +85,7 @@ def test_creating_a_huge_tournament_keeps_the_games_in_progress_going(tmp_path: 
                         await stub.GetStandings(tpb.GetStandingsRequest(tournament_id=sid),
                                                 metadata=MD, timeout=30)
                         answers.append(loop.time() - t)
-                        await asyncio.sleep(0.01)
+                        await asyncio.sleep(PROBE)  # the probes' pace
 
                 probes = [asyncio.ensure_future(lag_probe()), asyncio.ensure_future(rpc_probe())]
                 try:
