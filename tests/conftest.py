@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chinchon_referee.admin import add_admin_service
+from chinchon_referee.auth import TokenBook
 from chinchon_referee.config import RefereeConfig
 from chinchon_referee.processes import spawn as spawn_process
-from chinchon_referee.server import RunningServer
+from chinchon_referee.server import RunningServer, start_server
+from chinchon_referee.storage import SqliteStore
 
-from tests.fixture_types import SpawnBot, SpawnChild, StartServer
+from tests.fixture_types import SpawnBot, SpawnChild, StartAdminServer, StartServer
 from tests.helpers import BotProc, spawn, start, stop
 from tests.tournament_support import InProcess
 
@@ -88,6 +91,30 @@ async def env(tmp_path: Path) -> AsyncIterator[InProcess]:
         yield env
     finally:
         await env.close()
+
+
+@pytest.fixture
+async def admin_servers() -> AsyncIterator[StartAdminServer]:
+    """A factory of referee servers on port 0 with the admin API (``TournamentService``)
+    over a SQLite store at ``db``, knowing ``tokens``; every one is stopped afterwards,
+    its director settled and its store closed."""
+    started: list[tuple[RunningServer, SqliteStore]] = []
+
+    async def _start(tokens: TokenBook, db: Path) -> tuple[RunningServer, SqliteStore]:
+        store = SqliteStore(str(db))
+        server = await start_server(
+            "127.0.0.1:0", None, tokens,
+            add_services=lambda srv, ref, book: add_admin_service(srv, ref, book, store))
+        started.append((server, store))
+        return server, store
+
+    yield _start
+    for server, store in reversed(started):
+        await server.stop(0)
+        director = server.extras.get("director")
+        if director is not None:
+            await director.settle(5.0)  # nothing is written to the store after it closes
+        store.close()
 
 
 @pytest.fixture

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 
+from chinchon_referee.auth import TokenBook
 from chinchon_referee.server import RunningServer
+from chinchon_referee.storage import SqliteStore
 
 from tests.helpers import BotProc
 
@@ -19,3 +22,6 @@ SpawnBot = Callable[[Sequence[str], RunningServer, str], Awaitable[BotProc]]
 #: process (``processes.spawn``'s options); every one is killed after the test, before
 #: the servers stop.
 SpawnChild = Callable[..., Awaitable[BotProc]]
+#: The ``admin_servers`` fixture: ``await admin_servers(tokens, db)`` starts a referee
+#: server with the admin API over a SQLite store at ``db``: the server and the store.
+StartAdminServer = Callable[[TokenBook, Path], Awaitable[tuple[RunningServer, SqliteStore]]]
