@@ -13,21 +13,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chinchon_referee.admin import add_admin_service
+from chinchon_referee.auth import TokenBook
 from chinchon_referee.config import RefereeConfig
-from chinchon_referee.server import RunningServer
+from chinchon_referee.processes import spawn as spawn_process
+from chinchon_referee.server import RunningServer, start_server
+from chinchon_referee.storage import SqliteStore
 
-from tests.fixture_types import SpawnBot, StartServer
+from tests.fixture_types import SpawnBot, SpawnChild, StartAdminServer, StartServer
 from tests.helpers import BotProc, spawn, start, stop
 from tests.tournament_support import InProcess
 
 
 @pytest.fixture
 async def servers() -> AsyncIterator[StartServer]:
-    """A factory of referee servers on port 0; every one started is stopped afterwards."""
+    """A factory of referee servers on port 0 (or ``port=``, a server's again after it
+    stopped); every one started is stopped afterwards (again if the test stopped it)."""
     started: list[RunningServer] = []
 
-    async def _start(names: Sequence[str], config: RefereeConfig | None = None) -> RunningServer:
-        server = await start(names, config)
+    async def _start(names: Sequence[str], config: RefereeConfig | None = None,
+                     port: int = 0) -> RunningServer:
+        server = await start(names, config, port)
         started.append(server)
         return server
 
@@ -62,6 +68,22 @@ async def bots(servers: StartServer) -> AsyncIterator[SpawnBot]:
 
 
 @pytest.fixture
+async def children(servers: StartServer) -> AsyncIterator[SpawnChild]:
+    """A factory of child processes started as given (``processes.spawn``: any command,
+    environment and pipes), their piped output drained as a bot's; every one is killed
+    afterwards, before the servers stop."""
+    procs: list[BotProc] = []
+
+    async def _spawn(args: Sequence[str], **options: Any) -> BotProc:
+        proc = BotProc(await spawn_process(args, **options))
+        procs.append(proc)
+        return proc
+
+    yield _spawn
+    await stop(*procs)
+
+
+@pytest.fixture
 async def env(tmp_path: Path) -> AsyncIterator[InProcess]:
     """A server on port 0 with an in-process Director over a temporary SQLite store."""
     env = await InProcess.start(tmp_path)
@@ -69,6 +91,30 @@ async def env(tmp_path: Path) -> AsyncIterator[InProcess]:
         yield env
     finally:
         await env.close()
+
+
+@pytest.fixture
+async def admin_servers() -> AsyncIterator[StartAdminServer]:
+    """A factory of referee servers on port 0 with the admin API (``TournamentService``)
+    over a SQLite store at ``db``, knowing ``tokens``; every one is stopped afterwards,
+    its director settled and its store closed."""
+    started: list[tuple[RunningServer, SqliteStore]] = []
+
+    async def _start(tokens: TokenBook, db: Path) -> tuple[RunningServer, SqliteStore]:
+        store = SqliteStore(str(db))
+        server = await start_server(
+            "127.0.0.1:0", None, tokens,
+            add_services=lambda srv, ref, book: add_admin_service(srv, ref, book, store))
+        started.append((server, store))
+        return server, store
+
+    yield _start
+    for server, store in reversed(started):
+        await server.stop(0)
+        director = server.extras.get("director")
+        if director is not None:
+            await director.settle(5.0)  # nothing is written to the store after it closes
+        store.close()
 
 
 @pytest.fixture

@@ -8,7 +8,9 @@ named follow at the bottom of the stock in numbering order.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from chinchon.engine import (
     Card,
@@ -22,6 +24,16 @@ from chinchon.engine import (
     parse_cards,
 )
 from chinchon.engine.game import Phase
+
+
+def crafted(state: GameState, **fields: Any) -> GameState:
+    """A copy of ``state`` with ``fields`` set by hand: a position legal play cannot
+    reach, for a rule's branch that only such a position takes (``state`` is unchanged)."""
+    new = copy.copy(state)
+    for name, value in fields.items():
+        assert hasattr(state, name), f"GameState has no field {name!r}"
+        setattr(new, name, value)
+    return new
 
 
 def C(text: str) -> Card:

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 
+from chinchon_referee.auth import TokenBook
 from chinchon_referee.server import RunningServer
+from chinchon_referee.storage import SqliteStore
 
 from tests.helpers import BotProc
 
-#: The ``servers`` fixture: ``await servers(names, config=None)`` starts a referee server
-#: on port 0 knowing ``names``; every server started is stopped after the test.
+#: The ``servers`` fixture: ``await servers(names, config=None, port=0)`` starts a referee
+#: server knowing ``names`` on ``port`` (0: a free one); every server started is stopped
+#: after the test.
 StartServer = Callable[..., Awaitable[RunningServer]]
 #: The ``bots`` fixture: ``await bots(cmd, server, name)`` starts a bot process for
 #: ``name``; every one is killed after the test, before the servers stop.
 SpawnBot = Callable[[Sequence[str], RunningServer, str], Awaitable[BotProc]]
+#: The ``children`` fixture: ``await children(args, stdout=..., env=...)`` starts any child
+#: process (``processes.spawn``'s options); every one is killed after the test, before
+#: the servers stop.
+SpawnChild = Callable[..., Awaitable[BotProc]]
+#: The ``admin_servers`` fixture: ``await admin_servers(tokens, db)`` starts a referee
+#: server with the admin API over a SQLite store at ``db``: the server and the store.
+StartAdminServer = Callable[[TokenBook, Path], Awaitable[tuple[RunningServer, SqliteStore]]]

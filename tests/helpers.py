@@ -32,8 +32,10 @@ def tokens_for(names: Sequence[str]) -> TokenBook:
     return book
 
 
-async def start(names: Sequence[str], config: RefereeConfig | None = None) -> RunningServer:
-    return await start_server("127.0.0.1:0", config or RefereeConfig(), tokens_for(names))
+async def start(names: Sequence[str], config: RefereeConfig | None = None,
+                port: int = 0) -> RunningServer:
+    """A referee server knowing ``names``, on ``port`` (0: a free one)."""
+    return await start_server(f"127.0.0.1:{port}", config or RefereeConfig(), tokens_for(names))
 
 
 #: A bot process whose stdout/stderr are drained continuously into ``out``/``err``.

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from typing import Any
 
 import grpc
+from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
-from chinchon_referee.referee import GameSpec
+from chinchon_referee.config import Limits
+from chinchon_referee.referee import Connection, GameSpec
 
 from tests.helpers import (
     play,
@@ -61,3 +65,54 @@ def raw_play_call(target: str, token: str) -> tuple[grpc.aio.Channel, grpc.aio.S
         request_serializer=lambda b: b, response_deserializer=lambda b: b,
     )
     return channel, raw(metadata=(("authorization", f"Bearer {token}"),))
+
+
+# -- stream contexts for driving a real Connection without gRPC ------------------------------
+
+
+class HangingContext:
+    """A stream whose writes never complete (a bot that stopped reading). ``called`` is
+    set once a write has reached it (past the WriteGate)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.called = asyncio.Event()
+
+    async def write(self, msg: Any) -> None:
+        self.calls += 1
+        self.called.set()
+        await asyncio.Event().wait()
+
+
+class RecordingContext:
+    """Writes complete at once and are kept in ``sent``."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    async def write(self, msg: Any) -> None:
+        self.sent.append(msg)
+
+
+class BrokenContext:
+    """Every write fails (a reset stream)."""
+
+    async def write(self, msg: Any) -> None:
+        raise RuntimeError("stream reset")
+
+
+class LoggingContext:
+    """Writes complete at once and are logged in ``events`` with the stream's name."""
+
+    def __init__(self, name: str, events: list[str]) -> None:
+        self.name, self.events = name, events
+
+    async def write(self, msg: Any) -> None:
+        self.events.append(f"write {self.name}")
+
+
+def connection(context: Any, write_timeout: float) -> Connection:
+    """A real Connection over ``context`` that has said hello."""
+    conn = Connection("bot", context, Limits(write_timeout=write_timeout))
+    conn.hello.set_result(pb.Hello())  # the stream said hello (no unretrieved exception)
+    return conn

@@ -70,7 +70,7 @@ def test_practice_passes_a_clean_bot_and_fails_a_cheating_one(tmp_path: Path) ->
 
 def test_practice_reports_a_bot_that_never_connects(tmp_path: Path) -> None:
     res = run("practice", "--games", "1", "--connect-timeout", "2", "--out", str(tmp_path / "out"),
-              "--",
+              "--",  # a bot that never connects: it only sleeps (the behaviour under test)
               sys.executable, "-c", "import time; time.sleep(30)")
     assert res.returncode == 1
     assert "did not connect" in res.stdout

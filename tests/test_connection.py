@@ -50,6 +50,19 @@ async def _release_all(stream: SlowStream, until: int) -> None:
             released += 1
 
 
+async def _stream_is_free(conn: Connection, stream: SlowStream) -> None:
+    """The stream is left free: no write holds it, none waits for it. A next write
+    reaches the stream at once (it would wait forever behind a writer that never let go),
+    and is the only one there."""
+    stream.gate_added.clear()
+    probe = asyncio.ensure_future(conn.send(b"probe"))
+    await asyncio.wait_for(stream.gate_added.wait(), 5)
+    assert stream.active == 1
+    stream.gates[-1].set()
+    await asyncio.wait_for(probe, 5)
+    assert stream.written[-1] == b"probe"
+
+
 async def test_concurrent_sends_are_written_one_at_a_time_in_order() -> None:
     stream = SlowStream()
     conn = Connection("bot", stream, Limits(write_timeout=5.0))
@@ -57,24 +70,24 @@ async def test_concurrent_sends_are_written_one_at_a_time_in_order() -> None:
     await asyncio.gather(_release_all(stream, 5), *sends)
     assert stream.written == [b"m0", b"m1", b"m2", b"m3", b"m4"]
     assert stream.max_active == 1
-    assert not conn._writing and not conn._write_queue
+    await _stream_is_free(conn, stream)
 
 
 async def test_a_cancelled_waiting_writer_is_skipped_and_the_rest_go_on() -> None:
     stream = SlowStream()
     conn = Connection("bot", stream, Limits(write_timeout=5.0))
     first = asyncio.ensure_future(conn.send(b"first"))
-    await asyncio.sleep(0)
+    await asyncio.wait_for(stream.gate_added.wait(), 5)  # the first write is with the stream
     second = asyncio.ensure_future(conn.send(b"second"))
     third = asyncio.ensure_future(conn.send(b"third"))
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0)  # one pass of the loop: both wait behind the first
     second.cancel()
     await _release_all(stream, 2)
     await asyncio.gather(first, third)
     with pytest.raises(asyncio.CancelledError):
         await second
     assert stream.written == [b"first", b"third"]
-    assert not conn._writing
+    await _stream_is_free(conn, stream)
 
 
 async def test_writers_waiting_on_a_stream_that_stops_reading_are_disconnected() -> None:

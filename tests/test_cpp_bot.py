@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from chinchon_referee.processes import spawn as spawn_process
-from chinchon_referee.server import start_server
+from chinchon_referee.server import RunningServer
 
-from tests.helpers import NODE_BOT, ROOT, BotProc, bot_token, play, spec, start, tokens_for
+from tests.fixture_types import SpawnChild, StartServer
+from tests.helpers import NODE_BOT, ROOT, BotProc, bot_token, play, spec
 from tests.test_serve import ALICE, serve
 from tests.waits import until
 
@@ -74,29 +74,27 @@ def test_cpp_bot_passes_the_conformance_check(cpp_bot: Path, tmp_path: Path) -> 
     assert data["clean"] and len(data["games"]) == 4 and not data["incidents"], data
 
 
-def test_cpp_bot_practices_with_the_token_from_the_environment(cpp_bot: Path) -> None:
-    async def main() -> tuple[int, str]:
-        server = await start(["cpp"])
-        try:
-            proc = await spawn_process(
-                [str(cpp_bot), "--practice", "greedy", "--games", "2"],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=dict(os.environ, CHINCHON_TARGET=server.target, CHINCHON_TOKEN=bot_token("cpp")),
-            )
-            bot = BotProc(proc)
-            rc = await bot.wait(120)
-            return rc, "".join(bot.err)
-        finally:
-            await server.stop(grace=1.0)
-
-    rc, err = asyncio.run(main())
+@pytest.mark.parametrize("server", [["cpp"]], indirect=True)
+async def test_cpp_bot_practices_with_the_token_from_the_environment(
+    cpp_bot: Path, server: RunningServer, children: SpawnChild,
+) -> None:
+    bot = await children(
+        [str(cpp_bot), "--practice", "greedy", "--games", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=dict(os.environ, CHINCHON_TARGET=server.target, CHINCHON_TOKEN=bot_token("cpp")),
+    )
+    rc = await bot.wait(120)
+    err = "".join(bot.err)
     assert rc == 0, err
     assert "welcome cpp" in err
     assert err.count(" ended: ") == 2, err
     assert "rejected" not in err and "timeout" not in err, err
 
 
-def test_cpp_bot_refuses_a_bad_command_line_and_a_bad_token(cpp_bot: Path) -> None:
+@pytest.mark.parametrize("server", [["cpp"]], indirect=True)
+async def test_cpp_bot_refuses_a_bad_command_line_and_a_bad_token(
+    cpp_bot: Path, server: RunningServer,
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CHINCHON_")}
     usage = subprocess.run([str(cpp_bot), "--token", "x"], capture_output=True, text=True,
                            timeout=30, env=env)
@@ -107,16 +105,9 @@ def test_cpp_bot_refuses_a_bad_command_line_and_a_bad_token(cpp_bot: Path) -> No
                              capture_output=True, text=True, timeout=30, env=env)
         assert bad.returncode == 2 and says in bad.stderr, (args, bad.stderr)
 
-    async def main() -> subprocess.CompletedProcess[str]:
-        server = await start(["cpp"])
-        try:
-            return await asyncio.to_thread(
-                subprocess.run, [str(cpp_bot), "--target", server.target, "--token", "wrong"],
-                capture_output=True, text=True, timeout=60, env=env)
-        finally:
-            await server.stop(grace=1.0)
-
-    refused = asyncio.run(main())
+    refused = await asyncio.to_thread(
+        subprocess.run, [str(cpp_bot), "--target", server.target, "--token", "wrong"],
+        capture_output=True, text=True, timeout=60, env=env)
     assert refused.returncode == 3, refused.stderr
     assert "token refused" in refused.stderr
 
@@ -158,34 +149,23 @@ async def lines(bot: BotProc, text: str, count: int, timeout: float = 60) -> Non
         raise AssertionError(f"{count} x {text!r} not logged: {''.join(bot.err)}")
 
 
-def test_cpp_bot_reconnects_to_a_restarted_referee_and_plays_on(cpp_bot: Path) -> None:
+async def test_cpp_bot_reconnects_to_a_restarted_referee_and_plays_on(
+    cpp_bot: Path, servers: StartServer, children: SpawnChild,
+) -> None:
     """The referee goes away (its streams end UNAVAILABLE) and comes back on the same
     port: the bot dials again on a fresh channel, says hello and plays a game."""
 
-    async def main() -> tuple[str, str]:
-        first = await start(["cpp"])
-        port = first.port
-        proc = await spawn_process(
-            [str(cpp_bot), "--target", first.target, "--token", bot_token("cpp")],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )
-        bot = BotProc(proc)
-        try:
-            await lines(bot, "welcome cpp", 1)
-            await first.stop(grace=0.5)
-            await lines(bot, "stream lost", 1)
-            second = await start_server(f"127.0.0.1:{port}", first.referee.config,
-                                        tokens_for(["cpp"]))
-            try:
-                await lines(bot, "welcome cpp", 2)
-                outcome = await play(second.referee, spec("after-restart", ["cpp", "house:greedy"]))
-            finally:
-                await second.stop(grace=0.5)
-        finally:
-            await bot.kill()
-        return outcome.termination, "".join(bot.err)
-
-    termination, err = asyncio.run(main())
+    first = await servers(["cpp"])
+    bot = await children([str(cpp_bot), "--target", first.target, "--token", bot_token("cpp")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    await lines(bot, "welcome cpp", 1)
+    await first.stop(grace=0.5)
+    await lines(bot, "stream lost", 1)
+    second = await servers(["cpp"], first.referee.config, port=first.port)
+    await lines(bot, "welcome cpp", 2)
+    outcome = await play(second.referee, spec("after-restart", ["cpp", "house:greedy"]))
+    await second.stop(grace=0.5)
+    termination, err = outcome.termination, "".join(bot.err)
     assert termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON"), err
     assert "game after-restart ended" in err
 

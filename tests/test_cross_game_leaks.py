@@ -22,15 +22,12 @@ them, the same seed with the same partner repeats them.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import random
 import re
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -46,15 +43,15 @@ from chinchon.engine.record import replay
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon.wire import action_from_wire, hand_result_to_wire, rules_to_wire
-from chinchon_referee.auth import TokenBook
 from chinchon_referee.director import Director
-from chinchon_referee.server import RunningServer, start_server
+from chinchon_referee.server import RunningServer
 from chinchon_referee.storage import SqliteStore
 from chinchon_referee.tournament import TournamentSpec
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from tests.helpers import ADMIN, bot_token
+from tests.helpers import bot_token
+from tests.tournament_support import InProcess
 from tests.waits import until
 
 CARD = re.compile(r"^(?:1[0-2]|[1-9])[OCEB]$|^JK[12]$")
@@ -264,24 +261,12 @@ def check_across_games(seen: dict[str, Seen], records: dict[str, dict[str, Any]]
     return twins
 
 
-@contextlib.asynccontextmanager
-async def referee_with_director(
-    tmp_path: Path, bots: str,
-) -> AsyncIterator[tuple[RunningServer, SqliteStore, Director]]:
-    """A referee on port 0 that knows ``bots`` (one letter each), with a director over a
-    fresh SQLite store; all stopped and closed afterwards."""
-    tokens = TokenBook(ADMIN)
+def knowing(env: InProcess, bots: str) -> tuple[RunningServer, SqliteStore, Director]:
+    """The in-process referee and director of ``env``, knowing ``bots`` (one letter
+    each) as well as the tournaments' participants."""
     for b in bots:
-        tokens.add(b, bot_token(b))
-    server = await start_server("127.0.0.1:0", None, tokens)
-    store = SqliteStore(str(tmp_path / "t.sqlite3"))
-    director = Director(server.referee, store, tokens)
-    try:
-        yield server, store, director
-    finally:
-        await server.stop(0)
-        await director.settle(5.0)
-        store.close()
+        env.director.tokens.add(b, bot_token(b))
+    return env.server, env.store, env.director
 
 
 async def twin_tournament(
@@ -304,32 +289,27 @@ async def twin_tournament(
     return tid, await run_watched(director, tid, timeout), clients
 
 
-def test_no_message_to_any_stream_reveals_a_card_of_another_game(tmp_path: Path) -> None:
-    async def main() -> tuple[list[Stream], dict[str, dict[str, Any]], dict[str, str],
-                              dict[str, tuple[int, int]]]:
-        streams: list[Stream] = []
-        async with referee_with_director(tmp_path, "abcpq") as (server, store, director):
-            tid, spans, clients = await twin_tournament(server, director, streams, "leaks",
-                                                        "abc", 4, 240)
-            # Practice: p against the house bot, then p and q paired by "any", both
-            # with the seed p used alone (other partner, other deals); games in turn.
-            rules = rules_to_wire(RuleSet(**RULES))  # type: ignore[arg-type]
-            house = pb.Hello(client="leak", practice=pb.PracticeRequest(
-                opponent="greedy", games=3, seed="mine", rules=rules))
-            await asyncio.wait_for(client(server.target, "p", house, 7, streams), 120)
-            anyone = pb.PracticeRequest(opponent="any", games=3, seed="mine", rules=rules)
-            await asyncio.wait_for(asyncio.gather(
-                client(server.target, "p", pb.Hello(client="leak", practice=anyone), 8, streams),
-                client(server.target, "q", pb.Hello(client="leak", practice=anyone), 9, streams),
-            ), 120)
-            for c in clients:
-                c.cancel()
-            await asyncio.gather(*clients, return_exceptions=True)
-            records = {x.id: x.record or {} for x in store.games(tid)}
-            deal_of = {x.id: x.deal_id for x in store.games(tid)}
-            return streams, records, deal_of, spans
-
-    streams, records, deal_of, spans = asyncio.run(main())
+async def test_no_message_to_any_stream_reveals_a_card_of_another_game(env: InProcess) -> None:
+    streams: list[Stream] = []
+    server, store, director = knowing(env, "abcpq")
+    tid, spans, clients = await twin_tournament(server, director, streams, "leaks",
+                                                "abc", 4, 240)
+    # Practice: p against the house bot, then p and q paired by "any", both
+    # with the seed p used alone (other partner, other deals); games in turn.
+    rules = rules_to_wire(RuleSet(**RULES))  # type: ignore[arg-type]
+    house = pb.Hello(client="leak", practice=pb.PracticeRequest(
+        opponent="greedy", games=3, seed="mine", rules=rules))
+    await asyncio.wait_for(client(server.target, "p", house, 7, streams), 120)
+    anyone = pb.PracticeRequest(opponent="any", games=3, seed="mine", rules=rules)
+    await asyncio.wait_for(asyncio.gather(
+        client(server.target, "p", pb.Hello(client="leak", practice=anyone), 8, streams),
+        client(server.target, "q", pb.Hello(client="leak", practice=anyone), 9, streams),
+    ), 120)
+    for c in clients:
+        c.cancel()
+    await asyncio.gather(*clients, return_exceptions=True)
+    records = {x.id: x.record or {} for x in store.games(tid)}
+    deal_of = {x.id: x.deal_id for x in store.games(tid)}
     assert all(r["result"]["termination"] in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
                for r in records.values())
     seen = games_seen(streams)
@@ -357,22 +337,18 @@ def test_no_message_to_any_stream_reveals_a_card_of_another_game(tmp_path: Path)
                 assert tuple(str(c) for c in plain.deck) != decks(rec)[0]
 
 
-def test_twins_adjacent_in_the_schedule_still_never_run_at_once(tmp_path: Path) -> None:
+async def test_twins_adjacent_in_the_schedule_still_never_run_at_once(env: InProcess) -> None:
     """One table, one deal, two rotations: the schedule cannot separate the twins and
     each bot offers two streams, so only the director keeps them apart."""
-    async def main() -> tuple[list[Stream], dict[str, dict[str, Any]], dict[str, str],
-                              dict[str, tuple[int, int]]]:
-        streams: list[Stream] = []
-        async with referee_with_director(tmp_path, "xy") as (server, store, director):
-            tid, spans, clients = await twin_tournament(server, director, streams, "adjacent",
-                                                        "xy", 2, 120)
-            for c in clients:
-                c.cancel()
-            await asyncio.gather(*clients, return_exceptions=True)
-            return (streams, {x.id: x.record or {} for x in store.games(tid)},
-                    {x.id: x.deal_id for x in store.games(tid)}, spans)
-
-    streams, records, deal_of, spans = asyncio.run(main())
+    streams: list[Stream] = []
+    server, store, director = knowing(env, "xy")
+    tid, spans, clients = await twin_tournament(server, director, streams, "adjacent",
+                                                "xy", 2, 120)
+    for c in clients:
+        c.cancel()
+    await asyncio.gather(*clients, return_exceptions=True)
+    records = {x.id: x.record or {} for x in store.games(tid)}
+    deal_of = {x.id: x.deal_id for x in store.games(tid)}
     assert len(set(deal_of.values())) == 1 and len(records) == 2
     for games in games_seen(streams).values():
         for gid, one in games.items():

@@ -6,71 +6,55 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
-from pathlib import Path
 
 from chinchon_referee.absence import Absences
-from chinchon_referee.auth import TokenBook
-from chinchon_referee.director import Director
-from chinchon_referee.server import start_server
-from chinchon_referee.storage import SqliteStore
 from chinchon_referee.tournament import TournamentSpec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.helpers import bot_token, sdk_bot, spawn, stop
+from tests.fixture_types import SpawnBot
+from tests.helpers import bot_token, sdk_bot
+from tests.tournament_support import InProcess
 
-ADMIN = "admin-token-for-director-events"
 
-
-def test_the_scheduling_loop_sleeps_while_nothing_happens(tmp_path: Path) -> None:
+async def test_the_scheduling_loop_sleeps_while_nothing_happens(
+    env: InProcess, bots: SpawnBot,
+) -> None:
     """A bot never connects: each of its games waits the whole reconnect grace, then
     forfeits. Meanwhile nothing happens, and the director's loop (which asks the lobby
     whether each absent bot is back) does not run: it wakes for the game that ends and
     the stream given back, not every few milliseconds (4 s of grace polled every 50 ms
     would be 80 looks)."""
     grace = 2.0
+    server, store, director = env.server, env.store, env.director
+    looks: Counter[str] = Counter()
+    lobby = server.referee.lobby
+    connected = lobby.connected
 
-    async def main() -> None:
-        tokens = TokenBook(ADMIN)
-        server = await start_server("127.0.0.1:0", None, tokens)
-        store = SqliteStore(str(tmp_path / "t.sqlite3"))
-        director = Director(server.referee, store, tokens)
-        looks: Counter[str] = Counter()
-        lobby = server.referee.lobby
-        connected = lobby.connected
+    def counting(bot: str) -> int:
+        looks[bot] += 1
+        return connected(bot)
 
-        def counting(bot: str) -> int:
-            looks[bot] += 1
-            return connected(bot)
-
-        lobby.connected = counting  # type: ignore[method-assign]
-        spec = TournamentSpec.from_dict({
-            "name": "quiet", "seed": "quiet",
-            "participants": [{"name": b, "token": bot_token(b)} for b in ("a", "ghost")],
-            "games_per_pairing": 2, "concurrency": 1, "rules": {"score_limit": 60},
-            "time_control": {"per_move": 1.0, "bank": 5.0},
-            "policies": {"reconnect_grace": grace, "absence_limit": 600.0},
-        })
-        tid, _ = director.create(spec)
-        bot = await spawn(sdk_bot("greedy"), server, "a")
-        try:
-            assert await lobby.wait_all(["a"], 20)
-            looks.clear()
-            await asyncio.wait_for(director.run(tid, force_start=True), 60)
-            games = store.games(tid)
-        finally:
-            await stop(bot)
-            await server.stop(0)
-            await director.settle(5.0)
-            store.close()
-        assert [x.record["result"]["termination"] for x in games] == [
-            "TERMINATION_FORFEIT_NO_SHOW"] * 2
-        # The ghost is absent from its first no-show on: from then the loop looks for it
-        # each time it wakes (the first game's end, the stream it gave back, the second
-        # game's start and end), a handful of times, not once per 50 ms.
-        assert 1 <= looks["ghost"] <= 10, looks
-
-    asyncio.run(main())
+    lobby.connected = counting  # type: ignore[method-assign]
+    spec = TournamentSpec.from_dict({
+        "name": "quiet", "seed": "quiet",
+        "participants": [{"name": b, "token": bot_token(b)} for b in ("a", "ghost")],
+        "games_per_pairing": 2, "concurrency": 1, "rules": {"score_limit": 60},
+        "time_control": {"per_move": 1.0, "bank": 5.0},
+        "policies": {"reconnect_grace": grace, "absence_limit": 600.0},
+    })
+    tid, _ = director.create(spec)
+    await bots(sdk_bot("greedy"), server, "a")
+    assert await lobby.wait_all(["a"], 20)
+    looks.clear()
+    await asyncio.wait_for(director.run(tid, force_start=True), 60)
+    games = store.games(tid)
+    assert [x.record["result"]["termination"] for x in games] == [
+        "TERMINATION_FORFEIT_NO_SHOW"] * 2
+    # The ghost is absent from its first no-show on: from then the loop looks for it
+    # each time it wakes (the first game's end, the stream it gave back, the second
+    # game's start and end), a handful of times, not once per 50 ms.
+    assert 1 <= looks["ghost"] <= 10, looks
 
 
 @given(

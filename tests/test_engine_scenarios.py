@@ -34,7 +34,7 @@ from chinchon.engine import (
 from chinchon.engine.game import GameEnd, HandEnd, Phase
 from chinchon.engine.melds import End
 
-from tests.engine_support import CS, C, deal_order, position, snapshot
+from tests.engine_support import CS, C, crafted, deal_order, position, snapshot
 
 
 def illegal(state: GameState, action, code: Violation, seat=None) -> str:  # type: ignore[no-untyped-def]
@@ -507,8 +507,8 @@ def test_reshuffle_leaving_the_stock_empty_counts_as_the_second_time() -> None:
     st = apply(st, DRAW_STOCK)  # the last stock card
     assert st.stock_size == 0 and st.exhausted == 0
     seat = st.to_act
-    crafted = st._evolve(pile=(), pile_len=0)
-    end = apply(crafted, Discard(st.hand(seat)[0]))
+    no_pile = crafted(st, pile=(), pile_len=0)
+    end = apply(no_pile, Discard(st.hand(seat)[0]))
     assert end.phase is Phase.DEAL
     assert end.results[-1].end is HandEnd.STOCK_EXHAUSTED
     # The same position with a real pile reshuffles.

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +31,13 @@ from chinchon.wire import delimited, remembered_bytes, varint
 from chinchon_referee.clip import MARK_SPACE, MAX_QUOTED, clip
 from chinchon_referee.config import Limits, Policies, RefereeConfig
 from chinchon_referee.logs import configure
-from chinchon_referee.processes import spawn as spawn_process
+from chinchon_referee.server import RunningServer
 from chinchon_referee.storage import GameRow, SqliteStore, TournamentRow
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import ROOT, BotProc, bot_token, spec, start
+from tests.fixture_types import SpawnChild, StartServer
+from tests.helpers import ROOT, bot_token, spec
 from tests.waits import until
 
 PLAY = "/chinchon.v1.RefereeService/Play"
@@ -90,10 +91,52 @@ def _practice(opponent: str = "greedy", games: int = 100) -> pb.Hello:
     return pb.Hello(client="hostile", practice=pb.PracticeRequest(opponent=opponent, games=games))
 
 
+#: The ``raw_streams`` fixture: ``raw_streams(server, bot)`` opens a RawStream as ``bot``.
+OpenStream = Callable[[RunningServer, str], RawStream]
+
+
+@pytest.fixture
+async def raw_streams(servers: StartServer) -> AsyncIterator[OpenStream]:
+    """A factory of RawStreams; every one is closed after the test, before the servers
+    stop."""
+    opened: list[RawStream] = []
+
+    def _open(server: RunningServer, bot: str) -> RawStream:
+        stream = RawStream(server.target, bot_token(bot))
+        opened.append(stream)
+        return stream
+
+    yield _open
+    for stream in opened:
+        await stream.close()
+
+
+@pytest.fixture
+def traced() -> Iterator[None]:
+    """Python's allocations traced (tracemalloc) during the test."""
+    tracemalloc.start()
+    yield
+    tracemalloc.stop()
+
+
+@pytest.fixture
+def json_logs() -> Iterator[io.StringIO]:
+    """The referee's logs, at info level as JSON lines, into a string buffer during the
+    test; to stderr again afterwards."""
+    logs = io.StringIO()
+    configure("info", "json", logs)
+    yield logs
+    configure("info", "json")
+
+
 # -- 3. the decoded-answer cache --------------------------------------------------------------
 
 
-async def test_answers_padded_with_unknown_fields_do_not_grow_the_server() -> None:
+@pytest.mark.parametrize("server", [["hostile"]], indirect=True)
+@pytest.mark.usefixtures("traced")
+async def test_answers_padded_with_unknown_fields_do_not_grow_the_server(
+    server: RunningServer, raw_streams: OpenStream,
+) -> None:
     """1,500 legal answers, each padded with a unique 40 KB unknown field (the referee
     must accept them: unknown fields are how protobuf stays compatible), leave neither
     the decoding cache nor the process's Python heap bigger by more than a few MiB
@@ -103,27 +146,15 @@ async def test_answers_padded_with_unknown_fields_do_not_grow_the_server() -> No
         pad = n.to_bytes(4, "big") * 10_000  # 40 KB, different for every answer
         return req.legal_actions[0].SerializeToString() + delimited(1000, pad)
 
-    async def main() -> tuple[int, int]:
-        server = await start(["hostile"])
-        stream = RawStream(server.target, bot_token("hostile"))
-        try:
-            assert (await stream.hello(_practice())).WhichOneof("kind") == "welcome"
-            await practise(stream, 20, padded)  # warm up: caches of short things filled
-            gc.collect()
-            cache0, heap0 = remembered_bytes(), tracemalloc.get_traced_memory()[0]
-            await practise(stream, 1500, padded)
-            gc.collect()
-            return (remembered_bytes() - cache0,
-                    tracemalloc.get_traced_memory()[0] - heap0)
-        finally:
-            await stream.close()
-            await server.stop(0)
-
-    tracemalloc.start()
-    try:
-        cache_growth, heap_growth = await main()
-    finally:
-        tracemalloc.stop()
+    stream = raw_streams(server, "hostile")
+    assert (await stream.hello(_practice())).WhichOneof("kind") == "welcome"
+    await practise(stream, 20, padded)  # warm up: caches of short things filled
+    gc.collect()
+    cache0, heap0 = remembered_bytes(), tracemalloc.get_traced_memory()[0]
+    await practise(stream, 1500, padded)
+    gc.collect()
+    cache_growth = remembered_bytes() - cache0
+    heap_growth = tracemalloc.get_traced_memory()[0] - heap0
     assert cache_growth < 64 * 1024, cache_growth
     assert heap_growth < 8 * 1024 * 1024, f"the heap grew by {heap_growth / 2**20:.1f} MiB"
 
@@ -131,7 +162,10 @@ async def test_answers_padded_with_unknown_fields_do_not_grow_the_server() -> No
 # -- 4. incidents and logs ----------------------------------------------------------------------
 
 
-async def test_a_bots_huge_text_is_clipped_in_incidents_logs_and_replies() -> None:
+@pytest.mark.parametrize("server", [["hostile"]], indirect=True)
+async def test_a_bots_huge_text_is_clipped_in_incidents_logs_and_replies(
+    server: RunningServer, raw_streams: OpenStream, json_logs: io.StringIO,
+) -> None:
     """A bot that names a 60 KB 'card' again and again: the referee keeps, logs and
     sends back at most MAX_QUOTED characters of it each time (before: all 60 KB, kept
     in the incident list and written to the log at info level)."""
@@ -145,23 +179,10 @@ async def test_a_bots_huge_text_is_clipped_in_incidents_logs_and_replies() -> No
         if msg.WhichOneof("kind") == "action_rejected":
             replies.append(msg.action_rejected.error.message)
 
-    async def main() -> list[dict[str, Any]]:
-        server = await start(["hostile"])
-        stream = RawStream(server.target, bot_token("hostile"))
-        try:
-            await stream.hello(_practice())
-            await practise(stream, 60, huge, seen)
-            return list(server.referee.incidents)
-        finally:
-            await stream.close()
-            await server.stop(0)
-
-    logs = io.StringIO()
-    configure("info", "json", logs)
-    try:
-        incidents = await main()
-    finally:
-        configure("info", "json")
+    stream = raw_streams(server, "hostile")
+    await stream.hello(_practice())
+    await practise(stream, 60, huge, seen)
+    incidents = list(server.referee.incidents)
     illegal = [i for i in incidents if i["kind"] == "illegal"]
     assert len(illegal) >= 50
     for i in illegal:
@@ -170,7 +191,7 @@ async def test_a_bots_huge_text_is_clipped_in_incidents_logs_and_replies() -> No
         assert i["message"].endswith("or JK1/JK2 for a joker")  # the explanation is kept
         assert len(i["message"]) <= MAX_QUOTED + MARK_SPACE
     assert len(replies) >= 50 and all(len(m) <= MAX_QUOTED + MARK_SPACE for m in replies)
-    lines = logs.getvalue().splitlines()
+    lines = json_logs.getvalue().splitlines()
     assert any("illegal_action" in ln for ln in lines)
     assert max(map(len, lines)) < 2000
     assert all(junk[:1000] not in ln for ln in lines)
@@ -204,14 +225,16 @@ async def _refused(stream: RawStream) -> grpc.aio.AioRpcError:
     return err.value
 
 
-async def test_open_streams_are_capped_per_bot_and_in_all_naming_the_limit() -> None:
+async def test_open_streams_are_capped_per_bot_and_in_all_naming_the_limit(
+    servers: StartServer, raw_streams: OpenStream,
+) -> None:
     limits = Limits(max_streams_per_bot=2, max_streams=3)
 
-    server = await start(["a", "b", "c"], RefereeConfig(limits=limits))
+    server = await servers(["a", "b", "c"], RefereeConfig(limits=limits))
     streams: list[RawStream] = []
 
     async def open_(bot: str) -> RawStream:
-        s = RawStream(server.target, bot_token(bot))
+        s = raw_streams(server, bot)
         streams.append(s)
         # A refused stream may end before its hello is written: the status is read
         # from the stream then (_refused), not from the write.
@@ -219,41 +242,36 @@ async def test_open_streams_are_capped_per_bot_and_in_all_naming_the_limit() -> 
             await s.call.write(pb.PlayRequest(hello=pb.Hello(client="t")).SerializeToString())
         return s
 
-    try:
-        a1, _ = await open_("a"), await open_("a")
-        for s in streams:
-            assert (await s.read()).WhichOneof("kind") == "welcome"
-        err = await _refused(await open_("a"))
-        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "max_streams_per_bot" in err.details() and "at most 2" in err.details()
-        b = await open_("b")
-        assert (await b.read()).WhichOneof("kind") == "welcome"
-        err = await _refused(await open_("c"))
-        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "max_streams" in err.details() and "in all" in err.details()
-        # A stream that ends gives its place back.
-        await a1.close()
-        await until(lambda: server.referee.streams.in_all == 2, "the stream to close")
-        c = await open_("c")
-        assert (await c.read()).WhichOneof("kind") == "welcome"
-    finally:
-        for s in streams:
-            await s.close()
-        await server.stop(0)
+    a1, _ = await open_("a"), await open_("a")
+    for s in streams:
+        assert (await s.read()).WhichOneof("kind") == "welcome"
+    err = await _refused(await open_("a"))
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "max_streams_per_bot" in err.details() and "at most 2" in err.details()
+    b = await open_("b")
+    assert (await b.read()).WhichOneof("kind") == "welcome"
+    err = await _refused(await open_("c"))
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "max_streams" in err.details() and "in all" in err.details()
+    # A stream that ends gives its place back.
+    await a1.close()
+    await until(lambda: server.referee.streams.in_all == 2, "the stream to close")
+    c = await open_("c")
+    assert (await c.read()).WhichOneof("kind") == "welcome"
 
 
-async def test_practice_sessions_are_capped_per_bot_and_in_all_naming_the_limit() -> None:
+async def test_practice_sessions_are_capped_per_bot_and_in_all_naming_the_limit(
+    servers: StartServer, raw_streams: OpenStream,
+) -> None:
     limits = Limits(max_practice_per_bot=1, max_practice=2)
     config = RefereeConfig(limits=limits, policies=Policies(reconnect_grace=1.0))
     hello = pb.Hello(client="t", practice=pb.PracticeRequest(opponent="greedy", games=5))
     hello.practice.time_control.per_move.FromSeconds(600)  # nobody answers: no timeouts
 
-    server = await start(["a", "b", "c"], config)
-    streams: list[RawStream] = []
+    server = await servers(["a", "b", "c"], config)
 
     async def practice(bot: str) -> RawStream:
-        s = RawStream(server.target, bot_token(bot))
-        streams.append(s)
+        s = raw_streams(server, bot)
         assert (await s.hello(hello)).WhichOneof("kind") == "welcome"
         return s
 
@@ -263,36 +281,31 @@ async def test_practice_sessions_are_capped_per_bot_and_in_all_naming_the_limit(
             if msg.WhichOneof("kind") == "game_started":
                 return msg.game_started
 
-    try:
-        a = await practice("a")
-        await first_game(a)
-        again = await practice("a")
-        msg = await again.read()
-        assert msg.error.code == pb.ERROR_CODE_BAD_REQUEST
-        assert "max_practice_per_bot" in msg.error.message
-        err = await _refused(again)
-        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "max_practice_per_bot" in err.details()
-        await first_game(await practice("b"))
-        c = await practice("c")
-        msg = await c.read()
-        assert msg.error.code == pb.ERROR_CODE_BAD_REQUEST
-        assert "(limit max_practice)" in msg.error.message and "in all" in msg.error.message
-        assert (await _refused(c)).code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        # A bot that comes back to its session takes its seat over: not a new one.
-        await a.close()
-        back = await practice("a")
-        assert (await first_game(back)).resumed
-        assert server.referee.practice_sessions.in_all == 2
-        # A session that ends gives its place back.
-        await back.close()
-        await until(lambda: server.referee.practice_sessions.in_all == 1,
-                     "a's session to end (forfeit after the reconnect grace)")
-        await first_game(await practice("c"))
-    finally:
-        for s in streams:
-            await s.close()
-        await server.stop(0)
+    a = await practice("a")
+    await first_game(a)
+    again = await practice("a")
+    msg = await again.read()
+    assert msg.error.code == pb.ERROR_CODE_BAD_REQUEST
+    assert "max_practice_per_bot" in msg.error.message
+    err = await _refused(again)
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "max_practice_per_bot" in err.details()
+    await first_game(await practice("b"))
+    c = await practice("c")
+    msg = await c.read()
+    assert msg.error.code == pb.ERROR_CODE_BAD_REQUEST
+    assert "(limit max_practice)" in msg.error.message and "in all" in msg.error.message
+    assert (await _refused(c)).code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    # A bot that comes back to its session takes its seat over: not a new one.
+    await a.close()
+    back = await practice("a")
+    assert (await first_game(back)).resumed
+    assert server.referee.practice_sessions.in_all == 2
+    # A session that ends gives its place back.
+    await back.close()
+    await until(lambda: server.referee.practice_sessions.in_all == 1,
+                 "a's session to end (forfeit after the reconnect grace)")
+    await first_game(await practice("c"))
 
 
 @pytest.mark.parametrize("field", ["max_streams_per_bot", "max_streams", "max_practice_per_bot",
@@ -340,8 +353,9 @@ def test_pruning_deletes_old_and_surplus_practice_games_never_tournament_ones(
             store.finish_game(GameRow(f"p-{i}", None, 0, ["a", "b"], "d", result=None,
                                       record={}, stats=[]))
 
-        def ids() -> list[str]:
-            return [r[0] for r in store._query("SELECT id FROM games ORDER BY rowid")]
+        def ids() -> list[str]:  # the database as another reader sees it
+            with contextlib.closing(sqlite3.connect(tmp_path / "s.sqlite3")) as db:
+                return [r[0] for r in db.execute("SELECT id FROM games ORDER BY rowid")]
 
         assert store.prune_games(keep=3, older_than=0) == 2
         assert ids() == ["t-1", "p-2", "p-3", "p-4"]
@@ -371,7 +385,9 @@ def _p99(xs: list[float]) -> float:
     return xs[min(len(xs) - 1, int(len(xs) * 0.99))]
 
 
-async def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game() -> None:
+async def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game(
+    servers: StartServer, children: SpawnChild,
+) -> None:
     """An honest bot plays games against a house bot (as in a tournament) and times
     each round trip on its own clock: from writing an answer to reading the next
     request. Meanwhile 8 hostile bots (8 tokens, one process at a lower priority:
@@ -386,79 +402,70 @@ async def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game() -> N
     names = ["honest"] + [f"hostile{i}" for i in range(8)]
     phases, per_phase, skip = 16, 100, 10
 
-    async def main() -> list[tuple[float, float, int]]:
-        server = await start(names)
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        honest = BotProc(await spawn_process(
-            [sys.executable, LOAD_BOTS, "honest", "--target", server.target,
-             "--token", bot_token("honest")], stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env=env))
-        tokens = [a for n in names[1:] for a in ("--token", bot_token(n))]
-        proc = await spawn_process(
-            [sys.executable, LOAD_BOTS, "hostile", "--target", server.target, *tokens,
-             "--opponent", "strong"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-        hostile = BotProc(proc)
-        assert proc.stdin is not None
-        stdin = proc.stdin
+    server = await servers(names)
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    honest = await children(
+        [sys.executable, LOAD_BOTS, "honest", "--target", server.target,
+         "--token", bot_token("honest")], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=env)
+    tokens = [a for n in names[1:] for a in ("--token", bot_token(n))]
+    hostile = await children(
+        [sys.executable, LOAD_BOTS, "hostile", "--target", server.target, *tokens,
+         "--opponent", "strong"], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert hostile.proc.stdin is not None
+    stdin = hostile.proc.stdin
 
-        async def games() -> None:
-            k = 0
-            while True:
-                k += 1
-                await server.referee.play(spec(f"honest-{k}", ["honest", "house:greedy"]))
+    async def games() -> None:
+        k = 0
+        while True:
+            k += 1
+            await server.referee.play(spec(f"honest-{k}", ["honest", "house:greedy"]))
 
-        async def switch(on: bool) -> None:
-            stdin.write(b"on\n" if on else b"off\n")
+    async def switch(on: bool) -> None:
+        stdin.write(b"on\n" if on else b"off\n")
+        await stdin.drain()
+
+    def rtts() -> list[float]:
+        return [float(ln.split()[1]) for ln in honest.out if ln.startswith("rtt ")]
+
+    def answered() -> int:
+        got = [int(ln.split()[1]) for ln in hostile.out if ln.startswith("answered ")]
+        return got[-1] if got else 0
+
+    player = asyncio.ensure_future(games())
+    rounds: list[tuple[float, float, int]] = []
+    try:
+        await until(lambda: sum(c.bot.startswith("hostile")
+                                 for c in server.referee.connections) == 8,
+                     "the 8 hostile streams")
+        # Warm up: every session playing, the house worker started.
+        await switch(True)
+        while answered() < 200:
+            stdin.write(b"count\n")
             await stdin.drain()
-
-        def rtts() -> list[float]:
-            return [float(ln.split()[1]) for ln in honest.out if ln.startswith("rtt ")]
-
-        def answered() -> int:
-            got = [int(ln.split()[1]) for ln in hostile.out if ln.startswith("answered ")]
-            return got[-1] if got else 0
-
-        player = asyncio.ensure_future(games())
-        rounds: list[tuple[float, float, int]] = []
-        try:
-            await until(lambda: sum(c.bot.startswith("hostile")
-                                     for c in server.referee.connections) == 8,
-                         "the 8 hostile streams")
-            # Warm up: every session playing, the house worker started.
-            await switch(True)
-            while answered() < 200:
-                stdin.write(b"count\n")
-                await stdin.drain()
-                n = len(hostile.out)
-                await until(lambda n=n: len(hostile.out) > n, "the hostile count", timeout=120)
-            for _ in range(3):
-                samples: dict[bool, list[float]] = {False: [], True: []}
-                before = answered()
-                for phase in range(phases):
-                    on = phase % 2 == 1
-                    await switch(on)
-                    base = len(rtts())
-                    await until(lambda base=base: len(rtts()) >= base + skip + per_phase,
-                                 "the honest bot's answers", timeout=120)
-                    samples[on] += rtts()[base + skip:base + skip + per_phase]
-                await switch(False)
-                await until(lambda before=before: answered() > before, "the hostile count")
-                off, on_ = _p99(samples[False]), _p99(samples[True])
-                rounds.append((off, on_, answered() - before))
-                if on_ <= 2 * max(off, 0.0015):
-                    break
-            assert not [ln for ln in hostile.out if ln.startswith(("ended", "error"))], \
-                hostile.out[-5:]
-            return rounds
-        finally:
-            player.cancel()
-            stdin.close()
-            await hostile.kill()
-            await honest.kill()
-            await server.stop(0)
-
-    rounds = await main()
+            n = len(hostile.out)
+            await until(lambda n=n: len(hostile.out) > n, "the hostile count", timeout=120)
+        for _ in range(3):
+            samples: dict[bool, list[float]] = {False: [], True: []}
+            before = answered()
+            for phase in range(phases):
+                on = phase % 2 == 1
+                await switch(on)
+                base = len(rtts())
+                await until(lambda base=base: len(rtts()) >= base + skip + per_phase,
+                             "the honest bot's answers", timeout=120)
+                samples[on] += rtts()[base + skip:base + skip + per_phase]
+            await switch(False)
+            await until(lambda before=before: answered() > before, "the hostile count")
+            off, on_ = _p99(samples[False]), _p99(samples[True])
+            rounds.append((off, on_, answered() - before))
+            if on_ <= 2 * max(off, 0.0015):
+                break
+        assert not [ln for ln in hostile.out if ln.startswith(("ended", "error"))], \
+            hostile.out[-5:]
+    finally:
+        player.cancel()  # the honest games (the fixtures end the processes and server)
     off, on, flood = rounds[-1]
     report = ", ".join(f"p99 {a * 1e3:.2f} ms without, {b * 1e3:.2f} ms with ({n} hostile "
                        "answers)" for a, b, n in rounds)
@@ -467,13 +474,15 @@ async def test_eight_hostile_practice_sessions_do_not_slow_an_honest_game() -> N
     assert flood >= 40, f"the hostile bots hardly played: {report}"
 
 
-async def test_practice_against_strong_goes_on_when_its_worker_process_dies() -> None:
+@pytest.mark.parametrize("server", [["a"]], indirect=True)
+async def test_practice_against_strong_goes_on_when_its_worker_process_dies(
+    server: RunningServer, raw_streams: OpenStream,
+) -> None:
     """The strong house bot decides in a worker process; if that process dies, the
     games go on: the decision asked of it is made inline, the next ones by a new
     worker."""
 
-    server = await start(["a"])
-    stream = RawStream(server.target, bot_token("a"))
+    stream = raw_streams(server, "a")
     ended: list[pb.GameEnded] = []
 
     def seen(msg: pb.PlayResponse) -> None:
@@ -483,25 +492,21 @@ async def test_practice_against_strong_goes_on_when_its_worker_process_dies() ->
     def first(req: pb.ActionRequest, n: int) -> bytes:
         return req.legal_actions[0].SerializeToString()
 
-    try:
-        await stream.hello(_practice("strong", games=3))
-        await practise(stream, 30, first, seen)
-        worker = server.referee.worker(practice=True)
-        proc = worker._proc
-        assert proc is not None and proc.returncode is None
-        proc.kill()
-        while (msg := await stream.read()) is not grpc.aio.EOF:  # the session ends it
-            seen(msg)
-            if msg.WhichOneof("kind") == "action_request":
-                await stream.answer(msg.action_request.request_id,
-                                    first(msg.action_request, 0))
-        assert len(ended) == 3
-        assert all(e.result.termination in (g.TERMINATION_NORMAL, g.TERMINATION_CHINCHON)
-                   for e in ended), ended
-        assert all(e.HasField("record") for e in ended)
-    finally:
-        await stream.close()
-        await server.stop(0)
+    await stream.hello(_practice("strong", games=3))
+    await practise(stream, 30, first, seen)
+    worker = server.referee.worker(practice=True)
+    pid = worker.pid
+    assert pid is not None  # running
+    os.kill(pid, signal.SIGKILL)
+    while (msg := await stream.read()) is not grpc.aio.EOF:  # the session ends it
+        seen(msg)
+        if msg.WhichOneof("kind") == "action_request":
+            await stream.answer(msg.action_request.request_id,
+                                first(msg.action_request, 0))
+    assert len(ended) == 3
+    assert all(e.result.termination in (g.TERMINATION_NORMAL, g.TERMINATION_CHINCHON)
+               for e in ended), ended
+    assert all(e.HasField("record") for e in ended)
 
 
 def test_a_bot_refused_again_and_again_is_logged_sparingly() -> None:
@@ -513,7 +518,10 @@ def test_a_bot_refused_again_and_again_is_logged_sparingly() -> None:
     assert q.worth_logging("b") == 1
 
 
-async def test_a_tournament_games_strong_house_bots_decide_off_the_loop_as_they_would_inline() -> None:
+@pytest.mark.parametrize("server", [[]], indirect=True)
+async def test_a_tournament_games_strong_house_bots_decide_off_the_loop_as_they_would_inline(
+    server: RunningServer,
+) -> None:
     """A game that is not practice with two strong house seats: their decisions come
     from the other worker process (not the practice one), and are exactly those the
     bots make inline for the same seeds (seat i's bot is seeded i)."""
@@ -527,17 +535,10 @@ async def test_a_tournament_games_strong_house_bots_decide_off_the_loop_as_they_
     )
     from chinchon_referee.house import make_house_bot
 
-    async def main() -> dict[str, Any]:
-        server = await start([])
-        try:
-            out = await server.referee.play(spec("strong-pair", ["house:strong", "house:strong"]))
-            assert server.referee.worker(practice=False)._proc is not None
-            assert server.referee.worker(practice=True)._proc is None
-            return out.record
-        finally:
-            await server.stop(0)
-
-    record = await main()
+    out = await server.referee.play(spec("strong-pair", ["house:strong", "house:strong"]))
+    assert server.referee.worker(practice=False).pid is not None
+    assert server.referee.worker(practice=True).pid is None
+    record = out.record
     names = [s["name"] for s in record["seats"]]
     states: list[GameState] = []
     replay(record, on_step=lambda st, _i: states.append(st))

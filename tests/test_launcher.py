@@ -6,12 +6,16 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
-from chinchon_referee.launcher import LINE_LIMIT, Keep, launch
+from chinchon_referee.launcher import LINE_LIMIT, BotProcess, Keep, launch
+from chinchon_referee.server import RunningServer
 
-from tests.helpers import spawn, start
+from tests.fixture_types import SpawnBot
+from tests.helpers import stop
 
 TOKEN = "launcher-test-token-0123456789"
 
@@ -27,37 +31,52 @@ SHOW = python(
 )
 
 
-def test_the_token_is_in_the_environment_only_and_the_target_on_the_command_line() -> None:
-    async def main() -> list[str]:
-        bot = await launch(SHOW, "127.0.0.1:9", TOKEN)
-        assert await bot.wait(60) == 0
-        return list(bot.out)
+#: The ``launched`` fixture: ``await launched(cmd, target, token, **options)`` is
+#: ``launch``'s process.
+Launch = Callable[..., Awaitable[BotProcess]]
 
-    cmdline, token, target = asyncio.run(main())
+
+@pytest.fixture
+async def launched() -> AsyncIterator[Launch]:
+    """A factory of ``launch``ed processes; any one still running after the test is
+    killed."""
+    procs: list[BotProcess] = []
+
+    async def _launch(cmd: Sequence[str], target: str, token: str, **options: Any) -> BotProcess:
+        proc = await launch(cmd, target, token, **options)
+        procs.append(proc)
+        return proc
+
+    yield _launch
+    await stop(*procs)
+
+
+async def test_the_token_is_in_the_environment_only_and_the_target_on_the_command_line(
+    launched: Launch,
+) -> None:
+    bot = await launched(SHOW, "127.0.0.1:9", TOKEN)
+    assert await bot.wait(60) == 0
+    cmdline, token, target = list(bot.out)
     assert TOKEN not in cmdline and "--token" not in cmdline, cmdline
     assert cmdline.rstrip().endswith("--target 127.0.0.1:9"), cmdline
     assert token.strip() == f"TOKEN={TOKEN}" and target.strip() == "TARGET=127.0.0.1:9"
 
 
-def test_the_tests_spawn_puts_no_token_on_the_command_line() -> None:
+@pytest.mark.parametrize("server", [["spy"]], indirect=True)
+async def test_the_tests_spawn_puts_no_token_on_the_command_line(
+    server: RunningServer, bots: SpawnBot,
+) -> None:
     """tests.helpers.spawn (which put ``--token`` on the command line) is the launcher."""
 
-    async def main() -> str:
-        server = await start(["spy"])
-        try:
-            bot = await spawn(SHOW, server, "spy")
-            assert await bot.wait(60) == 0
-            return "".join(bot.out)
-        finally:
-            await server.stop(0)
-
-    out = asyncio.run(main())
+    bot = await bots(SHOW, server, "spy")
+    assert await bot.wait(60) == 0
+    out = "".join(bot.out)
     cmdline = out.splitlines()[0]
     assert "--token" not in cmdline and "tok-spy" not in cmdline, cmdline
     assert "TOKEN=tok-spy-test-token" in out
 
 
-def test_huge_lines_and_floods_on_both_streams_never_block_the_bot() -> None:
+async def test_huge_lines_and_floods_on_both_streams_never_block_the_bot(launched: Launch) -> None:
     """A line longer than the line limit comes in pieces of the limit (asyncio's
     readline gave up past 64 KiB by default); 20 MiB on stderr meanwhile does not block
     the bot (a pipe holds 64 KiB)."""
@@ -66,43 +85,40 @@ def test_huge_lines_and_floods_on_both_streams_never_block_the_bot() -> None:
         f"sys.stdout.write('x' * ({LINE_LIMIT} + 5) + '\\nend\\n')"
     )
 
-    async def main() -> tuple[list[str], list[str]]:
-        bot = await launch(python(code), "127.0.0.1:9", TOKEN)
-        assert await bot.wait(120) == 0
-        return list(bot.out), list(bot.err)
-
-    out, err = asyncio.run(main())
+    bot = await launched(python(code), "127.0.0.1:9", TOKEN)
+    assert await bot.wait(120) == 0
+    out, err = list(bot.out), list(bot.err)
     assert [len(x) for x in out] == [LINE_LIMIT, 6, 4] and out[-1] == "end\n"
     assert sum(len(x) for x in err) == 20 << 20
 
 
-def test_a_log_file_gets_stderr_and_a_tail_keeps_the_last_lines(tmp_path: Path) -> None:
+async def test_a_log_file_gets_stderr_and_a_tail_keeps_the_last_lines(
+    tmp_path: Path, launched: Launch,
+) -> None:
     code = "import sys\nfor i in range(100): print(i, file=sys.stderr)\nprint('out')"
 
-    async def main() -> list[str]:
-        logged = await launch(python(code), "t:1", TOKEN, stdout=Keep.DISCARD,
-                              stderr=tmp_path / "bot.log")
-        assert await logged.wait(60) == 0 and not logged.out and not logged.err
-        tailed = await launch(python(code), "t:1", TOKEN, tail=3)
-        assert await tailed.wait(60) == 0
-        return list(tailed.err)
-
-    assert asyncio.run(main()) == ["97\n", "98\n", "99\n"]
+    logged = await launched(python(code), "t:1", TOKEN, stdout=Keep.DISCARD,
+                            stderr=tmp_path / "bot.log")
+    assert await logged.wait(60) == 0 and not logged.out and not logged.err
+    tailed = await launched(python(code), "t:1", TOKEN, tail=3)
+    assert await tailed.wait(60) == 0
+    assert list(tailed.err) == ["97\n", "98\n", "99\n"]
     assert (tmp_path / "bot.log").read_text().split() == [str(i) for i in range(100)]
 
 
-def test_stop_asks_with_sigterm_then_kills_a_bot_that_ignores_it() -> None:
-    polite = python("import time; print('ready', flush=True); time.sleep(600)")
+#: Bots that would run for good: ``stop`` ends them, the behaviour under test.
+FOREVER = 600
+
+
+async def test_stop_asks_with_sigterm_then_kills_a_bot_that_ignores_it(launched: Launch) -> None:
+    polite = python(f"import time; print('ready', flush=True); time.sleep({FOREVER})")
     stubborn = python("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-                      "print('ready', flush=True); time.sleep(600)")
+                      f"print('ready', flush=True); time.sleep({FOREVER})")
 
-    async def main() -> tuple[int, int]:
-        a = await launch(polite, "t:1", TOKEN)
-        b = await launch(stubborn, "t:1", TOKEN)
-        await asyncio.wait_for(asyncio.gather(a.printed("ready"), b.printed("ready")), 60)
-        return await a.stop(30.0), await b.stop(0.5)
-
-    assert asyncio.run(main()) == (-signal.SIGTERM, -signal.SIGKILL)
+    a = await launched(polite, "t:1", TOKEN)
+    b = await launched(stubborn, "t:1", TOKEN)
+    await asyncio.wait_for(asyncio.gather(a.printed("ready"), b.printed("ready")), 60)
+    assert (await a.stop(30.0), await b.stop(0.5)) == (-signal.SIGTERM, -signal.SIGKILL)
 
 
 def test_practice_names_a_bot_command_that_cannot_start(tmp_path: Path,

@@ -33,17 +33,27 @@ from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon.wire import rules_to_wire, seconds_of
 from chinchon_referee.house import make_house_bot
+from chinchon_referee.server import RunningServer
 from google.protobuf import json_format
 
 from tests.fixture_types import SpawnBot, StartServer
 from tests.helpers import RAW_BOT, BotProc, bot_token, printed, raw_bot, stop
+from tests.waits import until
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "chinchon_referee.cli"]
 PLAYED = ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-#: Time for the referee to put a welcomed practice bot in its waiting pool before the
-#: next one comes (no public signal says it has: the pool is the referee's own).
-SETTLE = 1.0
+
+
+async def _waiting_for_partner(server: RunningServer, *names: str) -> None:
+    """Wait until the bots ``names`` wait in the referee's practice room for a partner."""
+
+    def waiting() -> set[str]:
+        return {conn.bot for pool in server.referee.practice_room.waiting.values()
+                for conn, _ in pool}
+
+    await until(lambda: set(names) <= waiting(), f"{names} waiting for a partner",
+                detail=waiting)
 
 
 def _received(proc: BotProc) -> list[pb.PlayResponse]:
@@ -205,12 +215,12 @@ async def test_practice_any_pairs_two_bots_with_the_same_rules_and_clock_only(
                        server, "dave")
     procs += [carol, dave]
     await printed([carol, dave], "welcome")
-    await asyncio.sleep(SETTLE)  # the referee has them waiting
+    await _waiting_for_partner(server, "carol", "dave")
     alice = await bots(_any_bot(2, PAIR_RULES, "--per-move", "2", "--bank", "10"),
                         server, "alice")
     procs.append(alice)
     await printed([alice], "welcome")
-    await asyncio.sleep(SETTLE)
+    await _waiting_for_partner(server, "alice")
     bob = await bots(_any_bot(2, PAIR_RULES, "--per-move", "2", "--bank", "10"),
                       server, "bob")
     procs.append(bob)
@@ -258,7 +268,7 @@ async def test_practice_any_pairs_the_same_rule_set_however_it_is_written(
     alice = await bots(_any_bot(1, PAIR_RULES), server, "alice")
     procs.append(alice)
     await printed([alice], "welcome")
-    await asyncio.sleep(SETTLE)
+    await _waiting_for_partner(server, "alice")
     bob = await bots(_any_bot(1, same), server, "bob")
     procs.append(bob)
     await printed([alice, bob], "gameStarted", timeout=8)
@@ -282,7 +292,7 @@ async def test_practice_any_pairs_only_bots_asking_for_as_many_games(
     bob = await bots(_any_bot(3, PAIR_RULES), server, "bob")
     procs.append(bob)
     await printed([bob], "welcome")
-    await asyncio.sleep(SETTLE)
+    await _waiting_for_partner(server, "alice", "bob")  # both came, neither was paired
     assert not _kinds(_received(alice), "game_started")
     assert not _kinds(_received(bob), "game_started")
     carol = await bots(_any_bot(1, PAIR_RULES), server, "carol")
@@ -520,7 +530,7 @@ async def test_an_answer_too_late_for_its_game_is_reported_in_that_game(servers:
 # -- a failure of the referee is not the bot's -------------------------------------------------
 
 
-def test_chinchon_practice_tells_a_referee_failure_from_a_bot_failure(
+async def test_chinchon_practice_tells_a_referee_failure_from_a_bot_failure(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`chinchon practice` (in process, a real SDK bot process) with an internal error of
@@ -534,8 +544,8 @@ def test_chinchon_practice_tells_a_referee_failure_from_a_bot_failure(
     from tests.test_tournament_internal_error import _referee_fails
 
     failed = _referee_fails(monkeypatch, "practice-2", 1)
-    rep = asyncio.run(practice.run_practice(sdk_bot("greedy"), 3, "greedy", RuleSet(),
-                                            TimeControl(5.0, 30.0), "referee-fails"))
+    rep = await practice.run_practice(sdk_bot("greedy"), 3, "greedy", RuleSet(),
+                                      TimeControl(5.0, 30.0), "referee-fails")
     assert failed == ["practice-2"]
     terms = [o.termination for o in rep.outcomes]
     assert terms[1] == "TERMINATION_ABORTED" and len(terms) == 3

@@ -21,6 +21,13 @@ from google.protobuf import json_format
 
 from tests.fixture_types import StartServer
 from tests.helpers import bot_token, spec
+from tests.waits import until
+
+#: How long a bot thinks before it drops: time its clock must count (the behaviour
+#: under test).
+THINK = 0.5
+#: A negative check's window: nothing may change meanwhile.
+QUIET = 0.3
 
 
 class Bot:
@@ -112,8 +119,8 @@ async def test_the_clock_keeps_running_while_the_bot_is_away(servers: StartServe
     first = (await bot.next("action_request")).action_request
     allowed = seconds_of(first.move_time) + seconds_of(first.bank_time)
     assert abs(allowed - 1.2) < 1e-9
-    # Think 0.5 s, then drop and come back: 0.5 s of the 1.2 s are gone.
-    await asyncio.sleep(0.5)
+    # Think 0.5 s (THINK), then drop and come back: 0.5 s of the 1.2 s are gone.
+    await asyncio.sleep(THINK)
     t_drop = time.monotonic()
     await bot.drop()
     await bot.back()
@@ -130,7 +137,7 @@ async def test_the_clock_keeps_running_while_the_bot_is_away(servers: StartServe
     # Now leave at once and stay away past what is left: the move is timed out
     # when the bot comes back.
     await bot.drop()
-    await asyncio.sleep(left + 0.2)
+    await asyncio.sleep(left + 0.2)  # away longer than the time left: the behaviour under test
     await bot.back()
     default = (await bot.next("default_played")).default_played
     assert default.reason == pb.DEFAULT_REASON_TIMEOUT and default.strikes == 1
@@ -181,9 +188,10 @@ async def test_a_bot_back_before_its_turn_resumes_its_seat(
     await a.until_first_discard(then_hold=b)
     await a.drop()
     await a.back()
-    # A is back before its turn: its new stream is the seat's already, not idle,
-    # and a game A against C cannot be seated with it.
-    await asyncio.sleep(0.3)
+    # A is back before its turn: its new stream is the seat's already, not idle (and
+    # stays so: a negative check over QUIET), and a game A against C cannot be seated
+    # with it.
+    await asyncio.sleep(QUIET)
     assert lobby.connected("A") == 0
     assert server.referee.seats_for(spec("steal", ["A", "C"])) is None
     assert lobby.connected("C") == 1  # nothing taken
@@ -250,7 +258,9 @@ async def test_a_practice_session_survives_a_dropped_stream(servers: StartServer
         await bot.answer((await bot.next("action_request")).action_request)
     await bot.next("action_request")  # left unanswered: the bot drops now
     await bot.drop()
-    await asyncio.sleep(0.2)
+    # The referee has seen the stream go: only the queued one is left.
+    await until(lambda: sum(c.bot == "A" for c in server.referee.connections) == 1,
+                "the dropped practice stream to close")
     await bot.back(practice)
     resumed = (await bot.next("game_started")).game_started
     assert resumed.resumed and resumed.game_id == started.game_id
@@ -284,13 +294,11 @@ async def test_a_practice_session_whose_bot_does_not_come_back_ends_with_a_forfe
     await bot.back(pb.PracticeRequest(opponent="greedy", games=3))
     await bot.next("action_request")
     await bot.drop()
-    for _ in range(100):  # the grace, then the forfeit, then the session ends
-        await asyncio.sleep(0.1)
-        if server.referee.games_running == 0:
-            break
+    # The grace, then the forfeit, then the session ends.
+    await until(lambda: server.referee.games_running == 0, "the practice game to end")
     assert server.referee.games_running == 0
     forfeits = [i for i in server.referee.incidents if i["kind"] == "forfeit"]
     assert len(forfeits) == 1 and forfeits[0]["bot"] == "A"
     assert forfeits[0]["termination"] == "TERMINATION_FORFEIT_DISCONNECT"
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(QUIET)  # a negative check: no second game may start meanwhile
     assert server.referee.games_running == 0  # no second game was started

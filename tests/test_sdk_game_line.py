@@ -4,10 +4,13 @@ Real referee on port 0, real ``python -m chinchon.sdk`` processes."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 
-from tests.helpers import BotProc, play, sdk_bot, spawn, spec, start, stop
+import pytest
+from chinchon_referee.server import RunningServer
+
+from tests.fixture_types import SpawnBot
+from tests.helpers import BotProc, play, sdk_bot, spec
 from tests.waits import until
 
 LINE = re.compile(
@@ -25,31 +28,24 @@ async def _line_about(proc: BotProc, game_id: str, timeout: float = 60) -> str:
     return about()[0].rstrip("\n")
 
 
-def test_sdk_writes_one_line_per_game_to_stderr() -> None:
-    async def main() -> None:
-        server = await start(["alice", "bob"])
-        procs = [await spawn(sdk_bot("greedy"), server, n) for n in ("alice", "bob")]
-        try:
-            await server.referee.lobby.wait_all(["alice", "bob"], 30)
-            results = []
-            for gid in ("line-1", "line-2"):
-                out = await play(server.referee, spec(gid, ["alice", "bob"], seed=gid))
-                results.append((gid, out))
-            for seat, (_name, other) in enumerate((("alice", "bob"), ("bob", "alice"))):
-                for gid, out in results:
-                    line = await _line_about(procs[seat], gid)
-                    m = LINE.match(line)
-                    assert m, line
-                    assert m["game"] == gid and int(m["seat"]) == seat and m["opp"] == other
-                    winners = list(out.winners)
-                    want = ("won" if winners == [seat] else "draw" if seat in winners
-                            else "lost")
-                    assert m["outcome"] == want, (line, winners)
-                    assert int(m["points"]) == out.record["result"]["totals"][seat], line
-                lines = [ln for ln in procs[seat].err if ln.startswith("chinchon: game ")]
-                assert len(lines) == 2, lines  # one per game, no more
-        finally:
-            await stop(*procs)
-            await server.stop(grace=0.5)
-
-    asyncio.run(main())
+@pytest.mark.parametrize("server", [["alice", "bob"]], indirect=True)
+async def test_sdk_writes_one_line_per_game_to_stderr(server: RunningServer, bots: SpawnBot) -> None:
+    procs = [await bots(sdk_bot("greedy"), server, n) for n in ("alice", "bob")]
+    await server.referee.lobby.wait_all(["alice", "bob"], 30)
+    results = []
+    for gid in ("line-1", "line-2"):
+        out = await play(server.referee, spec(gid, ["alice", "bob"], seed=gid))
+        results.append((gid, out))
+    for seat, (_name, other) in enumerate((("alice", "bob"), ("bob", "alice"))):
+        for gid, out in results:
+            line = await _line_about(procs[seat], gid)
+            m = LINE.match(line)
+            assert m, line
+            assert m["game"] == gid and int(m["seat"]) == seat and m["opp"] == other
+            winners = list(out.winners)
+            want = ("won" if winners == [seat] else "draw" if seat in winners
+                    else "lost")
+            assert m["outcome"] == want, (line, winners)
+            assert int(m["points"]) == out.record["result"]["totals"][seat], line
+        lines = [ln for ln in procs[seat].err if ln.startswith("chinchon: game ")]
+        assert len(lines) == 2, lines  # one per game, no more

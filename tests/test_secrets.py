@@ -27,7 +27,7 @@ from chinchon_referee.tournament import TournamentSpec
 from chinchon_referee.tournament_cli import BotLauncher
 
 from tests.fixture_types import StartServer
-from tests.helpers import RAW_BOT, BotProc, bot_token, spec, start
+from tests.helpers import RAW_BOT, BotProc, bot_token, spec
 
 ROOT = Path(__file__).resolve().parents[1]
 SPY = [sys.executable, str(ROOT / "tests" / "bots" / "argv_spy.py"), "--bot", "greedy"]
@@ -37,31 +37,27 @@ def spied(folder: Path) -> list[dict[str, object]]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))]
 
 
-def test_tournament_bots_get_their_token_in_the_environment_only(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+async def test_tournament_bots_get_their_token_in_the_environment_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: StartServer,
 ) -> None:
     """The launcher of ``chinchon tournament run`` puts no token on the bots' command
     lines (which every local user can read); they get it from CHINCHON_TOKEN."""
     monkeypatch.setenv("SPY_DIR", str(tmp_path))
 
-    async def main() -> None:
-        spec_ = TournamentSpec.from_dict({
-            "name": "env-only",
-            "participants": [{"name": b, "token": bot_token(b), "command": SPY, "instances": 1}
-                             for b in ("a", "b")],
-        })
-        server = await start(["a", "b"])
-        launcher = BotLauncher(spec_, ROOT, tmp_path / "logs", server.target,
-                               {b: bot_token(b) for b in ("a", "b")})
-        try:
-            await launcher.start()
-            # Connected: the token reached them through the environment.
-            assert await server.referee.lobby.wait_all(["a", "b"], 60)
-        finally:
-            await launcher.stop()
-            await server.stop(0)
-
-    asyncio.run(main())
+    spec_ = TournamentSpec.from_dict({
+        "name": "env-only",
+        "participants": [{"name": b, "token": bot_token(b), "command": SPY, "instances": 1}
+                         for b in ("a", "b")],
+    })
+    server = await servers(["a", "b"])
+    launcher = BotLauncher(spec_, ROOT, tmp_path / "logs", server.target,
+                           {b: bot_token(b) for b in ("a", "b")})
+    try:
+        await launcher.start()
+        # Connected: the token reached them through the environment.
+        assert await server.referee.lobby.wait_all(["a", "b"], 60)
+    finally:
+        await launcher.stop()  # the bots end before the spies' files are read
     seen = spied(tmp_path)
     assert len(seen) == 2
     assert sorted(str(s["token"]) for s in seen) == [bot_token("a"), bot_token("b")]
@@ -70,12 +66,12 @@ def test_tournament_bots_get_their_token_in_the_environment_only(
         assert "--token" not in line and str(s["token"]) not in line, line
 
 
-def test_practice_gives_the_bot_its_token_in_the_environment_only(
+async def test_practice_gives_the_bot_its_token_in_the_environment_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("SPY_DIR", str(tmp_path))
-    rep = asyncio.run(practice.run_practice(SPY, 1, "greedy", RuleSet(), TimeControl(5.0, 30.0),
-                                            "env-only"))
+    rep = await practice.run_practice(SPY, 1, "greedy", RuleSet(), TimeControl(5.0, 30.0),
+                                      "env-only")
     assert rep.connected and rep.clean, rep.bot_stderr
     (seen,) = spied(tmp_path)
     line = " ".join(seen["cmdline"])  # type: ignore[arg-type]

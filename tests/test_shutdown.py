@@ -24,9 +24,15 @@ from chinchon_referee.tournament import TournamentSpec
 from tests.helpers import ADMIN, sdk_bot, spawn, spec, start, stop
 from tests.test_reconnect import Bot
 from tests.tournament_support import PLAYED, spec_dict
+from tests.waits import until
 
 SHUTTING_DOWN = "the referee is shutting down"
 STOPPED = f"{SHUTTING_DOWN}: the game in progress was stopped before its end and does not count"
+#: A negative check's window, longer than the short reconnect graces of these tests:
+#: nothing may happen meanwhile.
+QUIET = 0.3
+#: The same, past the tournament's reconnect grace (0.3 s) with room to spare.
+QUIET_TOURNAMENT = 1.0
 
 
 
@@ -73,13 +79,12 @@ async def test_a_game_still_running_when_the_grace_ends_is_stopped_without_a_res
     game = asyncio.ensure_future(server.referee.play(s))
     a_end = asyncio.ensure_future(_status_at_end(a, answer=True))
     b_end = asyncio.ensure_future(_status_at_end(b, answer=False))
-    deadline = time.monotonic() + 10
-    while server.referee.games_running == 0:
-        assert time.monotonic() < deadline, "the game did not start"
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.2)  # b holds its first request
+    await until(lambda: server.referee.games_running == 1, "the game to start", 10)
+    # b holds its first request (written to its stream, never answered).
+    await until(lambda: any(c.bot == "b" and c.request_written
+                            for c in server.referee.connections), "b's first request")
     stopping = asyncio.ensure_future(server.stop(grace=1.0))
-    await asyncio.sleep(0.1)
+    await asyncio.wait_for(server.referee.shutdown.wait(), 10)  # the shutdown has begun
     late = Bot(server.target, "a")
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await late.back()
@@ -94,7 +99,7 @@ async def test_a_game_still_running_when_the_grace_ends_is_stopped_without_a_res
         await game
     assert await asyncio.wait_for(a_end, 10) == (grpc.StatusCode.UNAVAILABLE, STOPPED)
     assert await asyncio.wait_for(b_end, 10) == (grpc.StatusCode.UNAVAILABLE, STOPPED)
-    await asyncio.sleep(0.3)  # more than the reconnect grace: still no result
+    await asyncio.sleep(QUIET)  # more than the reconnect grace: still no result
     assert outcomes == []
     assert server.referee.games_running == 0
     for bot in (a, b):
@@ -110,7 +115,7 @@ async def test_no_game_starts_and_no_bot_is_waited_for_once_the_shutdown_begins(
     outcomes = _recorded(server)
     waiting = asyncio.ensure_future(server.referee.play(
         spec("waiting", ["a", "b"], policies=Policies(reconnect_grace=30.0))))
-    await asyncio.sleep(0.2)
+    await asyncio.sleep(QUIET)  # a negative check: the game waits for its bots meanwhile
     assert not waiting.done()
     t0 = time.monotonic()
     await server.stop(grace=5.0)
@@ -147,18 +152,18 @@ def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
         try:
             assert await server.referee.lobby.wait_all(["a", "b"], 20)
             director.start(tid)
-            deadline = time.monotonic() + 60
-            while True:
+
+            def two_finished_one_running() -> bool:
                 gs = store.games(tid)
-                if sum(x.status == "finished" for x in gs) >= 2 and any(
-                        x.status == "running" for x in gs):
-                    break
-                assert time.monotonic() < deadline, "no game running after two finished"
-                await asyncio.sleep(0.005)
+                return sum(x.status == "finished" for x in gs) >= 2 and any(
+                    x.status == "running" for x in gs)
+
+            await until(two_finished_one_running, "a game running after two finished", 60)
             before = {x.id: x.status for x in store.games(tid)}
             await server.stop(grace=10.0)  # ample for the game in progress to end
             await director.settle(5.0)
-            await asyncio.sleep(1.0)  # more than the reconnect grace: nothing more happens
+            # More than the reconnect grace: nothing more happens (a negative check).
+            await asyncio.sleep(QUIET_TOURNAMENT)
             after = {x.id: x for x in store.games(tid)}
             for gid, was in before.items():
                 now = after[gid]
@@ -229,8 +234,12 @@ async def test_a_forfeit_launched_just_as_the_shutdown_begins_is_not_recorded(
     loop = asyncio.get_running_loop()
     queued: list[str] = []
 
+    def b_absent() -> bool:
+        """The director knows "b" is absent: it marks it so as it records b's no-show."""
+        return any(x.status == "finished" for x in store.games(tid))
+
     def connected(bot: str) -> int:
-        if bot == "b" and director._absent.get(tid) and not queued:
+        if bot == "b" and b_absent() and not queued:
             queued.append(bot)
             loop.call_soon(server.referee.begin_shutdown, SHUTTING_DOWN)
         return real_connected(bot)
@@ -278,10 +287,7 @@ async def test_a_practice_session_ends_after_its_current_game_with_unavailable()
             return e.code(), e.details()
 
     player = asyncio.ensure_future(play())
-    deadline = time.monotonic() + 30
-    while not ended_at:
-        assert time.monotonic() < deadline, "no practice game ended"
-        await asyncio.sleep(0.01)
+    await until(lambda: ended_at, "a practice game to end", 30)
     t0 = time.monotonic()
     await server.stop(grace=10.0)
     assert await asyncio.wait_for(player, 10) == (grpc.StatusCode.UNAVAILABLE,

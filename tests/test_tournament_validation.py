@@ -5,7 +5,6 @@ and nothing is stored or launched; results stay inside their folder whatever the
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -17,16 +16,14 @@ from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon.wire import duration
-from chinchon_referee.admin import add_admin_service
 from chinchon_referee.auth import TokenBook
 from chinchon_referee.cli import main
-from chinchon_referee.server import start_server
-from chinchon_referee.storage import SqliteStore
 from chinchon_referee.tournament import MAX_CONCURRENCY, MAX_GAMES, TournamentSpec
 from chinchon_referee.tournament_cli import BotLauncher, _slug
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fixture_types import StartAdminServer
 from tests.helpers import ADMIN
 
 CLI = [sys.executable, "-m", "chinchon_referee.cli"]
@@ -215,37 +212,29 @@ ADMIN_BAD = {
 }
 
 
-def test_create_tournament_refuses_each_mistake_naming_the_field(tmp_path: Path) -> None:
-    async def body() -> None:
-        tokens = TokenBook(ADMIN)
-        tokens.add("known", "tok-known-test-token")
-        store = SqliteStore(str(tmp_path / "admin.sqlite3"))
-        server = await start_server(
-            "127.0.0.1:0", None, tokens,
-            add_services=lambda srv, ref, book: add_admin_service(srv, ref, book, store))
-        md = (("authorization", f"Bearer {ADMIN}"),)
-        try:
-            async with grpc.aio.insecure_channel(server.target) as ch:
-                stub = tpb_grpc.TournamentServiceStub(ch)
-                for case, (spec, message) in ADMIN_BAD.items():
-                    with pytest.raises(grpc.aio.AioRpcError) as err:
-                        await stub.CreateTournament(tpb.CreateTournamentRequest(spec=spec),
-                                                    metadata=md, timeout=30)
-                    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, case
-                    assert message in (err.value.details() or ""), (case, err.value.details())
-                assert store.tournaments() == []
-                assert store.bots() == []  # no token was registered either
-                assert tokens.bot_for(ADMIN) is None and tokens.bot_for("same-token-for-both") is None
-                # Unset fields take the declaration's defaults.
-                made = await stub.CreateTournament(
-                    tpb.CreateTournamentRequest(spec=admin_spec()), metadata=md, timeout=30)
-                assert made.tournament.games_total == 2
-                assert store.tournament(made.tournament.id) is not None
-        finally:
-            await server.stop(0)
-            store.close()
-
-    asyncio.run(body())
+async def test_create_tournament_refuses_each_mistake_naming_the_field(
+    tmp_path: Path, admin_servers: StartAdminServer,
+) -> None:
+    tokens = TokenBook(ADMIN)
+    tokens.add("known", "tok-known-test-token")
+    server, store = await admin_servers(tokens, tmp_path / "admin.sqlite3")
+    md = (("authorization", f"Bearer {ADMIN}"),)
+    async with grpc.aio.insecure_channel(server.target) as ch:
+        stub = tpb_grpc.TournamentServiceStub(ch)
+        for case, (spec, message) in ADMIN_BAD.items():
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await stub.CreateTournament(tpb.CreateTournamentRequest(spec=spec),
+                                            metadata=md, timeout=30)
+            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, case
+            assert message in (err.value.details() or ""), (case, err.value.details())
+        assert store.tournaments() == []
+        assert store.bots() == []  # no token was registered either
+        assert tokens.bot_for(ADMIN) is None and tokens.bot_for("same-token-for-both") is None
+        # Unset fields take the declaration's defaults.
+        made = await stub.CreateTournament(
+            tpb.CreateTournamentRequest(spec=admin_spec()), metadata=md, timeout=30)
+        assert made.tournament.games_total == 2
+        assert store.tournament(made.tournament.id) is not None
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)

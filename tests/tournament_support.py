@@ -87,19 +87,6 @@ class InProcess:
         await self.director.settle(5.0)  # nothing is written to the store after it closes
         self.store.close()
 
-    @classmethod
-    def run(cls, tmp_path: Path, body: Any) -> None:
-        """Run ``body(env)`` with a fresh environment, closed whatever happens."""
-
-        async def main() -> None:
-            env = await cls.start(tmp_path)
-            try:
-                await body(env)
-            finally:
-                await env.close()
-
-        asyncio.run(main())
-
     def ended(self) -> Counter[str]:
         """Game ids of the 'game ended' events, with how often each came."""
         return Counter(e.game_id for e in self.events if e.result is not None)

@@ -123,6 +123,12 @@ class HouseWorker:
         self._reader: asyncio.Task[None] | None = None
         self.closed = False
 
+    @property
+    def pid(self) -> int | None:
+        """The worker process's id while it runs; None before it starts and once it ended."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.returncode is None else None
+
     async def call(self, *request: Any) -> Any:
         """Send ``request``; its reply's value. Raises WorkerGone if the worker ends
         first, RuntimeError if it failed to handle the request."""
