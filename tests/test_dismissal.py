@@ -16,6 +16,7 @@ from tests.fixture_types import SpawnBot
 from tests.helpers import BotProc, bot_token, node_bot, raw_bot, sdk_bot
 from tests.referee_support import play_call
 from tests.tournament_support import InProcess, spec_dict
+from tests.waits import until
 
 
 def _dismissed(proc: BotProc) -> list[dict[str, Any]]:
@@ -84,7 +85,8 @@ async def test_a_bot_that_connects_before_its_tournament_is_created_waits(env: I
     assert welcome.bot_name == "early"
     lobby = env.server.referee.lobby
     assert lobby.dismissal is not None and lobby.dismissal("early") is None
-    assert lobby.connected("early") == 1
+    # The stream joins the lobby just after its welcome is written.
+    await until(lambda: lobby.connected("early") == 1, "the early stream in the lobby", 10)
     call.cancel()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from chinchon_referee.director import TournamentEvent
+from chinchon_referee.events import TournamentEvent
 from chinchon_referee.tournament import TournamentSpec
 
 from tests.fixture_types import SpawnBot

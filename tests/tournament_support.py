@@ -12,7 +12,8 @@ from typing import Any
 from chinchon.engine import replay
 from chinchon.v1 import record_pb2
 from chinchon_referee.auth import TokenBook
-from chinchon_referee.director import Director, TournamentEvent
+from chinchon_referee.director import Director
+from chinchon_referee.events import TournamentEvent
 from chinchon_referee.server import RunningServer, start_server
 from chinchon_referee.storage import SqliteStore
 from google.protobuf import json_format

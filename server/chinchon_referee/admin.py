@@ -13,7 +13,8 @@ from chinchon.wire import outcome_to_wire
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from .auth import TokenBook
-from .director import Director, TournamentEvent
+from .director import Director
+from .events import TournamentEvent
 from .referee import Referee
 from .report import markdown
 from .spec_proto import spec_from_proto

@@ -22,14 +22,15 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict
 from typing import TypeVar
 
 from chinchon.engine import Outcome, Termination
 
 from .absence import Absences, Presence
 from .auth import TokenBook, digest, new_token
+from .events import EventHub, TournamentEvent
 from .logs import get_logger
 from .referee import GameOutcome, GameSpec, Referee, Seat, ShuttingDown
 from .remaining import Remaining
@@ -44,33 +45,16 @@ log = get_logger("director")
 _A = TypeVar("_A")
 
 
-@dataclass
-class TournamentEvent:
-    time: float
-    tournament_id: str
-    #: The tournament's status when the event was sent (None: the tournament is gone).
-    status: TournamentStatus | None
-    games_total: int
-    games_done: int
-    message: str
-    game_id: str = ""
-    #: How the game of ``game_id`` ended, on a game's end.
-    result: Outcome | None = None
-
-
 class Director:
     def __init__(self, referee: Referee, store: Store, tokens: TokenBook) -> None:
         self.referee = referee
         self.store = store
         self.tokens = tokens
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._watchers: dict[str, list[asyncio.Queue[TournamentEvent | None]]] = {}
         self._absent: dict[str, Absences] = {}
         self._twins: dict[str, dict[str, int]] = {}  # tournament -> game id -> twin index
-        # What events tell, kept here so that an event reads nothing from the store:
-        # each tournament's status and [games in all, games finished].
-        self._status: dict[str, TournamentStatus] = {}
-        self._progress: dict[str, list[int]] = {}
+        #: The tournaments' live events.
+        self.events = EventHub(store)
         # The per-game writes (a game's start and end, each a transaction with an fsync)
         # run in this thread, in order: the event loop never waits for the disk.
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
@@ -390,7 +374,9 @@ class Director:
             # stays scheduled, and the resumed tournament plays it if the bot is back.
             log.info("game_not_recorded", tournament=tid, game_id=game.id)
             return False
-        await self._write(self.store.mark_running, game.id)
+        # Not waited for: the game starts in this same step, as a row marked running
+        # says it has (its end is written after this, in order).
+        self._write_soon(self.store.mark_running, game.id)
         self._emit(tid, f"game {game.id} started: {' vs '.join(game.players)}", game.id)
         missing = absent.missing(game.players)
         if mode == "forfeit" and not missing:
@@ -428,7 +414,7 @@ class Director:
         game.record = outcome.record
         game.stats = [asdict(s) for s in outcome.stats]
         await self._write(self.store.finish_game, game)
-        self._progress_of(tid)[1] += 1
+        self.events.game_finished(tid)
         self._emit(tid, f"game {game.id} ended: {outcome.result.summary}", game.id, outcome.result)
         self.remaining.played(tid, game.players)
 
@@ -436,21 +422,19 @@ class Director:
         """``write(arg)`` in the store's writer thread (writes keep their order)."""
         await asyncio.get_running_loop().run_in_executor(self._writer, write, arg)
 
+    def _write_soon(self, write: Callable[[_A], None], arg: _A) -> None:
+        """``write(arg)`` in the writer thread, not waited for: it is written before any
+        later write, and a failure is logged."""
+        def done(f: Future[None]) -> None:
+            if f.exception() is not None:
+                log.error("store_write_failed", write=getattr(write, "__name__", "?"),
+                          error=str(f.exception()))
+
+        self._writer.submit(write, arg).add_done_callback(done)
+
     def set_status(self, tid: str, status: TournamentStatus) -> None:
         self.store.set_tournament_status(tid, status)
-        self._status[tid] = status
-
-    def _progress_of(self, tid: str) -> list[int]:
-        """[games in all, games finished] of ``tid``: counted by the store once, then
-        kept up to date as games end."""
-        p = self._progress.get(tid)
-        if p is None:
-            p = self._progress[tid] = list(self.store.game_counts(tid))
-            if tid not in self._status:
-                row = self.store.tournament(tid)
-                if row is not None:
-                    self._status[tid] = row.status
-        return p
+        self.events.status_set(tid, status)
 
     # -- results --------------------------------------------------------------------------
     def counts(self, tid: str) -> tuple[int, int]:
@@ -468,37 +452,11 @@ class Director:
     # -- events ---------------------------------------------------------------------------
     def _emit(self, tid: str, message: str, game_id: str = "",
               result: Outcome | None = None) -> None:
-        """Tell the watchers of ``tid``. From what the director knows: no store read (an
-        event comes with every game's start and end)."""
-        total, done = self._progress_of(tid)
-        ev = TournamentEvent(time.time(), tid, self._status.get(tid), total, done, message,
-                             game_id, result)
-        for q in self._watchers.get(tid, []):
-            q.put_nowait(ev)
+        self.events.emit(tid, message, game_id, result)
 
     def _close_watchers(self, tid: str) -> None:
-        for q in self._watchers.pop(tid, []):
-            q.put_nowait(None)
+        self.events.close(tid)
 
-    async def watch(self, tid: str) -> AsyncIterator[TournamentEvent]:
+    def watch(self, tid: str) -> AsyncIterator[TournamentEvent]:
         """Live events until the tournament ends (ends at once if it already has)."""
-        row = self.store.tournament(tid)
-        if row is None:
-            raise KeyError(tid)
-        total, done = self.counts(tid)
-        first = TournamentEvent(time.time(), tid, row.status, total, done,
-                                f"tournament is {row.status}")
-        if row.status.over:
-            yield first
-            return
-        # Listen before the first yield: nothing emitted while the caller handles it is lost.
-        q: asyncio.Queue[TournamentEvent | None] = asyncio.Queue()
-        self._watchers.setdefault(tid, []).append(q)
-        try:
-            yield first
-            while (ev := await q.get()) is not None:
-                yield ev
-        finally:
-            lst = self._watchers.get(tid)
-            if lst and q in lst:
-                lst.remove(q)
+        return self.events.watch(tid)

@@ -9,6 +9,7 @@ transaction-level advisory lock, so that two servers starting at once do not rac
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -97,6 +98,7 @@ class PostgresStore(SqlStore):
         self.where = redact(url)
         self._lock = threading.Lock()
         self._read_lock = threading.Lock()
+        self._held = False
         self._conn = self._connect()
         try:
             self._check_schema()
@@ -146,6 +148,7 @@ class PostgresStore(SqlStore):
     def _hold(self) -> None:
         (got,), = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (SERVER_LOCK,)).fetchall()
         if got:
+            self._held = True
             return
         holder = self._conn.execute(
             "SELECT a.application_name, a.client_addr FROM pg_locks l "
@@ -172,6 +175,11 @@ class PostgresStore(SqlStore):
         with self._read_lock:
             self._reader.close()
         with self._lock:
+            if self._held:
+                # Unlocked now, not when the server notices the session ended: a server
+                # started right after this one ends must find the database free.
+                with contextlib.suppress(psycopg.Error):
+                    self._conn.execute("SELECT pg_advisory_unlock(%s)", (SERVER_LOCK,))
             self._conn.close()
 
 

@@ -1,0 +1,96 @@
+"""A tournament's live events: what watchers (WatchTournament, `tournament run`'s
+progress bar, the web view) hear, and the progress they carry.
+
+The hub keeps each tournament's status and [games in all, games finished] itself, so that
+an event (two come with every game) reads nothing from the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from chinchon.engine import Outcome
+
+from .storage import Store
+from .vocabulary import TournamentStatus
+
+
+@dataclass
+class TournamentEvent:
+    time: float
+    tournament_id: str
+    #: The tournament's status when the event was sent (None: the tournament is gone).
+    status: TournamentStatus | None
+    games_total: int
+    games_done: int
+    message: str
+    game_id: str = ""
+    #: How the game of ``game_id`` ended, on a game's end.
+    result: Outcome | None = None
+
+
+class EventHub:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._watchers: dict[str, list[asyncio.Queue[TournamentEvent | None]]] = {}
+        self._status: dict[str, TournamentStatus] = {}
+        self._progress: dict[str, list[int]] = {}
+
+    def status_set(self, tid: str, status: TournamentStatus) -> None:
+        """The tournament's status changed (the caller stored it)."""
+        self._status[tid] = status
+
+    def game_finished(self, tid: str) -> None:
+        self._progress_of(tid)[1] += 1
+
+    def _progress_of(self, tid: str) -> list[int]:
+        """[games in all, games finished] of ``tid``: counted by the store once, then
+        kept up to date as games end."""
+        p = self._progress.get(tid)
+        if p is None:
+            p = self._progress[tid] = list(self.store.game_counts(tid))
+            if tid not in self._status:
+                row = self.store.tournament(tid)
+                if row is not None:
+                    self._status[tid] = row.status
+        return p
+
+    def emit(self, tid: str, message: str, game_id: str = "",
+             result: Outcome | None = None) -> None:
+        """Tell the watchers of ``tid``."""
+        total, done = self._progress_of(tid)
+        ev = TournamentEvent(time.time(), tid, self._status.get(tid), total, done, message,
+                             game_id, result)
+        for q in self._watchers.get(tid, []):
+            q.put_nowait(ev)
+
+    def close(self, tid: str) -> None:
+        """The tournament's events are over: every watch of it ends."""
+        for q in self._watchers.pop(tid, []):
+            q.put_nowait(None)
+
+    async def watch(self, tid: str) -> AsyncIterator[TournamentEvent]:
+        """Live events until the tournament ends (ends at once if it already has)."""
+        row = self.store.tournament(tid)
+        if row is None:
+            raise KeyError(tid)
+        total, done = self.store.game_counts(tid)
+        first = TournamentEvent(time.time(), tid, row.status, total, done,
+                                f"tournament is {row.status}")
+        if row.status.over:
+            yield first
+            return
+        # Listen before the first yield: nothing emitted while the caller handles it is lost.
+        q: asyncio.Queue[TournamentEvent | None] = asyncio.Queue()
+        self._watchers.setdefault(tid, []).append(q)
+        try:
+            yield first
+            while (ev := await q.get()) is not None:
+                yield ev
+        finally:
+            lst = self._watchers.get(tid)
+            if lst and q in lst:
+                lst.remove(q)
