@@ -14,7 +14,14 @@ from chinchon.engine import Outcome
 from ..vocabulary import GameStatus, TournamentStatus
 
 #: The schema this referee reads and writes, in the ``meta`` table of every database.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+#: How a database of each older version is brought to the next (``{real}``: the
+#: backend's floating-point type). 1 -> 2: games hold their owner and lease (several
+#: referee processes on one database).
+UPGRADES: dict[int, tuple[str, ...]] = {
+    1: ("ALTER TABLE games ADD COLUMN owner TEXT",
+        "ALTER TABLE games ADD COLUMN lease_until {real}"),
+}
 
 
 class StoreError(Exception):
@@ -46,6 +53,22 @@ class TournamentRow:
     created: float
     started: float | None = None
     finished: float | None = None
+
+
+def upgrade_steps(where: str, found: str, real: str) -> list[str]:
+    """The statements that bring a database of schema version ``found`` to this
+    referee's; StoreError for a newer version or one this referee does not know."""
+    try:
+        v = int(found)
+    except ValueError:
+        raise StoreError(f"{where}: unknown database schema version {found!r}") from None
+    if v > int(SCHEMA_VERSION) or v < 1:
+        raise StoreError(f"{where}: database schema version {v}, this referee reads versions "
+                         f"up to {SCHEMA_VERSION}; use a newer referee")
+    steps = [step.format(real=real) for n in range(v, int(SCHEMA_VERSION)) for step in UPGRADES[n]]
+    if steps:
+        steps.append(f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version'")
+    return steps
 
 
 def result_json(result: Outcome | None) -> str | None:
@@ -109,6 +132,17 @@ class Store(ABC):
         """Delete the records of games outside tournaments (practice) finished before
         ``older_than`` (a ``time.time()``) and all but the ``keep`` newest; return how
         many were deleted. Tournament games are never deleted."""
+
+    @abstractmethod
+    def claim_game(self, game_id: str, owner: str, lease: float) -> bool:
+        """Take a scheduled game for ``owner`` with a lease; False if it is not scheduled."""
+
+    @abstractmethod
+    def renew_leases(self, owner: str, lease: float) -> int: ...
+
+    @abstractmethod
+    def void_expired(self) -> int:
+        """Set running games whose lease ran out back to scheduled; how many."""
 
     @abstractmethod
     def void_running(self, tid: str) -> int: ...

@@ -32,7 +32,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "bots": ("name", "token_digest", "created"),
     "tournaments": ("id", "name", "spec", "status", "created", "started", "finished"),
     "games": ("id", "tournament_id", "seq", "players", "deal_id", "status", "voided",
-              "result", "record", "stats", "started", "finished"),
+              "result", "record", "stats", "started", "finished", "owner", "lease_until"),
 }
 #: Each table's key, for copies in pages.
 KEYS = {"meta": "key", "bots": "name", "tournaments": "id", "games": "id"}
@@ -180,11 +180,40 @@ class SqlStore(Store):
                 (time.time(), game_id),
             )
 
+    def claim_game(self, game_id: str, owner: str, lease: float) -> bool:
+        """Take the scheduled game ``game_id`` for ``owner`` (a referee process), with a
+        lease of ``lease`` seconds: True for exactly one of several processes that try
+        (the update of one row is atomic in both databases); False if it is not
+        scheduled any more (another process took it, or it finished)."""
+        now = time.time()
+        with self._tx() as c:
+            cur = c.execute(
+                "UPDATE games SET status = 'running', started = ?, owner = ?, lease_until = ? "
+                "WHERE id = ? AND status = 'scheduled'", (now, owner, now + lease, game_id))
+            return cur.rowcount == 1
+
+    def renew_leases(self, owner: str, lease: float) -> int:
+        """Extend the leases of every game ``owner`` is playing; how many."""
+        with self._tx() as c:
+            return c.execute(
+                "UPDATE games SET lease_until = ? WHERE owner = ? AND status = 'running'",
+                (time.time() + lease, owner)).rowcount
+
+    def void_expired(self) -> int:
+        """Set back to scheduled (counted in ``voided``) the running games whose lease ran
+        out: their process died or lost the database. They are played again, from the
+        same deal, by whichever process claims them next."""
+        with self._tx() as c:
+            return c.execute(
+                "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL, "
+                "owner = NULL, lease_until = NULL "
+                "WHERE status = 'running' AND lease_until < ?", (time.time(),)).rowcount
+
     def finish_game(self, row: GameRow) -> None:
         with self._tx() as c:
             cur = c.execute(
                 "UPDATE games SET status = 'finished', result = ?, record = ?, stats = ?, "
-                "finished = ? WHERE id = ? AND status != 'finished'",
+                "finished = ?, lease_until = NULL WHERE id = ? AND status != 'finished'",
                 (result_json(row.result), json.dumps(row.record), json.dumps(row.stats),
                  time.time(), row.id),
             )
@@ -217,8 +246,9 @@ class SqlStore(Store):
         """Set the running games whose ``column`` is ``value`` back to scheduled."""
         with self._tx() as c:
             cur = c.execute(
-                "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL "
-                f"WHERE {column} = ? AND status = 'running'", (value,),
+                "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL, "
+                f"owner = NULL, lease_until = NULL WHERE {column} = ? AND status = 'running'",
+                (value,),
             )
             return cur.rowcount
 
