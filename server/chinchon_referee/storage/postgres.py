@@ -51,7 +51,8 @@ CREATE TABLE IF NOT EXISTS games (
     started DOUBLE PRECISION,
     finished DOUBLE PRECISION,
     owner TEXT,
-    lease_until DOUBLE PRECISION
+    lease_until DOUBLE PRECISION,
+    record_z BYTEA
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
 CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
@@ -130,7 +131,7 @@ class PostgresStore(SqlStore):
                     found = self._conn.execute(
                         "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                     if found is not None:
-                        for step in upgrade_steps(self.where, found[0], "DOUBLE PRECISION"):
+                        for step in upgrade_steps(self.where, found[0], "DOUBLE PRECISION", "BYTEA"):
                             self._conn.execute(step)  # type: ignore[call-overload]
                 elif tables:
                     raise StoreError(

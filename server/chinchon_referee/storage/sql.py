@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from ..vocabulary import GameStatus, TournamentStatus
-from .rows import GameRow, Store, TournamentRow, result_json, result_of
+from .rows import GameRow, Store, TournamentRow, record_of, record_z, result_json, result_of
 
 #: Game rows written per transaction when a tournament is created: the store's lock
 #: (which every call of the event loop takes) is never held for long.
@@ -32,7 +32,8 @@ TABLES: dict[str, tuple[str, ...]] = {
     "bots": ("name", "token_digest", "created"),
     "tournaments": ("id", "name", "spec", "status", "created", "started", "finished"),
     "games": ("id", "tournament_id", "seq", "players", "deal_id", "status", "voided",
-              "result", "record", "stats", "started", "finished", "owner", "lease_until"),
+              "result", "record", "stats", "started", "finished", "owner", "lease_until",
+              "record_z"),
 }
 #: Each table's key, for copies in pages.
 KEYS = {"meta": "key", "bots": "name", "tournaments": "id", "games": "id"}
@@ -152,13 +153,13 @@ class SqlStore(Store):
     def games(self, tid: str) -> list[GameRow]:
         rows = self._query(
             "SELECT id, tournament_id, seq, players, deal_id, status, voided, result, record, "
-            "stats FROM games WHERE tournament_id = ? ORDER BY seq", (tid,),
+            "stats, record_z FROM games WHERE tournament_id = ? ORDER BY seq", (tid,),
         )
         return [
             GameRow(
                 r[0], r[1], r[2], json.loads(r[3]), r[4], GameStatus(r[5]), r[6],
                 result_of(r[7]),
-                json.loads(r[8]) if r[8] else None,
+                record_of(r[10] if r[10] is not None else r[8]),
                 json.loads(r[9]) if r[9] else None,
             )
             for r in rows
@@ -212,18 +213,18 @@ class SqlStore(Store):
     def finish_game(self, row: GameRow) -> None:
         with self._tx() as c:
             cur = c.execute(
-                "UPDATE games SET status = 'finished', result = ?, record = ?, stats = ?, "
+                "UPDATE games SET status = 'finished', result = ?, record_z = ?, stats = ?, "
                 "finished = ?, lease_until = NULL WHERE id = ? AND status != 'finished'",
-                (result_json(row.result), json.dumps(row.record), json.dumps(row.stats),
+                (result_json(row.result), record_z(row.record), json.dumps(row.stats),
                  time.time(), row.id),
             )
             if cur.rowcount == 0 and row.tournament_id is None:
                 c.execute(
                     "INSERT INTO games (id, tournament_id, seq, players, deal_id, status,"
-                    " result, record, stats, finished) VALUES (?, NULL, 0, ?, ?, 'finished', ?, ?,"
+                    " result, record_z, stats, finished) VALUES (?, NULL, 0, ?, ?, 'finished', ?, ?,"
                     " ?, ?) ON CONFLICT DO NOTHING",
                     (row.id, json.dumps(row.players), row.deal_id, result_json(row.result),
-                     json.dumps(row.record), json.dumps(row.stats), time.time()),
+                     record_z(row.record), json.dumps(row.stats), time.time()),
                 )
 
     def prune_games(self, keep: int, older_than: float) -> int:

@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS games (
     started REAL,
     finished REAL,
     owner TEXT,
-    lease_until REAL
+    lease_until REAL,
+    record_z BLOB
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
 CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
@@ -173,7 +174,7 @@ def _open(path: str) -> sqlite3.Connection:
         if "meta" in tables:
             found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if found is not None:
-                upgrade = upgrade_steps(path, found[0], "REAL")
+                upgrade = upgrade_steps(path, found[0], "REAL", "BLOB")
         elif tables:
             raise StoreError(f"{path}: not a referee database (it has tables "
                              f"{', '.join(sorted(tables)[:5])} and no meta table)")
