@@ -9,6 +9,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -65,15 +66,19 @@ class Serve:
 
 
 def db_games(db: Path, tid: str) -> dict[str, dict[str, Any]]:
+    """The games of ``tid`` as the database file holds them, read with sqlite3 itself;
+    each record as its JSON text (stored compressed: zlib)."""
     con = sqlite3.connect(db)
     try:
         rows = con.execute(
-            "SELECT id, seq, players, deal_id, status, voided, record, stats FROM games "
-            "WHERE tournament_id = ? ORDER BY seq", (tid,)).fetchall()
+            "SELECT id, seq, players, deal_id, status, voided, COALESCE(record_z, record), "
+            "stats FROM games WHERE tournament_id = ? ORDER BY seq", (tid,)).fetchall()
     finally:
         con.close()
     return {r[0]: {"seq": r[1], "players": json.loads(r[2]), "deal_id": r[3], "status": r[4],
-                   "voided": r[5], "record": r[6], "stats": r[7]} for r in rows}
+                   "voided": r[5], "stats": r[7],
+                   "record": zlib.decompress(r[6]).decode() if isinstance(r[6], bytes) else r[6]}
+            for r in rows}
 
 
 def launch_sdk_bots(tmp_path: Path, port: int, bots: dict[str, str],

@@ -14,6 +14,7 @@ import psycopg
 import pytest
 from chinchon.engine import GameEnd, Outcome, Termination
 from chinchon_referee.storage import GameRow, SqlStore, StoreError, TournamentRow, open_store
+from chinchon_referee.storage.sql import TABLES
 from chinchon_referee.vocabulary import GameStatus, TournamentStatus
 
 from tests.postgres_support import pg_cluster, pg_url  # noqa: F401  (fixtures)
@@ -167,7 +168,7 @@ def test_a_database_of_another_schema_version_is_refused(target: str) -> None:
 
         with sqlite3.connect(target) as c:
             c.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    with pytest.raises(StoreError, match="schema version 99, this referee reads version 1"):
+    with pytest.raises(StoreError, match="schema version 99, this referee reads versions up to 2"):
         open_store(target)
 
 
@@ -190,3 +191,125 @@ def test_an_unreachable_server_is_a_clear_error_without_the_password(tmp_path: P
         open_store(url)
     assert "cannot connect" in str(err.value)
     assert "s3cret" not in str(err.value) and "u:***@" in str(err.value)
+
+
+V1_GAMES = """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE bots (name TEXT PRIMARY KEY, token_digest TEXT NOT NULL, created {real} NOT NULL);
+CREATE TABLE tournaments (id TEXT PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL,
+    status TEXT NOT NULL, created {real} NOT NULL, started {real}, finished {real});
+CREATE TABLE games (id TEXT PRIMARY KEY, tournament_id TEXT, seq INTEGER NOT NULL,
+    players TEXT NOT NULL, deal_id TEXT NOT NULL, status TEXT NOT NULL,
+    voided INTEGER NOT NULL DEFAULT 0, result TEXT, record TEXT, stats TEXT,
+    started {real}, finished {real});
+INSERT INTO meta VALUES ('schema_version', '1');
+INSERT INTO tournaments VALUES ('t1', 'old cup', '{{}}', 'finished', 1.0, 2.0, 3.0);
+INSERT INTO games (id, tournament_id, seq, players, deal_id, status, result, record, stats)
+    VALUES ('t1-g00000', 't1', 0, '["a", "b"]', 't1/deal0', 'finished', NULL, '{{}}', '[]')"""
+
+
+def test_a_database_of_the_previous_schema_version_is_upgraded(target: str) -> None:
+    """A version 1 database (no game owners or leases) opens: its columns are added, its
+    rows kept, and it says version 2 from then on."""
+    if target.startswith("postgresql://"):
+        with psycopg.connect(target, autocommit=True) as c:
+            for statement in V1_GAMES.format(real="DOUBLE PRECISION").split(";"):
+                c.execute(statement)  # type: ignore[call-overload]
+    else:
+        import sqlite3
+
+        with sqlite3.connect(target) as c:
+            c.executescript(V1_GAMES.format(real="REAL"))
+    store = open_store(target, exclusive=True)
+    try:
+        (t,) = store.tournaments()
+        assert t.name == "old cup" and t.status is TournamentStatus.FINISHED
+        (g,) = store.games("t1")
+        assert g.status is GameStatus.FINISHED and g.players == ["a", "b"]
+        assert dict((k, v) for k, v in store.table_rows("meta"))["schema_version"] == "2"
+        assert store.claim_game("t1-g00000", "p", 5.0) is False  # finished stays finished
+    finally:
+        store.close()
+    open_store(target).close()  # and opens again as it is
+
+
+def test_each_game_is_claimed_by_exactly_one_of_several_processes(target: str) -> None:
+    """Three stores (as three referee processes would hold) claim the same 200 games in
+    different orders, at once: each game goes to exactly one."""
+    import random
+    import threading
+
+    first = open_store(target)
+    first.create_tournament(TournamentRow("t", "t", {}, TournamentStatus.RUNNING, time.time()),
+                            games("t", 200))
+    stores = [first, open_store(target), open_store(target)]
+    won_by: dict[str, list[str]] = {}
+    lock = threading.Lock()
+    go = threading.Barrier(len(stores))
+
+    def claim_all(i: int) -> None:
+        ids = [g.id for g in games("t", 200)]
+        random.Random(i).shuffle(ids)
+        go.wait()
+        for gid in ids:
+            if stores[i].claim_game(gid, f"p{i}", 30.0):
+                with lock:
+                    won_by.setdefault(gid, []).append(f"p{i}")
+
+    threads = [threading.Thread(target=claim_all, args=(i,)) for i in range(len(stores))]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert sorted(won_by) == sorted(g.id for g in games("t", 200))
+        assert all(len(owners) == 1 for owners in won_by.values())
+        assert all(g.status is GameStatus.RUNNING for g in first.games("t"))
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_a_lease_that_runs_out_voids_its_game_for_another_process(target: str) -> None:
+    a, b = open_store(target), open_store(target)
+    try:
+        a.create_tournament(TournamentRow("t", "t", {}, TournamentStatus.RUNNING, time.time()),
+                            games("t", 3))
+        assert a.claim_game("t-g00000", "a", 0.05) and a.claim_game("t-g00001", "a", 60.0)
+        assert not b.claim_game("t-g00000", "b", 60.0)
+        until_sync(lambda: b.void_expired() == 1, "the short lease did not run out", 10)
+        by_id = {g.id: g for g in b.games("t")}
+        assert by_id["t-g00000"].status is GameStatus.SCHEDULED and by_id["t-g00000"].voided == 1
+        assert by_id["t-g00001"].status is GameStatus.RUNNING  # its lease is alive
+        assert b.claim_game("t-g00000", "b", 60.0)  # played again, by the other process
+        assert a.renew_leases("a", 60.0) == 1 and b.renew_leases("b", 60.0) == 1
+        row = by_id["t-g00001"]
+        row.result = won("a won")
+        a.finish_game(row)
+        assert a.renew_leases("a", 60.0) == 0  # nothing left to renew
+    finally:
+        a.close()
+        b.close()
+
+
+def test_records_are_stored_compressed_and_read_back_whole(store: SqlStore) -> None:
+    """A record is stored deflated, at least 4x smaller than its JSON, and read back as
+    the same document."""
+    import json
+
+    from chinchon.engine import GreedyBot, RandomBot, RuleSet, play_game
+
+    store.create_tournament(TournamentRow("t", "t", {}, TournamentStatus.RUNNING, time.time()),
+                            games("t", 3))
+    docs = []
+    for i, row in enumerate(store.games("t")):
+        _, doc = play_game(RuleSet(), [GreedyBot(), RandomBot(i)], f"seed{i}", row.deal_id,
+                           row.players)
+        row.result, row.record, row.stats = won("x"), doc, []
+        store.finish_game(row)
+        docs.append(doc)
+    assert [g.record for g in store.games("t")] == docs
+    cols = list(TABLES["games"])
+    for row, doc in zip(store.table_rows("games"), docs, strict=True):
+        stored = row[cols.index("record_z")]
+        assert row[cols.index("record")] is None
+        assert 4 * len(stored) <= len(json.dumps(doc))

@@ -86,7 +86,7 @@ def folder(path: Path) -> None:
 BAD_FILES: dict[str, tuple[Callable[[Path], None], str]] = {
     "damaged-pages": (damaged, "the database is damaged"),
     "not-a-database": (not_a_db, "not a usable SQLite database (file is not a database)"),
-    "newer-schema": (newer, "database schema version 99, this referee reads version 1"),
+    "newer-schema": (newer, "database schema version 99, this referee reads versions up to 2"),
     "foreign-database": (foreign, "not a referee database (it has tables invoices"),
     "a-folder": (folder, "cannot open the database"),
 }

@@ -34,13 +34,14 @@ from chinchon.engine import (
     replay,
 )
 from chinchon.engine.outcome import summarize
-from chinchon.engine.record import dumps, load
+from chinchon.engine.record import dumps
 from chinchon.strategies import BUILTIN_BOTS
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from . import db_cli, practice, serve_cli, tournament_cli
+from .record_files import load_record
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -90,7 +91,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     try:
-        record = load(args.record)
+        record = load_record(args.record)
     except RecordError as e:
         return _fail(str(e), 2)
     try:
@@ -177,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("replay", help="verify a game record and print each hand")
-    p.add_argument("record", help="a game record JSON file")
+    p.add_argument("record", help="a game record file: JSON, or gzipped JSON (.json.gz)")
     p.add_argument("-v", "--verbose", action="store_true", help="print every hand in full")
     p.set_defaults(func=cmd_replay)
 

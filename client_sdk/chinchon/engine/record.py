@@ -311,19 +311,6 @@ class Replay:
     outcome: Outcome
 
 
-def load(path: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as e:
-        raise RecordError(f"cannot read {path}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise RecordError(f"{path} is not JSON: {e}") from None
-    if not isinstance(data, dict):
-        raise RecordError(f"{path}: a record is a JSON object")
-    return data
-
-
 def replay(record: dict[str, Any], on_step: Callable[[GameState, int], None] | None = None) -> Replay:
     """Replay a record from scratch and check it against its recorded results.
 
@@ -423,7 +410,6 @@ __all__ = [
     "action_to_json",
     "dumps",
     "hand_result_to_json",
-    "load",
     "replay",
     "rules_from_json",
     "rules_to_json",

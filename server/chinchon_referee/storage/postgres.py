@@ -19,7 +19,7 @@ from typing import Any
 
 import psycopg
 
-from .rows import SCHEMA_VERSION, StoreError
+from .rows import SCHEMA_VERSION, StoreError, upgrade_steps
 from .sql import Cursor, SqlStore, Tx
 
 SCHEMA = """
@@ -50,10 +50,14 @@ CREATE TABLE IF NOT EXISTS games (
     record TEXT,
     stats TEXT,
     started DOUBLE PRECISION,
-    finished DOUBLE PRECISION
+    finished DOUBLE PRECISION,
+    owner TEXT,
+    lease_until DOUBLE PRECISION,
+    record_z BYTEA
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
 CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
+CREATE INDEX IF NOT EXISTS games_by_lease ON games (lease_until) WHERE status = 'running';
 CREATE INDEX IF NOT EXISTS games_by_status ON games (tournament_id, status);
 """
 #: The advisory lock keys: one server per database; one schema set-up at a time.
@@ -128,10 +132,9 @@ class PostgresStore(SqlStore):
                 if "meta" in tables:
                     found = self._conn.execute(
                         "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-                    if found is not None and found[0] != SCHEMA_VERSION:
-                        raise StoreError(
-                            f"{self.where}: database schema version {found[0]}, this referee "
-                            f"reads version {SCHEMA_VERSION}; use a matching referee")
+                    if found is not None:
+                        for step in upgrade_steps(self.where, found[0], "DOUBLE PRECISION", "BYTEA"):
+                            self._conn.execute(step)  # type: ignore[call-overload]
                 elif tables:
                     raise StoreError(
                         f"{self.where}: not a referee database (it has tables "

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from ..vocabulary import GameStatus, TournamentStatus
-from .rows import GameRow, Store, TournamentRow, result_json, result_of
+from .rows import GameRow, Store, TournamentRow, record_of, record_z, result_json, result_of
 
 #: Game rows written per transaction when a tournament is created: the store's lock
 #: (which every call of the event loop takes) is never held for long.
@@ -32,7 +32,8 @@ TABLES: dict[str, tuple[str, ...]] = {
     "bots": ("name", "token_digest", "created"),
     "tournaments": ("id", "name", "spec", "status", "created", "started", "finished"),
     "games": ("id", "tournament_id", "seq", "players", "deal_id", "status", "voided",
-              "result", "record", "stats", "started", "finished"),
+              "result", "record", "stats", "started", "finished", "owner", "lease_until",
+              "record_z"),
 }
 #: Each table's key, for copies in pages.
 KEYS = {"meta": "key", "bots": "name", "tournaments": "id", "games": "id"}
@@ -152,13 +153,13 @@ class SqlStore(Store):
     def games(self, tid: str) -> list[GameRow]:
         rows = self._query(
             "SELECT id, tournament_id, seq, players, deal_id, status, voided, result, record, "
-            "stats FROM games WHERE tournament_id = ? ORDER BY seq", (tid,),
+            "stats, record_z FROM games WHERE tournament_id = ? ORDER BY seq", (tid,),
         )
         return [
             GameRow(
                 r[0], r[1], r[2], json.loads(r[3]), r[4], GameStatus(r[5]), r[6],
                 result_of(r[7]),
-                json.loads(r[8]) if r[8] else None,
+                record_of(r[10] if r[10] is not None else r[8]),
                 json.loads(r[9]) if r[9] else None,
             )
             for r in rows
@@ -180,21 +181,50 @@ class SqlStore(Store):
                 (time.time(), game_id),
             )
 
+    def claim_game(self, game_id: str, owner: str, lease: float) -> bool:
+        """Take the scheduled game ``game_id`` for ``owner`` (a referee process), with a
+        lease of ``lease`` seconds: True for exactly one of several processes that try
+        (the update of one row is atomic in both databases); False if it is not
+        scheduled any more (another process took it, or it finished)."""
+        now = time.time()
+        with self._tx() as c:
+            cur = c.execute(
+                "UPDATE games SET status = 'running', started = ?, owner = ?, lease_until = ? "
+                "WHERE id = ? AND status = 'scheduled'", (now, owner, now + lease, game_id))
+            return cur.rowcount == 1
+
+    def renew_leases(self, owner: str, lease: float) -> int:
+        """Extend the leases of every game ``owner`` is playing; how many."""
+        with self._tx() as c:
+            return c.execute(
+                "UPDATE games SET lease_until = ? WHERE owner = ? AND status = 'running'",
+                (time.time() + lease, owner)).rowcount
+
+    def void_expired(self) -> int:
+        """Set back to scheduled (counted in ``voided``) the running games whose lease ran
+        out: their process died or lost the database. They are played again, from the
+        same deal, by whichever process claims them next."""
+        with self._tx() as c:
+            return c.execute(
+                "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL, "
+                "owner = NULL, lease_until = NULL "
+                "WHERE status = 'running' AND lease_until < ?", (time.time(),)).rowcount
+
     def finish_game(self, row: GameRow) -> None:
         with self._tx() as c:
             cur = c.execute(
-                "UPDATE games SET status = 'finished', result = ?, record = ?, stats = ?, "
-                "finished = ? WHERE id = ? AND status != 'finished'",
-                (result_json(row.result), json.dumps(row.record), json.dumps(row.stats),
+                "UPDATE games SET status = 'finished', result = ?, record_z = ?, stats = ?, "
+                "finished = ?, lease_until = NULL WHERE id = ? AND status != 'finished'",
+                (result_json(row.result), record_z(row.record), json.dumps(row.stats),
                  time.time(), row.id),
             )
             if cur.rowcount == 0 and row.tournament_id is None:
                 c.execute(
                     "INSERT INTO games (id, tournament_id, seq, players, deal_id, status,"
-                    " result, record, stats, finished) VALUES (?, NULL, 0, ?, ?, 'finished', ?, ?,"
+                    " result, record_z, stats, finished) VALUES (?, NULL, 0, ?, ?, 'finished', ?, ?,"
                     " ?, ?) ON CONFLICT DO NOTHING",
                     (row.id, json.dumps(row.players), row.deal_id, result_json(row.result),
-                     json.dumps(row.record), json.dumps(row.stats), time.time()),
+                     record_z(row.record), json.dumps(row.stats), time.time()),
                 )
 
     def prune_games(self, keep: int, older_than: float) -> int:
@@ -217,8 +247,9 @@ class SqlStore(Store):
         """Set the running games whose ``column`` is ``value`` back to scheduled."""
         with self._tx() as c:
             cur = c.execute(
-                "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL "
-                f"WHERE {column} = ? AND status = 'running'", (value,),
+                "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL, "
+                f"owner = NULL, lease_until = NULL WHERE {column} = ? AND status = 'running'",
+                (value,),
             )
             return cur.rowcount
 

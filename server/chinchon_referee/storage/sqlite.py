@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .rows import SCHEMA_VERSION, StoreError
+from .rows import SCHEMA_VERSION, StoreError, upgrade_steps
 from .sql import SqlStore, Tx
 
 SCHEMA = """
@@ -48,10 +48,14 @@ CREATE TABLE IF NOT EXISTS games (
     record TEXT,
     stats TEXT,
     started REAL,
-    finished REAL
+    finished REAL,
+    owner TEXT,
+    lease_until REAL,
+    record_z BLOB
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
 CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
+CREATE INDEX IF NOT EXISTS games_by_lease ON games (lease_until) WHERE status = 'running';
 """
 
 class SqliteStore(SqlStore):
@@ -166,16 +170,21 @@ def _open(path: str) -> sqlite3.Connection:
             raise StoreError(f"{path}: the database is damaged ({'; '.join(problems[:3])}); "
                              "restore it from a copy or start a new one")
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        upgrade: list[str] = []
         if "meta" in tables:
             found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if found is not None and found[0] != SCHEMA_VERSION:
-                raise StoreError(f"{path}: database schema version {found[0]}, this referee "
-                                 f"reads version {SCHEMA_VERSION}; use a matching referee")
+            if found is not None:
+                upgrade = upgrade_steps(path, found[0], "REAL", "BLOB")
         elif tables:
             raise StoreError(f"{path}: not a referee database (it has tables "
                              f"{', '.join(sorted(tables)[:5])} and no meta table)")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
+        if upgrade:
+            db.execute("BEGIN IMMEDIATE")
+            for step in upgrade:
+                db.execute(step)
+            db.execute("COMMIT")
         db.executescript(SCHEMA)
         # Counting a tournament's games (at every event) reads this index, not the rows.
         db.execute("CREATE INDEX IF NOT EXISTS games_by_status ON games (tournament_id, status)")
