@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import grpc
-from chinchon.engine import Outcome, RuleSet, ShuffleSource, new_game
+from chinchon.engine import HandScore, Outcome, RuleSet, ShuffleSource, new_game
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
@@ -148,7 +148,8 @@ def test_kill_9_mid_tournament_then_resume(tmp_path: Path) -> None:
             assert len(h2h) == 6 and all(n == 6 for _, n in h2h.values())
             local = compute(list(bots), [
                 summarize_game(v["players"], Outcome.from_json(json.loads(v["record"])["result"]),
-                               json.loads(v["record"]), json.loads(v["stats"]), v["deal_id"])
+                               [HandScore.from_json(h) for h in json.loads(v["record"])["hands"]],
+                               json.loads(v["stats"]), v["deal_id"])
                 for v in after.values()])
             assert [(r.bot, r.match_points, r.hands_won) for r in local.rows] == [
                 (r.bot, r.match_points, r.hands_won) for r in st.rows]

@@ -259,7 +259,8 @@ def test_counters_from_real_game_records() -> None:
         bots = [GreedyBot() if n == "g" else RandomBot(i) for n in names]
         state, record = play_game(rules, bots, "seed", deal_id=f"d{i // 2}", names=names)
         stats = [{"timeouts": 0, "illegal": 0} for _ in names]
-        games.append(summarize_game(names, Outcome.from_json(record["result"]), record, stats,
+        games.append(summarize_game(names, Outcome.from_json(record["result"]),
+                                    [HandScore.from_json(h) for h in record["hands"]], stats,
                                     f"d{i // 2}"))
         states.append((names, state))
     st = compute(["g", "r"], games)

@@ -444,7 +444,7 @@ class Director:
     def standings(self, tid: str) -> Standings:
         spec = self.spec_of(tid)
         games = [
-            summarize_game(g.players, g.result, g.record or {}, g.stats, g.deal_id)
+            summarize_game(g.players, g.result, g.hands or [], g.stats, g.deal_id)
             for g in self.store.games(tid) if g.status is GameStatus.FINISHED and g.result
         ]
         return compute(spec.bots, games, spec.table_size)

@@ -110,16 +110,15 @@ class GameSummary:
     deal_id: str = ""
 
 
-def summarize_game(players: Sequence[str], result: Outcome, record: dict[str, Any],
+def summarize_game(players: Sequence[str], result: Outcome, hands: Sequence[HandScore],
                    stats: Sequence[dict[str, Any]] | None, deal_id: str = "") -> GameSummary:
-    """A finished game as the standings count it: its ``result``, and the hand results
-    read from its ``record`` document."""
+    """A finished game as the standings count it: its result and its hands' scores."""
     return GameSummary(
         players=list(players),
         winners=list(result.winners),
         termination=result.termination,
         forfeited=result.forfeited,
-        hands=[HandScore.from_json(h) for h in record.get("hands", [])],
+        hands=list(hands),
         totals=list(result.totals),
         stats=list(stats or [{} for _ in players]),
         deal_id=deal_id,

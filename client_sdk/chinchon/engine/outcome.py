@@ -137,13 +137,20 @@ class HandScore:
     winner: int | None
 
     @classmethod
+    def of(cls, closer: int, chinchon: bool, points: Sequence[int],
+           in_hand: Sequence[int]) -> HandScore:
+        points, in_hand = tuple(points), tuple(in_hand)
+        return cls(closer, chinchon, points, in_hand, hand_winner(closer, points, in_hand))
+
+    @classmethod
     def from_json(cls, d: dict[str, Any]) -> HandScore:
+        """From a hand result of a record document."""
         closer = d.get("closer", -1)
         closer = -1 if closer is None else int(closer)
         points = tuple(int(p) for p in d.get("points", []))
         in_hand = tuple(s for s, h in enumerate(d.get("hands", [])) if h.get("cards"))
-        return cls(closer, closer >= 0 and d.get("bonus") == "BONUS_CHINCHON", points,
-                   in_hand, hand_winner(closer, points, in_hand))
+        return cls.of(closer, closer >= 0 and d.get("bonus") == "BONUS_CHINCHON", points,
+                      in_hand)
 
 
 __all__ = ["HandScore", "Outcome", "forfeit_winners", "summarize"]

@@ -53,7 +53,9 @@ CREATE TABLE IF NOT EXISTS games (
     finished DOUBLE PRECISION,
     owner TEXT,
     lease_until DOUBLE PRECISION,
-    record_z BYTEA
+    record_z BYTEA,
+    termination TEXT,
+    hands TEXT
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
 CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from chinchon.engine import Outcome
+from chinchon.engine import HandScore, Outcome
 
 from ..vocabulary import GameStatus, TournamentStatus
 
@@ -18,12 +18,15 @@ from ..vocabulary import GameStatus, TournamentStatus
 SCHEMA_VERSION = "2"
 #: How a database of each older version is brought to the next (``{real}``, ``{blob}``:
 #: the backend's floating-point and byte-string types). 1 -> 2: games hold their owner
-#: and lease (several referee processes on one database), and their record compressed
-#: (``record_z``; older rows keep theirs as JSON text in ``record``).
+#: and lease (several referee processes on one database), their record compressed
+#: (``record_z``; older rows keep theirs as JSON text in ``record``), and beside it what
+#: standings and filters read: the termination and the hand scores.
 UPGRADES: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE games ADD COLUMN owner TEXT",
         "ALTER TABLE games ADD COLUMN lease_until {real}",
-        "ALTER TABLE games ADD COLUMN record_z {blob}"),
+        "ALTER TABLE games ADD COLUMN record_z {blob}",
+        "ALTER TABLE games ADD COLUMN termination TEXT",
+        "ALTER TABLE games ADD COLUMN hands TEXT"),
 }
 
 
@@ -45,6 +48,8 @@ class GameRow:
     #: The record document (``chinchon.v1.GameRecord`` in its JSON mapping).
     record: dict[str, Any] | None = None
     stats: list[dict[str, Any]] | None = None
+    #: Each hand's scores (what standings count), stored beside the record.
+    hands: list[HandScore] | None = None
 
 
 @dataclass
@@ -94,6 +99,27 @@ def record_of(stored: str | bytes | None) -> dict[str, Any] | None:
     else:
         d = json.loads(zlib.decompress(stored))
     return d if isinstance(d, dict) else None
+
+
+def hands_json(row: GameRow) -> str | None:
+    """The hand scores of a finished game as stored: from ``row.hands``, or read once
+    from its record."""
+    hands = row.hands
+    if hands is None and row.record is not None:
+        hands = [HandScore.from_json(h) for h in row.record.get("hands", [])]
+    if hands is None:
+        return None
+    return json.dumps([[h.closer, int(h.chinchon), list(h.points), list(h.in_hand)]
+                       for h in hands], separators=(",", ":"))
+
+
+def hands_of(text: str | None, record: dict[str, Any] | None) -> list[HandScore] | None:
+    """Stored hand scores; for a row of schema 1 (none stored), read from its record."""
+    if text:
+        return [HandScore.of(c, bool(ch), p, i) for c, ch, p, i in json.loads(text)]
+    if record is not None:
+        return [HandScore.from_json(h) for h in record.get("hands", [])]
+    return None
 
 
 def result_json(result: Outcome | None) -> str | None:

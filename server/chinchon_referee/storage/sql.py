@@ -20,7 +20,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from ..vocabulary import GameStatus, TournamentStatus
-from .rows import GameRow, Store, TournamentRow, record_of, record_z, result_json, result_of
+from .rows import (
+    GameRow,
+    Store,
+    TournamentRow,
+    hands_json,
+    hands_of,
+    record_of,
+    record_z,
+    result_json,
+    result_of,
+)
 
 #: Game rows written per transaction when a tournament is created: the store's lock
 #: (which every call of the event loop takes) is never held for long.
@@ -33,10 +43,14 @@ TABLES: dict[str, tuple[str, ...]] = {
     "tournaments": ("id", "name", "spec", "status", "created", "started", "finished"),
     "games": ("id", "tournament_id", "seq", "players", "deal_id", "status", "voided",
               "result", "record", "stats", "started", "finished", "owner", "lease_until",
-              "record_z"),
+              "record_z", "termination", "hands"),
 }
 #: Each table's key, for copies in pages.
 KEYS = {"meta": "key", "bots": "name", "tournaments": "id", "games": "id"}
+
+
+def _termination(row: GameRow) -> str | None:
+    return None if row.result is None else row.result.termination.value
 
 
 class Cursor(Protocol):
@@ -153,17 +167,17 @@ class SqlStore(Store):
     def games(self, tid: str) -> list[GameRow]:
         rows = self._query(
             "SELECT id, tournament_id, seq, players, deal_id, status, voided, result, record, "
-            "stats, record_z FROM games WHERE tournament_id = ? ORDER BY seq", (tid,),
+            "stats, record_z, hands FROM games WHERE tournament_id = ? ORDER BY seq", (tid,),
         )
-        return [
-            GameRow(
+        out = []
+        for r in rows:
+            record = record_of(r[10] if r[10] is not None else r[8])
+            out.append(GameRow(
                 r[0], r[1], r[2], json.loads(r[3]), r[4], GameStatus(r[5]), r[6],
-                result_of(r[7]),
-                record_of(r[10] if r[10] is not None else r[8]),
-                json.loads(r[9]) if r[9] else None,
-            )
-            for r in rows
-        ]
+                result_of(r[7]), record, json.loads(r[9]) if r[9] else None,
+                hands_of(r[11], record),
+            ))
+        return out
 
     def game_counts(self, tid: str) -> tuple[int, int]:
         # Two counts over the (tournament_id, status) index, without reading a row.
@@ -214,17 +228,19 @@ class SqlStore(Store):
         with self._tx() as c:
             cur = c.execute(
                 "UPDATE games SET status = 'finished', result = ?, record_z = ?, stats = ?, "
-                "finished = ?, lease_until = NULL WHERE id = ? AND status != 'finished'",
+                "finished = ?, lease_until = NULL, termination = ?, hands = ? "
+                "WHERE id = ? AND status != 'finished'",
                 (result_json(row.result), record_z(row.record), json.dumps(row.stats),
-                 time.time(), row.id),
+                 time.time(), _termination(row), hands_json(row), row.id),
             )
             if cur.rowcount == 0 and row.tournament_id is None:
                 c.execute(
                     "INSERT INTO games (id, tournament_id, seq, players, deal_id, status,"
-                    " result, record_z, stats, finished) VALUES (?, NULL, 0, ?, ?, 'finished', ?, ?,"
-                    " ?, ?) ON CONFLICT DO NOTHING",
+                    " result, record_z, stats, finished, termination, hands) VALUES"
+                    " (?, NULL, 0, ?, ?, 'finished', ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                     (row.id, json.dumps(row.players), row.deal_id, result_json(row.result),
-                     record_z(row.record), json.dumps(row.stats), time.time()),
+                     record_z(row.record), json.dumps(row.stats), time.time(),
+                     _termination(row), hands_json(row)),
                 )
 
     def prune_games(self, keep: int, older_than: float) -> int:

@@ -51,7 +51,9 @@ CREATE TABLE IF NOT EXISTS games (
     finished REAL,
     owner TEXT,
     lease_until REAL,
-    record_z BLOB
+    record_z BLOB,
+    termination TEXT,
+    hands TEXT
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
 CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
