@@ -69,6 +69,15 @@ class TokenBook:
     def add_digest(self, bot: str, token_digest: str) -> None:
         self._bots[token_digest] = bot
 
+    def remove(self, bot: str) -> None:
+        """Forget every token of ``bot``: they fail from the next call on."""
+        for d in [d for d, b in self._bots.items() if b == bot]:
+            del self._bots[d]
+
+    def holder(self, token_digest: str) -> str | None:
+        """The bot whose token has this digest, or None."""
+        return self._bots.get(token_digest)
+
     def bot_for(self, token: str | None) -> str | None:
         if not token:
             return None

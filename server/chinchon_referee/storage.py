@@ -18,7 +18,6 @@ process dies, even by ``kill -9``) keeps a second server off the same database.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import itertools
 import json
 import os
@@ -32,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from .db_files import DbFileError, create_private, hold
 from .vocabulary import GameStatus, TournamentStatus
 
 SCHEMA = """
@@ -92,6 +92,17 @@ class GameRow:
     stats: list[dict[str, Any]] | None = None
 
 
+@dataclass(frozen=True)
+class GameFilter:
+    """Which games of a tournament a page holds (None: any)."""
+    status: GameStatus | None = None
+    bot: str | None = None
+    #: A ``chinchon.v1.Termination`` name, as results store it ("TERMINATION_NORMAL").
+    termination: str | None = None
+    #: A bot that won the game (alone or in a draw).
+    winner: str | None = None
+
+
 @dataclass
 class TournamentRow:
     id: str
@@ -113,6 +124,22 @@ class Store(ABC):
     def bots(self) -> list[tuple[str, str]]: ...
 
     @abstractmethod
+    def bot_created(self) -> dict[str, float]:
+        """Registered bot name -> when it was registered (a ``time.time()``)."""
+
+    @abstractmethod
+    def add_bot(self, name: str, token_digest: str) -> bool:
+        """Register a new bot; False (nothing written) if the name is registered."""
+
+    @abstractmethod
+    def set_bot_token(self, name: str, token_digest: str) -> bool:
+        """Give a registered bot a new token digest; False if it is not registered."""
+
+    @abstractmethod
+    def remove_bot(self, name: str) -> bool:
+        """Unregister a bot; False if it was not registered."""
+
+    @abstractmethod
     def create_tournament(self, row: TournamentRow, games: Iterable[GameRow]) -> None:
         """Store a tournament and its games. The tournament row is written last, so it
         is never seen without all its games."""
@@ -128,6 +155,21 @@ class Store(ABC):
 
     @abstractmethod
     def games(self, tid: str) -> list[GameRow]: ...
+
+    @abstractmethod
+    def games_page(self, tid: str, after_seq: int, limit: int, where: GameFilter = GameFilter(),
+                   records: bool = False) -> list[GameRow]:
+        """Up to ``limit`` games of ``tid`` with ``seq > after_seq`` matching ``where``, in
+        schedule order (keyset pagination: each page costs the same, however far in);
+        their records only if ``records`` (else None)."""
+
+    @abstractmethod
+    def game(self, game_id: str) -> GameRow | None:
+        """One game of a tournament, with its record."""
+
+    @abstractmethod
+    def record_bytes(self, tid: str) -> int:
+        """The total size of the records of ``tid``'s finished games (none read)."""
 
     @abstractmethod
     def game_counts(self, tid: str) -> tuple[int, int]:
@@ -166,7 +208,10 @@ class SqliteStore(Store):
         self._lock = threading.Lock()
         self._lockfile: int | None = None
         if exclusive:
-            self._lockfile = _hold(path)
+            try:
+                self._lockfile = hold(path)
+            except DbFileError as e:
+                raise StoreError(str(e)) from None
         try:
             self._db = _open(path)
         except BaseException:
@@ -219,6 +264,23 @@ class SqliteStore(Store):
 
     def bots(self) -> list[tuple[str, str]]:
         return [(n, d) for n, d in self._query("SELECT name, token_digest FROM bots ORDER BY name")]
+
+    def bot_created(self) -> dict[str, float]:
+        return {n: c for n, c in self._query("SELECT name, created FROM bots ORDER BY name")}
+
+    def add_bot(self, name: str, token_digest: str) -> bool:
+        with self._tx() as c:
+            return c.execute("INSERT OR IGNORE INTO bots (name, token_digest, created) "
+                             "VALUES (?, ?, ?)", (name, token_digest, time.time())).rowcount > 0
+
+    def set_bot_token(self, name: str, token_digest: str) -> bool:
+        with self._tx() as c:
+            return c.execute("UPDATE bots SET token_digest = ? WHERE name = ?",
+                             (token_digest, name)).rowcount > 0
+
+    def remove_bot(self, name: str) -> bool:
+        with self._tx() as c:
+            return c.execute("DELETE FROM bots WHERE name = ?", (name,)).rowcount > 0
 
     # tournaments -----------------------------------------------------------------------
     def create_tournament(self, row: TournamentRow, games: Iterable[GameRow]) -> None:
@@ -277,10 +339,12 @@ class SqliteStore(Store):
 
     # games ---------------------------------------------------------------------------
     def games(self, tid: str) -> list[GameRow]:
+        return self._games("WHERE tournament_id = ? ORDER BY seq", (tid,))
+
+    def _games(self, where: str, args: Sequence[Any], records: bool = True) -> list[GameRow]:
         rows = self._query(
-            "SELECT id, tournament_id, seq, players, deal_id, status, voided, result, record, "
-            "stats FROM games WHERE tournament_id = ? ORDER BY seq", (tid,),
-        )
+            "SELECT id, tournament_id, seq, players, deal_id, status, voided, result, "
+            f"{'record' if records else 'NULL'}, stats FROM games {where}", args)
         return [
             GameRow(
                 r[0], r[1], r[2], json.loads(r[3]), r[4], GameStatus(r[5]), r[6],
@@ -290,6 +354,34 @@ class SqliteStore(Store):
             )
             for r in rows
         ]
+
+    def games_page(self, tid: str, after_seq: int, limit: int, where: GameFilter = GameFilter(),
+                   records: bool = False) -> list[GameRow]:
+        sql = "WHERE tournament_id = ? AND seq > ?"
+        args: list[Any] = [tid, after_seq]
+        if where.status is not None:
+            sql += " AND status = ?"
+            args.append(GameStatus(where.status).value)
+        if where.bot is not None:
+            sql += " AND EXISTS (SELECT 1 FROM json_each(players) WHERE value = ?)"
+            args.append(where.bot)
+        if where.termination is not None:
+            sql += " AND json_extract(result, '$.termination') = ?"
+            args.append(where.termination)
+        if where.winner is not None:
+            sql += (" AND EXISTS (SELECT 1 FROM json_each(result, '$.winners') w "
+                    "WHERE json_extract(players, '$[' || w.value || ']') = ?)")
+            args.append(where.winner)
+        return self._games(sql + " ORDER BY seq LIMIT ?", [*args, limit], records)
+
+    def game(self, game_id: str) -> GameRow | None:
+        rows = self._games("WHERE id = ? AND tournament_id IS NOT NULL", (game_id,))
+        return rows[0] if rows else None
+
+    def record_bytes(self, tid: str) -> int:
+        (n,), = self._query("SELECT COALESCE(SUM(LENGTH(record)), 0) FROM games "
+                            "WHERE tournament_id = ? AND status = 'finished'", (tid,))
+        return int(n)
 
     def game_counts(self, tid: str) -> tuple[int, int]:
         # Two counts over the (tournament_id, status) index, without reading a row.
@@ -358,46 +450,12 @@ class SqliteStore(Store):
         self._release()
 
 
-def _hold(path: str) -> int:
-    """Take the exclusive lock of the database at ``path`` (``<path>.lock``, holding
-    the holder's pid): the descriptor, or StoreError naming the holder."""
-    lock = f"{path}.lock"
-    try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as e:
-        raise StoreError(f"{path}: cannot create its lock file {lock}: {e.strerror}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-        os.close(fd)
-        raise StoreError(
-            f"{path} is in use by another referee (pid {holder}); stop it first or use "
-            "another database (two servers on one database would replay each other's games)"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, str(os.getpid()).encode(), 0)
-    return fd
-
-
-def _create_private(path: str) -> None:
-    """Create a new database file readable by its owner only (mode 0600; SQLite gives
-    its -wal and -shm files the same mode). It holds the secrets every deal is drawn
-    from (tournament seeds, the practice secret): a local user who reads it can compute
-    every hand still to be dealt. An existing file keeps its mode."""
-    if path == ":memory:" or path.startswith("file:") or os.path.exists(path):
-        return
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except FileExistsError:
-        pass  # made meanwhile by another process: it is as it is
-    except OSError as e:
-        raise StoreError(f"{path}: cannot create the database: {e.strerror}") from None
-
-
 def _open(path: str) -> sqlite3.Connection:
     """Connect, check the file is a sound database of this program, create the schema."""
-    _create_private(path)
+    try:
+        create_private(path)
+    except DbFileError as e:
+        raise StoreError(str(e)) from None
     try:
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     except sqlite3.Error as e:
