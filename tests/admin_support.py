@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import grpc
-from chinchon.engine import RuleSet, play_game
+from chinchon.engine import play_game
 from chinchon.strategies import BUILTIN_BOTS
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
@@ -64,14 +64,16 @@ async def hello(target: str, token: str) -> grpc.aio.StreamStreamCall:  # type: 
     return call
 
 
-def finish_with_engine_games(store: SqliteStore, tid: str, count: int) -> list[GameRow]:
-    """Play the first ``count`` scheduled games of ``tid`` with engine bots (real
-    records, about 50 kB each) and store them as finished, as the director would."""
-    rows = [g for g in store.games(tid)][:count]
+def finish_with_engine_games(env: AdminEnv, tid: str, count: int) -> list[GameRow]:
+    """Play the first ``count`` scheduled games of ``tid`` with engine bots under the
+    tournament's rules (real records) and store them as finished, as the director would."""
+    store = env.store
+    rules = env.director.spec_of(tid).rules
+    rows = store.games(tid)[:count]
     kinds = ["random", "greedy"]
     for i, row in enumerate(rows):
         bots = [BUILTIN_BOTS[kinds[(i + s) % 2]](s) for s in range(len(row.players))]
-        _, rec = play_game(RuleSet(players=len(row.players)), bots, f"seed-{tid}", row.deal_id,
+        _, rec = play_game(rules, bots, f"seed-{tid}", row.deal_id,
                            row.players, game_id=row.id)
         row.record = json.loads(json.dumps(rec))
         row.result = row.record["result"]
