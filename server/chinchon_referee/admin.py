@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -97,6 +98,7 @@ class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
         return tpb.GetStandingsResponse(
             tournament=self._info(tid), rows=rows, head_to_head=h2h,
             duplicate_variance_reduction=st.duplicate_variance_reduction or 0.0,
+            standings_json=json.dumps(st.to_json()),
         )
 
     async def WatchTournament(

@@ -207,16 +207,18 @@ class GetStandingsRequest(_message.Message):
     def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
 
 class GetStandingsResponse(_message.Message):
-    __slots__ = ("tournament", "rows", "head_to_head", "duplicate_variance_reduction")
+    __slots__ = ("tournament", "rows", "head_to_head", "duplicate_variance_reduction", "standings_json")
     TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
     ROWS_FIELD_NUMBER: _ClassVar[int]
     HEAD_TO_HEAD_FIELD_NUMBER: _ClassVar[int]
     DUPLICATE_VARIANCE_REDUCTION_FIELD_NUMBER: _ClassVar[int]
+    STANDINGS_JSON_FIELD_NUMBER: _ClassVar[int]
     tournament: TournamentInfo
     rows: _containers.RepeatedCompositeFieldContainer[StandingRow]
     head_to_head: _containers.RepeatedCompositeFieldContainer[HeadToHead]
     duplicate_variance_reduction: float
-    def __init__(self, tournament: _Optional[_Union[TournamentInfo, _Mapping]] = ..., rows: _Optional[_Iterable[_Union[StandingRow, _Mapping]]] = ..., head_to_head: _Optional[_Iterable[_Union[HeadToHead, _Mapping]]] = ..., duplicate_variance_reduction: _Optional[float] = ...) -> None: ...
+    standings_json: str
+    def __init__(self, tournament: _Optional[_Union[TournamentInfo, _Mapping]] = ..., rows: _Optional[_Iterable[_Union[StandingRow, _Mapping]]] = ..., head_to_head: _Optional[_Iterable[_Union[HeadToHead, _Mapping]]] = ..., duplicate_variance_reduction: _Optional[float] = ..., standings_json: _Optional[str] = ...) -> None: ...
 
 class WatchTournamentRequest(_message.Message):
     __slots__ = ("tournament_id",)
