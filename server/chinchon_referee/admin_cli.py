@@ -231,7 +231,8 @@ def cmd_connected(admin: Admin, args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "admin", help="manage a running referee: tournaments, results, bot tokens",
-        description="Manage a running referee through its admin service (TournamentService).", epilog="exit codes: 0 done, 1 the server said "
+        description="Manage a running referee through its admin service (TournamentService).",
+        epilog="exit codes: 0 done, 1 the server said "
         "no (status and message printed), 2 usage errors or the server cannot be reached",
     )
     add_connection_options(p, defaults=True)
