@@ -12,7 +12,8 @@ import pytest
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
-from chinchon_referee.storage import GameRow
+from chinchon_referee.storage import GameFilter, GameRow
+from chinchon_referee.vocabulary import GameStatus
 
 from tests.admin_support import ADMIN_MD, AdminEnv, admin_env, finish_with_engine_games
 from tests.tournament_support import strict_record
@@ -145,3 +146,26 @@ async def test_export_streams_more_than_4_mib_to_a_default_client(tmp_path: Path
                                          metadata=ADMIN_MD)
             assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
             assert "ExportRecords" in err.value.details()
+
+
+async def test_a_page_is_read_by_index_however_far_in(tmp_path: Path) -> None:
+    """Keyset pages: each page's query searches the (tournament, seq) index from the
+    last seq, never sorts or skips rows (OFFSET), whatever the filters."""
+    async with admin_env(tmp_path / "plan.sqlite3") as env:
+        tid = await _tournament(env, 2)
+        seen: list[str] = []
+        env.store._db.set_trace_callback(seen.append)
+        try:
+            for where in (GameFilter(), GameFilter(status=GameStatus.FINISHED),
+                          GameFilter(bot="ann", termination="TERMINATION_NORMAL", winner="ann")):
+                env.store.games_page(tid, 5, 10, where, records=True)
+        finally:
+            env.store._db.set_trace_callback(None)
+        selects = [q for q in seen if q.startswith("SELECT")]
+        assert len(selects) == 3
+        for q in selects:
+            assert "OFFSET" not in q.upper()
+            plan = " | ".join(r[3] for r in env.store._db.execute("EXPLAIN QUERY PLAN " + q))
+            assert "SEARCH games USING INDEX games_by_tournament (tournament_id=? AND seq>?)" \
+                in plan, plan
+            assert "TEMP B-TREE" not in plan, plan

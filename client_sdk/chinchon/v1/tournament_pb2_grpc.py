@@ -181,7 +181,8 @@ class TournamentServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ExportRecords(self, request, context):
-        """Every finished game's record, one per message, in schedule order; then the standings.
+        """Every finished game's record, one per message, in schedule order, read from the
+        store a page at a time and sent as the client takes them; then the standings.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
