@@ -156,6 +156,18 @@ def test_admin_commands_over_tls(tmp_path: Path) -> None:
         assert "no admin token" in subprocess.run(
             [*CLI, "admin", "list"], capture_output=True, text=True, timeout=60,
             env=plain.env).stderr
+        # A new bot's generated token goes to a private file, shown nowhere else; a file
+        # in the way is found before anything is created.
+        (tmp_path / "new.toml").write_text(TOML.format(games=2, limit=40).replace(
+            'name = "bob"', 'name = "newbie"'))
+        out = admin("create", str(tmp_path / "new.toml"), "--save-tokens", str(tmp_path / "t"))
+        saved = tmp_path / "t" / "newbie.token"
+        assert "written to" in out and saved.read_text().strip() not in out
+        assert saved.stat().st_mode & 0o077 == 0
+        before = admin("list").count("cli cup")
+        assert "exist" in admin("create", str(tmp_path / "new.toml"), "--save-tokens",
+                                str(tmp_path / "t"), code=2)
+        assert admin("list").count("cli cup") == before == 2
         out = admin("bots", "rotate", "bob")
         assert "1 open stream(s) were ended" in out
         assert "revoked alice: 1 open stream(s) were ended" in admin("bots", "revoke", "alice")

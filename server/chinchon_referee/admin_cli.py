@@ -65,8 +65,16 @@ def _info_row(t: tpb.TournamentInfo) -> list[str]:
             f"{t.games_done}/{t.games_total}"]
 
 
-def _save_token(path: str, token: str) -> None:
-    write_secret_file(Path(path), token)
+def _save_token(path: str, token: str, name: str, what: str) -> None:
+    """Write ``token`` to a new 0600 file; if that fails, print it (it is shown only once)."""
+    try:
+        write_secret_file(Path(path), token)
+    except OSError as e:
+        err_console.print(f"[bold red]warning:[/] cannot write {escape(path)} ({e.strerror}): "
+                          f"the {what} of {escape(name)} is printed instead")
+        console.print(f"{what} of {escape(name)} (shown once): {token}")
+        return
+    console.print(f"{what} of {escape(name)}: written to {escape(path)} (mode 0600)")
 
 
 def cmd_create(admin: Admin, args: argparse.Namespace) -> int:
@@ -75,6 +83,12 @@ def cmd_create(admin: Admin, args: argparse.Namespace) -> int:
     except SpecError as e:
         err_console.print(f"[bold red]error:[/] {escape(args.file)}: {escape(str(e))}")
         return EXIT_USAGE
+    if args.save_tokens:
+        # Checked before anything is created: a generated token is shown only once.
+        taken = [str(Path(args.save_tokens) / f"{p.name}.token") for p in spec.participants
+                 if not p.token and (Path(args.save_tokens) / f"{p.name}.token").exists()]
+        if taken:
+            raise UsageError(f"--save-tokens: {', '.join(taken)} exist (move them away first)")
     made = admin.call(admin.stub.CreateTournament,
                       tpb.CreateTournamentRequest(spec=spec_to_proto(spec)))
     info = made.tournament
@@ -88,11 +102,13 @@ def cmd_create(admin: Admin, args: argparse.Namespace) -> int:
     for p in new:
         if args.save_tokens:
             folder = Path(args.save_tokens)
-            folder.mkdir(parents=True, exist_ok=True)
-            _save_token(str(folder / f"{p.name}.token"), p.token)
-            console.print(f"token of new bot {p.name}: written to {folder / (p.name + '.token')}")
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                pass  # _save_token says it and prints the token instead
+            _save_token(str(folder / f"{p.name}.token"), p.token, p.name, "token of new bot")
         else:
-            console.print(f"token of new bot {p.name} (shown once): {p.token}")
+            console.print(f"token of new bot {escape(p.name)} (shown once): {p.token}")
     return EXIT_OK
 
 
@@ -144,17 +160,18 @@ def cmd_games(admin: Admin, args: argparse.Namespace) -> int:
     if args.termination:
         req.termination = g.Termination.Value(  # type: ignore[assignment]
             "TERMINATION_" + args.termination.upper())
-    t = _table(f"games of {args.id}", "seq", "game", "players", "status", "result")
-    while True:
+    while True:  # a table per page: --all never holds more than one page
         page = admin.call(admin.stub.ListGames, req)
+        t = _table(f"games of {args.id}" if not req.page_token or not args.all else "",
+                   "seq", "game", "players", "status", "result")
         for x in page.games:
             t.add_row(str(x.seq), x.game_id, escape(" vs ".join(x.players)),
                       _name(tpb.GameStatus, x.status, "GAME_STATUS_"),
                       escape(x.result.summary) if x.HasField("result") else "")
+        console.print(t)
         if not (args.all and page.next_page_token):
             break
         req.page_token = page.next_page_token
-    console.print(t)
     if page.next_page_token and not args.all:
         console.print(f"more: --page-token {page.next_page_token} (or --all)")
     return EXIT_OK
@@ -178,10 +195,9 @@ def _token_for(args: argparse.Namespace) -> str:
 
 def _show_token(args: argparse.Namespace, name: str, token: str, what: str) -> None:
     if args.save_token:
-        _save_token(args.save_token, token)
-        console.print(f"{what} of {name}: written to {escape(args.save_token)} (mode 0600)")
+        _save_token(args.save_token, token, name, what)
     else:
-        console.print(f"{what} of {name} (shown once): {token}")
+        console.print(f"{what} of {escape(name)} (shown once): {token}")
 
 
 def cmd_bots(admin: Admin, args: argparse.Namespace) -> int:
