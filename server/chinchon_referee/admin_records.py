@@ -126,15 +126,12 @@ class GamesAdmin:
         tid = request.tournament_id
         await self._known(tid, context)
         store, after, sent = self.director.store, -1, 0
-        finished = GameFilter(status=GameStatus.FINISHED)
-        while page := await asyncio.to_thread(store.games_page, tid, after, EXPORT_PAGE,
-                                              finished, True):
-            for row in page:
-                if row.record:
-                    yield tpb.ExportRecordsResponse(record=tpb.ExportedRecord(
-                        game_id=row.id, seq=row.seq, record_json=json.dumps(row.record)))
-                    sent += 1
-            after = page[-1].seq
+        while page := await asyncio.to_thread(store.record_texts, tid, after, EXPORT_PAGE):
+            for game_id, seq, text in page:
+                yield tpb.ExportRecordsResponse(record=tpb.ExportedRecord(
+                    game_id=game_id, seq=seq, record_json=text))
+                sent += 1
+            after = page[-1][1]
         std = await asyncio.to_thread(self._standings_texts, tid)
         yield tpb.ExportRecordsResponse(standings=tpb.ExportedStandings(
             standings_json=std[0], standings_csv=std[1], report_markdown=std[2], records=sent))

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from .db_files import DbFileError, create_private, hold
+from .db_files import StoreError, hold, open_checked
 from .vocabulary import GameStatus, TournamentStatus
 
 SCHEMA = """
@@ -71,11 +71,6 @@ SCHEMA_VERSION = "1"
 #: Game rows written per transaction when a tournament is created: the store's lock
 #: (which every call of the event loop takes) is never held for long.
 CREATE_CHUNK = 2000
-
-
-class StoreError(Exception):
-    """The database cannot be used (not a database, damaged, unreadable, of a newer
-    version, or held by another server); the message says which file and why."""
 
 
 @dataclass
@@ -168,6 +163,12 @@ class Store(ABC):
         """One game of a tournament, with its record."""
 
     @abstractmethod
+    def record_texts(self, tid: str, after_seq: int, limit: int) -> list[tuple[str, int, str]]:
+        """(game id, seq, record JSON as stored) of up to ``limit`` finished games of
+        ``tid`` with ``seq > after_seq``, in schedule order: an export sends the text as
+        it is, never parsed."""
+
+    @abstractmethod
     def record_bytes(self, tid: str) -> int:
         """The total size of the records of ``tid``'s finished games (none read)."""
 
@@ -199,6 +200,9 @@ class Store(ABC):
     def close(self) -> None: ...
 
 
+__all__ = ["GameFilter", "GameRow", "SqliteStore", "Store", "StoreError", "TournamentRow"]
+
+
 class SqliteStore(Store):
     def __init__(self, path: str, exclusive: bool = False) -> None:
         """Open (or create) the database at ``path``; StoreError if it cannot be used.
@@ -208,12 +212,9 @@ class SqliteStore(Store):
         self._lock = threading.Lock()
         self._lockfile: int | None = None
         if exclusive:
-            try:
-                self._lockfile = hold(path)
-            except DbFileError as e:
-                raise StoreError(str(e)) from None
+            self._lockfile = hold(path)
         try:
-            self._db = _open(path)
+            self._db = open_checked(path, SCHEMA, SCHEMA_VERSION)
         except BaseException:
             self._release()
             raise
@@ -378,6 +379,12 @@ class SqliteStore(Store):
         rows = self._games("WHERE id = ? AND tournament_id IS NOT NULL", (game_id,))
         return rows[0] if rows else None
 
+    def record_texts(self, tid: str, after_seq: int, limit: int) -> list[tuple[str, int, str]]:
+        return [(i, q, r) for i, q, r in self._query(
+            "SELECT id, seq, record FROM games WHERE tournament_id = ? AND seq > ? AND "
+            "status = 'finished' AND record IS NOT NULL ORDER BY seq LIMIT ?",
+            (tid, after_seq, limit))]
+
     def record_bytes(self, tid: str) -> int:
         (n,), = self._query("SELECT COALESCE(SUM(LENGTH(record)), 0) FROM games "
                             "WHERE tournament_id = ? AND status = 'finished'", (tid,))
@@ -448,49 +455,3 @@ class SqliteStore(Store):
         with self._lock:
             self._db.close()
         self._release()
-
-
-def _open(path: str) -> sqlite3.Connection:
-    """Connect, check the file is a sound database of this program, create the schema."""
-    try:
-        create_private(path)
-    except DbFileError as e:
-        raise StoreError(str(e)) from None
-    try:
-        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-    except sqlite3.Error as e:
-        raise StoreError(f"{path}: cannot open the database: {e}") from None
-    try:
-        db.execute("PRAGMA busy_timeout=5000")
-        # Every page is read: a file with damaged pages is refused here, not found out
-        # in the middle of a tournament.
-        problems = [r[0] for r in db.execute("PRAGMA quick_check")]
-        if problems != ["ok"]:
-            raise StoreError(f"{path}: the database is damaged ({'; '.join(problems[:3])}); "
-                             "restore it from a copy or start a new one")
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if "meta" in tables:
-            found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if found is not None and found[0] != SCHEMA_VERSION:
-                raise StoreError(f"{path}: database schema version {found[0]}, this referee "
-                                 f"reads version {SCHEMA_VERSION}; use a matching referee")
-        elif tables:
-            raise StoreError(f"{path}: not a referee database (it has tables "
-                             f"{', '.join(sorted(tables)[:5])} and no meta table)")
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
-        db.executescript(SCHEMA)
-        # Counting a tournament's games (at every event) reads this index, not the rows.
-        db.execute("CREATE INDEX IF NOT EXISTS games_by_status ON games (tournament_id, status)")
-        db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-                   (SCHEMA_VERSION,))
-    except sqlite3.DatabaseError as e:
-        db.close()
-        if "malformed" in str(e):
-            raise StoreError(f"{path}: the database is damaged ({e}); restore it from a "
-                             "copy or start a new one") from None
-        raise StoreError(f"{path}: not a usable SQLite database ({e})") from None
-    except BaseException:
-        db.close()
-        raise
-    return db
