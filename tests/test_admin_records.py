@@ -12,6 +12,7 @@ import pytest
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
+from chinchon_referee.standings import compute, summarize_game
 from chinchon_referee.storage import GameFilter, GameRow
 from chinchon_referee.vocabulary import GameStatus
 
@@ -139,6 +140,10 @@ async def test_export_streams_more_than_4_mib_to_a_default_client(tmp_path: Path
             assert last is not None and last.records == 120
             st = json.loads(last.standings_json)
             assert sum(row["games"] for row in st["rows"]) == 240
+            # The same as from the whole records (the store reads only their scores).
+            whole = compute(BOTS, [summarize_game(r.players, r.record or {}, r.stats, r.deal_id)
+                                   for r in finished], 2)
+            assert st == json.loads(json.dumps(whole.to_json()))
             assert last.standings_csv.startswith("rank,") and "big" in last.report_markdown
             # The one-message export refuses, clearly, and names the stream.
             with pytest.raises(grpc.aio.AioRpcError) as err:

@@ -33,7 +33,7 @@ from .logs import get_logger
 from .referee import GameOutcome, GameSpec, Referee, Seat, ShuttingDown
 from .round_robin import RoundRobin
 from .standings import Standings, compute, summarize_game
-from .storage import GameFilter, GameRow, Store, TournamentRow
+from .storage import GameRow, Store, TournamentRow
 from .tournament import Participant, SpecError, TournamentSpec, schedule, start_time
 from .twins import twin_indices, twin_running
 from .vocabulary import GameStatus, TournamentStatus
@@ -440,12 +440,12 @@ class Director:
         return self.store.game_counts(tid)
 
     def standings(self, tid: str) -> Standings:
-        """The standings over the finished games, read a page at a time (only the
-        summaries are kept). Slow for a large tournament: call it in a worker thread."""
+        """The standings over the finished games, read a page at a time (their scores
+        only, not their action logs; only the summaries are kept). Seconds for a large
+        tournament: call it in a worker thread."""
         spec = self.spec_of(tid)
         games, after = [], -1
-        done = GameFilter(status=GameStatus.FINISHED)
-        while page := self.store.games_page(tid, after, PAGE, done, records=True):
+        while page := self.store.finished_scores(tid, after, PAGE):
             games += [summarize_game(g.players, g.record or {}, g.stats, g.deal_id)
                       for g in page]
             after = page[-1].seq

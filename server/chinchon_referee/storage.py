@@ -159,6 +159,12 @@ class Store(ABC):
         their records only if ``records`` (else None)."""
 
     @abstractmethod
+    def finished_scores(self, tid: str, after_seq: int, limit: int) -> list[GameRow]:
+        """Up to ``limit`` finished games of ``tid`` with ``seq > after_seq``, in schedule
+        order, each with only the ``hands`` and ``result`` of its record (what standings
+        need): the action log, most of a record, is never read."""
+
+    @abstractmethod
     def game(self, game_id: str) -> GameRow | None:
         """One game of a tournament, with its record."""
 
@@ -342,10 +348,10 @@ class SqliteStore(Store):
     def games(self, tid: str) -> list[GameRow]:
         return self._games("WHERE tournament_id = ? ORDER BY seq", (tid,))
 
-    def _games(self, where: str, args: Sequence[Any], records: bool = True) -> list[GameRow]:
+    def _games(self, where: str, args: Sequence[Any], record: str = "record") -> list[GameRow]:
         rows = self._query(
             "SELECT id, tournament_id, seq, players, deal_id, status, voided, result, "
-            f"{'record' if records else 'NULL'}, stats FROM games {where}", args)
+            f"{record}, stats FROM games {where}", args)
         return [
             GameRow(
                 r[0], r[1], r[2], json.loads(r[3]), r[4], GameStatus(r[5]), r[6],
@@ -373,7 +379,14 @@ class SqliteStore(Store):
             sql += (" AND EXISTS (SELECT 1 FROM json_each(result, '$.winners') w "
                     "WHERE json_extract(players, '$[' || w.value || ']') = ?)")
             args.append(where.winner)
-        return self._games(sql + " ORDER BY seq LIMIT ?", [*args, limit], records)
+        return self._games(sql + " ORDER BY seq LIMIT ?", [*args, limit],
+                           "record" if records else "NULL")
+
+    def finished_scores(self, tid: str, after_seq: int, limit: int) -> list[GameRow]:
+        return self._games(
+            "WHERE tournament_id = ? AND seq > ? AND status = 'finished' ORDER BY seq LIMIT ?",
+            (tid, after_seq, limit),
+            "json_object('hands', json(json_extract(record, '$.hands')), 'result', json(result))")
 
     def game(self, game_id: str) -> GameRow | None:
         rows = self._games("WHERE id = ? AND tournament_id IS NOT NULL", (game_id,))
