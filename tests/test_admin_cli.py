@@ -217,3 +217,30 @@ def test_watch_carries_on_across_a_server_restart(tmp_path: Path) -> None:
             watch.kill()
             watch.wait()
         stop_all(procs, servers)
+
+
+def test_readme_and_the_admin_api_doc_name_every_admin_command() -> None:
+    """README's `chinchon admin` row and docs/tournaments.md's admin table list every
+    subcommand, and the walkthrough is linked from both."""
+    import argparse
+
+    from chinchon_referee.cli import build_parser
+
+    from tests.helpers import ROOT
+
+    def subcommands(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        action = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+        return dict(action.choices)
+
+    admin = subcommands(build_parser())["admin"]
+    names = set(subcommands(admin))
+    assert names == {"create", "list", "start", "cancel", "watch", "standings", "games",
+                     "record", "export", "bots", "connected"}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `chinchon admin"))
+    doc = (ROOT / "docs" / "tournaments.md").read_text(encoding="utf-8")
+    table = doc[doc.index("## The admin API"):]
+    for name in names:
+        assert f"`{name}" in row, name
+        assert f"`{name}" in table, name
+    assert "docs/walkthrough.md" in readme and "(walkthrough.md)" in doc
