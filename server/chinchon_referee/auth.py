@@ -70,9 +70,11 @@ class TokenBook:
         self._bots[token_digest] = bot
 
     def remove(self, bot: str) -> None:
-        """Forget every token of ``bot``: they fail from the next call on."""
-        for d in [d for d, b in self._bots.items() if b == bot]:
-            del self._bots[d]
+        """Forget every token of ``bot``: they fail from the next call on. (``list`` copies
+        the items at once: ``create`` may add tokens from a worker thread meanwhile.)"""
+        for d, b in list(self._bots.items()):
+            if b == bot:
+                self._bots.pop(d, None)
 
     def holder(self, token_digest: str) -> str | None:
         """The bot whose token has this digest, or None."""
