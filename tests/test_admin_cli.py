@@ -168,9 +168,12 @@ def test_admin_commands_over_tls(tmp_path: Path) -> None:
         assert "exist" in admin("create", str(tmp_path / "new.toml"), "--save-tokens",
                                 str(tmp_path / "t"), code=2)
         assert admin("list").count("cli cup") == before == 2
+        # (Whether the bots are still connected once their tournament ended is the SDK's
+        # choice: test_add_list_rotate_revoke checks the streams that are ended.)
         out = admin("bots", "rotate", "bob")
-        assert "1 open stream(s) were ended" in out
-        assert "revoked alice: 1 open stream(s) were ended" in admin("bots", "revoke", "alice")
+        assert "the old token no longer works" in out and "open stream(s) were ended" in out
+        assert re.search(r"revoked alice: \d+ open stream\(s\) were ended",
+                         admin("bots", "revoke", "alice"))
         assert "alice" not in admin("bots", "list")
     finally:
         stop_all(procs, [server])
