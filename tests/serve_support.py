@@ -32,13 +32,14 @@ def free_port() -> int:
 class Serve:
     """``chinchon serve`` as a child process; stdout and stderr go to files."""
 
-    def __init__(self, tmp: Path, port: int, db: Path, n: int) -> None:
+    def __init__(self, tmp: Path, port: int, db: Path, n: int,
+                 extra: list[str] | None = None) -> None:
         self.out = tmp / f"serve{n}.out"
         self.err = tmp / f"serve{n}.err"
         with open(self.out, "wb") as out, open(self.err, "wb") as err:
             self.proc = subprocess.Popen(
                 [*CLI, "serve", "--address", f"127.0.0.1:{port}", "--db", str(db),
-                 "--admin-token", ADMIN, "--log-level", "warning"],
+                 "--admin-token", ADMIN, "--log-level", "warning", *(extra or [])],
                 stdout=out, stderr=err, env=dict(os.environ, PYTHONUNBUFFERED="1"),
             )
         until_sync(self._listening, "chinchon serve did not start", 30)

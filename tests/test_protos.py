@@ -31,8 +31,12 @@ def test_versioned_package_and_services() -> None:
     assert play.client_streaming and play.server_streaming
     assert set(tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"].methods_by_name) == {
         "CreateTournament", "ListTournaments", "StartTournament", "CancelTournament",
-        "GetStandings", "WatchTournament", "ExportResults",
+        "GetStandings", "WatchTournament", "ExportResults", "ListGames", "GetGameRecord",
+        "ExportRecords", "ListBots", "AddBot", "RotateBotToken", "RevokeBot", "ListConnectedBots",
     }
+    export = tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"].methods_by_name[
+        "ExportRecords"]
+    assert export.server_streaming and not export.client_streaming
 
 
 def test_every_enum_starts_with_unspecified() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,18 +13,18 @@ from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon.wire import outcome_to_wire
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from .admin_bots import BotsAdmin
+from .admin_records import GamesAdmin
 from .auth import TokenBook
 from .director import Director
 from .events import TournamentEvent
 from .referee import Referee
-from .report import markdown
 from .spec_proto import spec_from_proto
 from .storage import Store
 from .tournament import SpecError, StartMode
-from .vocabulary import GameStatus
 
 
-class TournamentServicer(tpb_grpc.TournamentServiceServicer):
+class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServicer):
     def __init__(self, director: Director) -> None:
         self.director = director
 
@@ -33,10 +34,6 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
         total, done = self.director.counts(tid)
         return tpb.TournamentInfo(id=tid, name=row.name, status=row.status.to_proto(),
                                   games_total=total, games_done=done)
-
-    async def _known(self, tid: str, context: Any) -> None:
-        if not tid or self.director.store.tournament(tid) is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no tournament '{tid}'")
 
     async def CreateTournament(
         self, request: tpb.CreateTournamentRequest, context: Any
@@ -84,7 +81,7 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
     ) -> tpb.GetStandingsResponse:
         tid = request.tournament_id
         await self._known(tid, context)
-        st = self.director.standings(tid)
+        st = await asyncio.to_thread(self.director.standings, tid)
         rows = [
             tpb.StandingRow(
                 rank=r.rank, bot=r.bot, match_points=r.match_points, games=r.games, wins=r.wins,
@@ -101,6 +98,7 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
         return tpb.GetStandingsResponse(
             tournament=self._info(tid), rows=rows, head_to_head=h2h,
             duplicate_variance_reduction=st.duplicate_variance_reduction or 0.0,
+            standings_json=json.dumps(st.to_json()),
         )
 
     async def WatchTournament(
@@ -110,23 +108,6 @@ class TournamentServicer(tpb_grpc.TournamentServiceServicer):
         await self._known(tid, context)
         async for ev in self.director.watch(tid):
             yield _event(ev)
-
-    async def ExportResults(
-        self, request: tpb.ExportResultsRequest, context: Any
-    ) -> tpb.ExportResultsResponse:
-        tid = request.tournament_id
-        await self._known(tid, context)
-        st = self.director.standings(tid)
-        row = self.director.store.tournament(tid)
-        assert row is not None
-        games = [g for g in self.director.store.games(tid) if g.status is GameStatus.FINISHED]
-        return tpb.ExportResultsResponse(
-            standings_json=json.dumps(st.to_json()),
-            standings_csv=st.to_csv(),
-            records_json=[json.dumps(g.record) for g in games if g.record],
-            report_markdown=markdown(row.name, st, {"tournament": tid, "status": row.status,
-                                                    "games": len(games)}),
-        )
 
 
 def _event(ev: TournamentEvent) -> tpb.WatchTournamentResponse:

@@ -69,6 +69,17 @@ class TokenBook:
     def add_digest(self, bot: str, token_digest: str) -> None:
         self._bots[token_digest] = bot
 
+    def remove(self, bot: str) -> None:
+        """Forget every token of ``bot``: they fail from the next call on. (``list`` copies
+        the items at once: ``create`` may add tokens from a worker thread meanwhile.)"""
+        for d, b in list(self._bots.items()):
+            if b == bot:
+                self._bots.pop(d, None)
+
+    def holder(self, token_digest: str) -> str | None:
+        """The bot whose token has this digest, or None."""
+        return self._bots.get(token_digest)
+
     def bot_for(self, token: str | None) -> str | None:
         if not token:
             return None

@@ -6,6 +6,7 @@
     chinchon serve ...                  run the referee server
     chinchon practice BOT-COMMAND...    conformance run of a bot against a house bot
     chinchon tournament run FILE        run a round-robin tournament end to end
+    chinchon admin COMMAND ...          manage a running referee (tournaments, results, bots)
 
 Exit codes: 0 success, 1 the thing checked is bad (illegal record, invalid rule
 set, failed bot), 2 usage errors and unreadable files.
@@ -40,7 +41,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import db_cli, practice, serve_cli, tournament_cli
+from . import admin_cli, db_cli, practice, serve_cli, tournament_cli
 from .record_files import load_record
 
 console = Console(highlight=False, soft_wrap=True)
@@ -188,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.set_defaults(func=cmd_rules)
 
-    for subcommands in (serve_cli, practice, tournament_cli, db_cli):
+    for subcommands in (serve_cli, practice, tournament_cli, admin_cli, db_cli):
         subcommands.register(sub)
     return ap
 

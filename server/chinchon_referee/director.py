@@ -43,6 +43,8 @@ from .vocabulary import GameStatus, TournamentStatus
 
 log = get_logger("director")
 _A = TypeVar("_A")
+#: Games read from the store at once, where a whole tournament is read.
+PAGE = 200
 
 
 class Director:
@@ -62,28 +64,40 @@ class Director:
         self.remaining = Remaining(store, referee.lobby)
 
     # -- declaring ------------------------------------------------------------------------
-    def create(self, spec: TournamentSpec, tid: str | None = None) -> tuple[str, list[Participant]]:
-        """Store a tournament and its whole schedule; register the bots' tokens.
+    def create(self, spec: TournamentSpec, tid: str | None = None, *,
+               replace_tokens: bool = False) -> tuple[str, list[Participant]]:
+        """Store a tournament and its whole schedule; register the new bots' tokens.
 
-        Returns the id and the participants with their tokens (generated ones included:
-        they are shown only here). Refuses (SpecError, nothing stored) a schedule larger
-        than MAX_GAMES and a token that is the admin token or another bot's. Safe to
+        Returns the id and the participants with their tokens: generated ones are shown
+        only here; a bot already registered keeps its token (returned empty). Refuses
+        (SpecError, nothing stored) a schedule larger than MAX_GAMES, a token that is the
+        admin token or another bot's, and a token for a registered bot that differs from
+        its registered one (an organizer rotates a token on purpose, RotateBotToken).
+        ``replace_tokens``: the caller launches the bots itself and gives every token
+        (``tournament run``, on its own database): registered bots take them. Safe to
         call from a worker thread (``create_async``): the store is written in short
         transactions, so the event loop's own store calls are never held up for long."""
         spec = spec.with_seed()
         tid = tid or f"t-{uuid.uuid4().hex[:10]}"
+        registered = dict(self.store.bots())
         for p in spec.participants:
             if not p.token:
                 continue
             if self.tokens.is_admin(p.token):
                 raise SpecError(f"participants: {p.name}'s token is the admin token "
                                 "(a bot must never hold admin rights)")
-            holder = self.tokens.bot_for(p.token)
+            holder = self.tokens.holder(digest(p.token))
             if holder is not None and holder != p.name:
                 raise SpecError(f"participants: {p.name}'s token is already the token of "
                                 f"bot {holder} (each bot needs its own)")
+            known = registered.get(p.name)
+            if known is not None and known != digest(p.token) and not replace_tokens:
+                raise SpecError(f"participants: {p.name} is registered with another token; "
+                                "leave its token out to keep the registered one, or rotate it "
+                                f"on purpose (chinchon admin bots rotate {p.name})")
         parts = [
-            Participant(p.name, p.token or new_token(), p.command, p.instances)
+            Participant(p.name, p.token or ("" if p.name in registered else new_token()),
+                        p.command, p.instances)
             for p in spec.participants
         ]
         rr = self.schedule(spec, tid)
@@ -98,7 +112,13 @@ class Director:
             TournamentRow(tid, spec.name, stored, TournamentStatus.SCHEDULED, time.time()), games
         )
         for p in parts:
-            self.store.upsert_bot(p.name, digest(p.token))
+            if not p.token:
+                continue  # registered: keeps its token
+            if p.name not in registered:
+                self.store.add_bot(p.name, digest(p.token))
+            elif replace_tokens:
+                self.store.set_bot_token(p.name, digest(p.token))
+                self.tokens.remove(p.name)
             self.tokens.add(p.name, p.token)
         self.remaining.changed()
         log.info("tournament_created", tournament=tid, name=spec.name, games=len(rr))
@@ -442,11 +462,15 @@ class Director:
         return self.store.game_counts(tid)
 
     def standings(self, tid: str) -> Standings:
+        """The standings over the finished games, read a page at a time (their scores
+        only, not their action logs; only the summaries are kept). Seconds for a large
+        tournament: call it in a worker thread."""
         spec = self.spec_of(tid)
-        games = [
-            summarize_game(g.players, g.result, g.hands or [], g.stats, g.deal_id)
-            for g in self.store.games(tid) if g.status is GameStatus.FINISHED and g.result
-        ]
+        games, after = [], -1
+        while page := self.store.finished_scores(tid, after, PAGE):
+            games += [summarize_game(g.players, g.result, g.hands or [], g.stats, g.deal_id)
+                      for g in page if g.result is not None]
+            after = page[-1].seq
         return compute(spec.bots, games, spec.table_size)
 
     # -- events ---------------------------------------------------------------------------

@@ -218,6 +218,23 @@ def markdown(
     return "\n".join(lines)
 
 
+def write_record(rec_dir: Path, rec: dict[str, Any]) -> Path:
+    """Write one game record as ``rec_dir/<gameId>.json``; its path."""
+    game_id = str(rec["gameId"])
+    if not game_id or "/" in game_id or game_id.startswith("."):
+        raise ValueError(f"not a game id fit for a file name: {game_id!r}")
+    p = rec_dir / f"{game_id}.json"
+    p.write_text(json.dumps(rec, indent=1, ensure_ascii=False), encoding="utf-8")
+    return p
+
+
+def write_standings(folder: Path, standings_json: dict[str, Any], standings_csv: str) -> None:
+    """``standings.json`` and ``standings.csv`` in ``folder``."""
+    (folder / "standings.json").write_text(json.dumps(standings_json, indent=2),
+                                           encoding="utf-8")
+    (folder / "standings.csv").write_text(standings_csv, encoding="utf-8")
+
+
 def write_results(
     folder: Path, name: str, st: Standings, records: Sequence[dict[str, Any]],
     info: dict[str, Any], *, rules: Mapping[str, Any] | None = None,
@@ -228,11 +245,9 @@ def write_results(
     rec_dir.mkdir(exist_ok=True)
     written = []
     for rec in records:
-        p = rec_dir / f"{rec['gameId']}.json"
-        p.write_text(json.dumps(rec, indent=1, ensure_ascii=False), encoding="utf-8")
+        write_record(rec_dir, rec)
     written.append(rec_dir)
-    (folder / "standings.json").write_text(json.dumps(st.to_json(), indent=2), encoding="utf-8")
-    (folder / "standings.csv").write_text(st.to_csv(), encoding="utf-8")
+    write_standings(folder, st.to_json(), st.to_csv())
     (folder / "ratings.svg").write_text(rating_svg(st), encoding="utf-8")
     (folder / "report.md").write_text(markdown(name, st, info, "ratings.svg", rules=rules,
                                                    started=started, finished=finished), encoding="utf-8")

@@ -94,6 +94,20 @@ def admin_token(flag: str | None, file: str | None, db: str) -> AdminToken:
     return AdminToken(tok, str(path), generated=True)
 
 
+def client_admin_token(flag: str | None, file: str | None) -> AdminToken:
+    """The admin token of a client (``chinchon admin``): ``--admin-token``,
+    ``$CHINCHON_ADMIN_TOKEN`` or ``--admin-token-file`` (first match wins); never made."""
+    if flag:
+        return AdminToken(flag, "--admin-token")
+    env = os.environ.get(ADMIN_ENV)
+    if env:
+        return AdminToken(env, f"${ADMIN_ENV}")
+    if file:
+        return AdminToken(read_secret_file(file, "--admin-token-file"), file)
+    raise SecretError(f"no admin token: give --admin-token-file FILE (the server's "
+                      f"DB.admin-token), set ${ADMIN_ENV}, or --admin-token")
+
+
 def bot_tokens(items: list[str], bots_file: str | None) -> dict[str, str]:
     """Bot name -> token from ``--bots-file`` and the ``--bot`` items (later wins)."""
     bots: dict[str, str] = {}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import math
 import re
 import signal
@@ -37,7 +38,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from .auth import TokenBook
+from .auth import TokenBook, new_token
 from .config import RefereeConfig
 from .director import Director
 from .launcher import BotProcess, Keep, launch
@@ -325,8 +326,6 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
     if tid is not None:
         spec = director.spec_of(tid)
         parts = {p.name: p for p in TournamentSpec.from_toml(path).participants}
-        from .auth import new_token
-
         bot_tokens = {}
         for p in spec.participants:
             tok = parts[p.name].token or new_token()
@@ -335,8 +334,12 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
         total, done = director.counts(tid)
         console.print(f"resuming {tid}: {done} of {total} games already played")
     else:
+        # This run launches the bots itself: each gets a token now (registered ones of
+        # an earlier run in this database take the new one).
+        spec = dataclasses.replace(spec, participants=tuple(
+            dataclasses.replace(p, token=p.token or new_token()) for p in spec.participants))
         try:
-            tid_new, created = director.create(spec)
+            tid_new, created = director.create(spec, replace_tokens=True)
         except SpecError as e:
             console.print(f"[bold red]error:[/] {path}: {e}")
             return 2

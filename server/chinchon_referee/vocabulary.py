@@ -34,3 +34,15 @@ class GameStatus(enum.StrEnum):
     SCHEDULED = "scheduled"
     RUNNING = "running"
     FINISHED = "finished"
+
+    def to_proto(self) -> tpb.GameStatus:
+        """The protocol's ``chinchon.v1.GameStatus`` value."""
+        return cast(tpb.GameStatus, tpb.GameStatus.Value("GAME_STATUS_" + self.name))
+
+    @classmethod
+    def from_proto(cls, value: int) -> GameStatus:
+        """The status a protocol value names; ValueError for UNSPECIFIED or an unknown one."""
+        try:
+            return cls[tpb.GameStatus.Name(cast(tpb.GameStatus, value)).removeprefix("GAME_STATUS_")]
+        except (KeyError, ValueError):
+            raise ValueError(f"unknown game status {value}") from None

@@ -25,6 +25,13 @@ class TournamentStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TOURNAMENT_STATUS_RUNNING: _ClassVar[TournamentStatus]
     TOURNAMENT_STATUS_FINISHED: _ClassVar[TournamentStatus]
     TOURNAMENT_STATUS_CANCELLED: _ClassVar[TournamentStatus]
+
+class GameStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    GAME_STATUS_UNSPECIFIED: _ClassVar[GameStatus]
+    GAME_STATUS_SCHEDULED: _ClassVar[GameStatus]
+    GAME_STATUS_RUNNING: _ClassVar[GameStatus]
+    GAME_STATUS_FINISHED: _ClassVar[GameStatus]
 TOURNAMENT_START_UNSPECIFIED: TournamentStart
 TOURNAMENT_START_MANUAL: TournamentStart
 TOURNAMENT_START_WHEN_CONNECTED: TournamentStart
@@ -34,6 +41,10 @@ TOURNAMENT_STATUS_SCHEDULED: TournamentStatus
 TOURNAMENT_STATUS_RUNNING: TournamentStatus
 TOURNAMENT_STATUS_FINISHED: TournamentStatus
 TOURNAMENT_STATUS_CANCELLED: TournamentStatus
+GAME_STATUS_UNSPECIFIED: GameStatus
+GAME_STATUS_SCHEDULED: GameStatus
+GAME_STATUS_RUNNING: GameStatus
+GAME_STATUS_FINISHED: GameStatus
 
 class Participant(_message.Message):
     __slots__ = ("name", "token", "command", "instances")
@@ -196,16 +207,18 @@ class GetStandingsRequest(_message.Message):
     def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
 
 class GetStandingsResponse(_message.Message):
-    __slots__ = ("tournament", "rows", "head_to_head", "duplicate_variance_reduction")
+    __slots__ = ("tournament", "rows", "head_to_head", "duplicate_variance_reduction", "standings_json")
     TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
     ROWS_FIELD_NUMBER: _ClassVar[int]
     HEAD_TO_HEAD_FIELD_NUMBER: _ClassVar[int]
     DUPLICATE_VARIANCE_REDUCTION_FIELD_NUMBER: _ClassVar[int]
+    STANDINGS_JSON_FIELD_NUMBER: _ClassVar[int]
     tournament: TournamentInfo
     rows: _containers.RepeatedCompositeFieldContainer[StandingRow]
     head_to_head: _containers.RepeatedCompositeFieldContainer[HeadToHead]
     duplicate_variance_reduction: float
-    def __init__(self, tournament: _Optional[_Union[TournamentInfo, _Mapping]] = ..., rows: _Optional[_Iterable[_Union[StandingRow, _Mapping]]] = ..., head_to_head: _Optional[_Iterable[_Union[HeadToHead, _Mapping]]] = ..., duplicate_variance_reduction: _Optional[float] = ...) -> None: ...
+    standings_json: str
+    def __init__(self, tournament: _Optional[_Union[TournamentInfo, _Mapping]] = ..., rows: _Optional[_Iterable[_Union[StandingRow, _Mapping]]] = ..., head_to_head: _Optional[_Iterable[_Union[HeadToHead, _Mapping]]] = ..., duplicate_variance_reduction: _Optional[float] = ..., standings_json: _Optional[str] = ...) -> None: ...
 
 class WatchTournamentRequest(_message.Message):
     __slots__ = ("tournament_id",)
@@ -244,3 +257,185 @@ class ExportResultsResponse(_message.Message):
     records_json: _containers.RepeatedScalarFieldContainer[str]
     report_markdown: str
     def __init__(self, standings_json: _Optional[str] = ..., standings_csv: _Optional[str] = ..., records_json: _Optional[_Iterable[str]] = ..., report_markdown: _Optional[str] = ...) -> None: ...
+
+class GameSummary(_message.Message):
+    __slots__ = ("game_id", "seq", "players", "status", "voided", "result")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    VOIDED_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    seq: int
+    players: _containers.RepeatedScalarFieldContainer[str]
+    status: GameStatus
+    voided: int
+    result: _game_pb2.GameResult
+    def __init__(self, game_id: _Optional[str] = ..., seq: _Optional[int] = ..., players: _Optional[_Iterable[str]] = ..., status: _Optional[_Union[GameStatus, str]] = ..., voided: _Optional[int] = ..., result: _Optional[_Union[_game_pb2.GameResult, _Mapping]] = ...) -> None: ...
+
+class ListGamesRequest(_message.Message):
+    __slots__ = ("tournament_id", "page_size", "page_token", "status", "bot", "termination", "winner")
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    TERMINATION_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    page_size: int
+    page_token: str
+    status: GameStatus
+    bot: str
+    termination: _game_pb2.Termination
+    winner: str
+    def __init__(self, tournament_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[GameStatus, str]] = ..., bot: _Optional[str] = ..., termination: _Optional[_Union[_game_pb2.Termination, str]] = ..., winner: _Optional[str] = ...) -> None: ...
+
+class ListGamesResponse(_message.Message):
+    __slots__ = ("games", "next_page_token")
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    games: _containers.RepeatedCompositeFieldContainer[GameSummary]
+    next_page_token: str
+    def __init__(self, games: _Optional[_Iterable[_Union[GameSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetGameRecordRequest(_message.Message):
+    __slots__ = ("game_id",)
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    def __init__(self, game_id: _Optional[str] = ...) -> None: ...
+
+class GetGameRecordResponse(_message.Message):
+    __slots__ = ("game", "record_json")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    RECORD_JSON_FIELD_NUMBER: _ClassVar[int]
+    game: GameSummary
+    record_json: str
+    def __init__(self, game: _Optional[_Union[GameSummary, _Mapping]] = ..., record_json: _Optional[str] = ...) -> None: ...
+
+class ExportRecordsRequest(_message.Message):
+    __slots__ = ("tournament_id",)
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
+
+class ExportedRecord(_message.Message):
+    __slots__ = ("game_id", "seq", "record_json")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    RECORD_JSON_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    seq: int
+    record_json: str
+    def __init__(self, game_id: _Optional[str] = ..., seq: _Optional[int] = ..., record_json: _Optional[str] = ...) -> None: ...
+
+class ExportedStandings(_message.Message):
+    __slots__ = ("standings_json", "standings_csv", "report_markdown", "records")
+    STANDINGS_JSON_FIELD_NUMBER: _ClassVar[int]
+    STANDINGS_CSV_FIELD_NUMBER: _ClassVar[int]
+    REPORT_MARKDOWN_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    standings_json: str
+    standings_csv: str
+    report_markdown: str
+    records: int
+    def __init__(self, standings_json: _Optional[str] = ..., standings_csv: _Optional[str] = ..., report_markdown: _Optional[str] = ..., records: _Optional[int] = ...) -> None: ...
+
+class ExportRecordsResponse(_message.Message):
+    __slots__ = ("record", "standings")
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    STANDINGS_FIELD_NUMBER: _ClassVar[int]
+    record: ExportedRecord
+    standings: ExportedStandings
+    def __init__(self, record: _Optional[_Union[ExportedRecord, _Mapping]] = ..., standings: _Optional[_Union[ExportedStandings, _Mapping]] = ...) -> None: ...
+
+class BotInfo(_message.Message):
+    __slots__ = ("name", "created", "streams")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    STREAMS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    created: _timestamp_pb2.Timestamp
+    streams: int
+    def __init__(self, name: _Optional[str] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., streams: _Optional[int] = ...) -> None: ...
+
+class ListBotsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListBotsResponse(_message.Message):
+    __slots__ = ("bots",)
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    bots: _containers.RepeatedCompositeFieldContainer[BotInfo]
+    def __init__(self, bots: _Optional[_Iterable[_Union[BotInfo, _Mapping]]] = ...) -> None: ...
+
+class AddBotRequest(_message.Message):
+    __slots__ = ("name", "token")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    token: str
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[str] = ...) -> None: ...
+
+class AddBotResponse(_message.Message):
+    __slots__ = ("bot", "token")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bot: BotInfo
+    token: str
+    def __init__(self, bot: _Optional[_Union[BotInfo, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
+
+class RotateBotTokenRequest(_message.Message):
+    __slots__ = ("name", "token")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    token: str
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[str] = ...) -> None: ...
+
+class RotateBotTokenResponse(_message.Message):
+    __slots__ = ("bot", "token", "streams_ended")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    STREAMS_ENDED_FIELD_NUMBER: _ClassVar[int]
+    bot: BotInfo
+    token: str
+    streams_ended: int
+    def __init__(self, bot: _Optional[_Union[BotInfo, _Mapping]] = ..., token: _Optional[str] = ..., streams_ended: _Optional[int] = ...) -> None: ...
+
+class RevokeBotRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class RevokeBotResponse(_message.Message):
+    __slots__ = ("streams_ended",)
+    STREAMS_ENDED_FIELD_NUMBER: _ClassVar[int]
+    streams_ended: int
+    def __init__(self, streams_ended: _Optional[int] = ...) -> None: ...
+
+class ConnectedBot(_message.Message):
+    __slots__ = ("name", "streams", "seated", "idle", "other")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    STREAMS_FIELD_NUMBER: _ClassVar[int]
+    SEATED_FIELD_NUMBER: _ClassVar[int]
+    IDLE_FIELD_NUMBER: _ClassVar[int]
+    OTHER_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    streams: int
+    seated: int
+    idle: int
+    other: int
+    def __init__(self, name: _Optional[str] = ..., streams: _Optional[int] = ..., seated: _Optional[int] = ..., idle: _Optional[int] = ..., other: _Optional[int] = ...) -> None: ...
+
+class ListConnectedBotsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListConnectedBotsResponse(_message.Message):
+    __slots__ = ("bots",)
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    bots: _containers.RepeatedCompositeFieldContainer[ConnectedBot]
+    def __init__(self, bots: _Optional[_Iterable[_Union[ConnectedBot, _Mapping]]] = ...) -> None: ...

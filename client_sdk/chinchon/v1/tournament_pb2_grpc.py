@@ -70,6 +70,46 @@ class TournamentServiceStub:
                 request_serializer=chinchon_dot_v1_dot_tournament__pb2.ExportResultsRequest.SerializeToString,
                 response_deserializer=chinchon_dot_v1_dot_tournament__pb2.ExportResultsResponse.FromString,
                 _registered_method=True)
+        self.ListGames = channel.unary_unary(
+                '/chinchon.v1.TournamentService/ListGames',
+                request_serializer=chinchon_dot_v1_dot_tournament__pb2.ListGamesRequest.SerializeToString,
+                response_deserializer=chinchon_dot_v1_dot_tournament__pb2.ListGamesResponse.FromString,
+                _registered_method=True)
+        self.GetGameRecord = channel.unary_unary(
+                '/chinchon.v1.TournamentService/GetGameRecord',
+                request_serializer=chinchon_dot_v1_dot_tournament__pb2.GetGameRecordRequest.SerializeToString,
+                response_deserializer=chinchon_dot_v1_dot_tournament__pb2.GetGameRecordResponse.FromString,
+                _registered_method=True)
+        self.ExportRecords = channel.unary_stream(
+                '/chinchon.v1.TournamentService/ExportRecords',
+                request_serializer=chinchon_dot_v1_dot_tournament__pb2.ExportRecordsRequest.SerializeToString,
+                response_deserializer=chinchon_dot_v1_dot_tournament__pb2.ExportRecordsResponse.FromString,
+                _registered_method=True)
+        self.ListBots = channel.unary_unary(
+                '/chinchon.v1.TournamentService/ListBots',
+                request_serializer=chinchon_dot_v1_dot_tournament__pb2.ListBotsRequest.SerializeToString,
+                response_deserializer=chinchon_dot_v1_dot_tournament__pb2.ListBotsResponse.FromString,
+                _registered_method=True)
+        self.AddBot = channel.unary_unary(
+                '/chinchon.v1.TournamentService/AddBot',
+                request_serializer=chinchon_dot_v1_dot_tournament__pb2.AddBotRequest.SerializeToString,
+                response_deserializer=chinchon_dot_v1_dot_tournament__pb2.AddBotResponse.FromString,
+                _registered_method=True)
+        self.RotateBotToken = channel.unary_unary(
+                '/chinchon.v1.TournamentService/RotateBotToken',
+                request_serializer=chinchon_dot_v1_dot_tournament__pb2.RotateBotTokenRequest.SerializeToString,
+                response_deserializer=chinchon_dot_v1_dot_tournament__pb2.RotateBotTokenResponse.FromString,
+                _registered_method=True)
+        self.RevokeBot = channel.unary_unary(
+                '/chinchon.v1.TournamentService/RevokeBot',
+                request_serializer=chinchon_dot_v1_dot_tournament__pb2.RevokeBotRequest.SerializeToString,
+                response_deserializer=chinchon_dot_v1_dot_tournament__pb2.RevokeBotResponse.FromString,
+                _registered_method=True)
+        self.ListConnectedBots = channel.unary_unary(
+                '/chinchon.v1.TournamentService/ListConnectedBots',
+                request_serializer=chinchon_dot_v1_dot_tournament__pb2.ListConnectedBotsRequest.SerializeToString,
+                response_deserializer=chinchon_dot_v1_dot_tournament__pb2.ListConnectedBotsResponse.FromString,
+                _registered_method=True)
 
 
 class TournamentServiceServicer:
@@ -119,7 +159,65 @@ class TournamentServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ExportResults(self, request, context):
-        """Results, records and report.
+        """Results, records and report in one message: small tournaments only (refused with
+        FAILED_PRECONDITION when the records pass 3 MiB; use ExportRecords).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListGames(self, request, context):
+        """The games of a tournament, a page at a time, in schedule order, filtered.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetGameRecord(self, request, context):
+        """The record of one finished game.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExportRecords(self, request, context):
+        """Every finished game's record, one per message, in schedule order, read from the
+        store a page at a time and sent as the client takes them; then the standings.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBots(self, request, context):
+        """The registered bots.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddBot(self, request, context):
+        """Register a bot (its token is shown once, in the response).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RotateBotToken(self, request, context):
+        """Give a registered bot a new token: the old one fails at once.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeBot(self, request, context):
+        """Unregister a bot: its token fails at once and its open streams are ended.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListConnectedBots(self, request, context):
+        """The bots connected now, with their streams.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -162,6 +260,46 @@ def add_TournamentServiceServicer_to_server(servicer, server):
                     servicer.ExportResults,
                     request_deserializer=chinchon_dot_v1_dot_tournament__pb2.ExportResultsRequest.FromString,
                     response_serializer=chinchon_dot_v1_dot_tournament__pb2.ExportResultsResponse.SerializeToString,
+            ),
+            'ListGames': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListGames,
+                    request_deserializer=chinchon_dot_v1_dot_tournament__pb2.ListGamesRequest.FromString,
+                    response_serializer=chinchon_dot_v1_dot_tournament__pb2.ListGamesResponse.SerializeToString,
+            ),
+            'GetGameRecord': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetGameRecord,
+                    request_deserializer=chinchon_dot_v1_dot_tournament__pb2.GetGameRecordRequest.FromString,
+                    response_serializer=chinchon_dot_v1_dot_tournament__pb2.GetGameRecordResponse.SerializeToString,
+            ),
+            'ExportRecords': grpc.unary_stream_rpc_method_handler(
+                    servicer.ExportRecords,
+                    request_deserializer=chinchon_dot_v1_dot_tournament__pb2.ExportRecordsRequest.FromString,
+                    response_serializer=chinchon_dot_v1_dot_tournament__pb2.ExportRecordsResponse.SerializeToString,
+            ),
+            'ListBots': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBots,
+                    request_deserializer=chinchon_dot_v1_dot_tournament__pb2.ListBotsRequest.FromString,
+                    response_serializer=chinchon_dot_v1_dot_tournament__pb2.ListBotsResponse.SerializeToString,
+            ),
+            'AddBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddBot,
+                    request_deserializer=chinchon_dot_v1_dot_tournament__pb2.AddBotRequest.FromString,
+                    response_serializer=chinchon_dot_v1_dot_tournament__pb2.AddBotResponse.SerializeToString,
+            ),
+            'RotateBotToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RotateBotToken,
+                    request_deserializer=chinchon_dot_v1_dot_tournament__pb2.RotateBotTokenRequest.FromString,
+                    response_serializer=chinchon_dot_v1_dot_tournament__pb2.RotateBotTokenResponse.SerializeToString,
+            ),
+            'RevokeBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeBot,
+                    request_deserializer=chinchon_dot_v1_dot_tournament__pb2.RevokeBotRequest.FromString,
+                    response_serializer=chinchon_dot_v1_dot_tournament__pb2.RevokeBotResponse.SerializeToString,
+            ),
+            'ListConnectedBots': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListConnectedBots,
+                    request_deserializer=chinchon_dot_v1_dot_tournament__pb2.ListConnectedBotsRequest.FromString,
+                    response_serializer=chinchon_dot_v1_dot_tournament__pb2.ListConnectedBotsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -354,6 +492,222 @@ class TournamentService:
             '/chinchon.v1.TournamentService/ExportResults',
             chinchon_dot_v1_dot_tournament__pb2.ExportResultsRequest.SerializeToString,
             chinchon_dot_v1_dot_tournament__pb2.ExportResultsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chinchon.v1.TournamentService/ListGames',
+            chinchon_dot_v1_dot_tournament__pb2.ListGamesRequest.SerializeToString,
+            chinchon_dot_v1_dot_tournament__pb2.ListGamesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetGameRecord(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chinchon.v1.TournamentService/GetGameRecord',
+            chinchon_dot_v1_dot_tournament__pb2.GetGameRecordRequest.SerializeToString,
+            chinchon_dot_v1_dot_tournament__pb2.GetGameRecordResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportRecords(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/chinchon.v1.TournamentService/ExportRecords',
+            chinchon_dot_v1_dot_tournament__pb2.ExportRecordsRequest.SerializeToString,
+            chinchon_dot_v1_dot_tournament__pb2.ExportRecordsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chinchon.v1.TournamentService/ListBots',
+            chinchon_dot_v1_dot_tournament__pb2.ListBotsRequest.SerializeToString,
+            chinchon_dot_v1_dot_tournament__pb2.ListBotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chinchon.v1.TournamentService/AddBot',
+            chinchon_dot_v1_dot_tournament__pb2.AddBotRequest.SerializeToString,
+            chinchon_dot_v1_dot_tournament__pb2.AddBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RotateBotToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chinchon.v1.TournamentService/RotateBotToken',
+            chinchon_dot_v1_dot_tournament__pb2.RotateBotTokenRequest.SerializeToString,
+            chinchon_dot_v1_dot_tournament__pb2.RotateBotTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chinchon.v1.TournamentService/RevokeBot',
+            chinchon_dot_v1_dot_tournament__pb2.RevokeBotRequest.SerializeToString,
+            chinchon_dot_v1_dot_tournament__pb2.RevokeBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListConnectedBots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chinchon.v1.TournamentService/ListConnectedBots',
+            chinchon_dot_v1_dot_tournament__pb2.ListConnectedBotsRequest.SerializeToString,
+            chinchon_dot_v1_dot_tournament__pb2.ListConnectedBotsResponse.FromString,
             options,
             channel_credentials,
             insecure,

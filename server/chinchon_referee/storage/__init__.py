@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from .rows import SCHEMA_VERSION, GameRow, Store, StoreError, TournamentRow
+from .rows import ANY_GAME, SCHEMA_VERSION, GameFilter, GameRow, Store, StoreError, TournamentRow
 from .sql import SqlStore
 from .sqlite import SqliteStore
 
@@ -32,5 +32,5 @@ def open_store(target: str, exclusive: bool = False) -> SqlStore:
     return PostgresStore(target, exclusive=exclusive)
 
 
-__all__ = ["SCHEMA_VERSION", "GameRow", "SqlStore", "SqliteStore", "Store", "StoreError",
-           "TournamentRow", "is_url", "open_store"]
+__all__ = ["ANY_GAME", "SCHEMA_VERSION", "GameFilter", "GameRow", "SqlStore", "SqliteStore",
+           "Store", "StoreError", "TournamentRow", "is_url", "open_store"]

@@ -22,6 +22,14 @@ import psycopg
 from .rows import SCHEMA_VERSION, StoreError, upgrade_steps
 from .sql import Cursor, SqlStore, Tx
 
+#: How this backend spells what the schema upgrades need (rows.UPGRADES).
+PG_DIALECT = {
+    "real": "DOUBLE PRECISION", "blob": "BYTEA",
+    "termination": "(result::json ->> 'termination')",
+    "winners": "(SELECT COALESCE(json_agg(games.players::json -> w::int), '[]'::json)::text "
+               "FROM json_array_elements_text(games.result::json -> 'winners') w)",
+}
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS bots (
@@ -54,7 +62,9 @@ CREATE TABLE IF NOT EXISTS games (
     owner TEXT,
     lease_until DOUBLE PRECISION,
     record_z BYTEA,
+    record_size INTEGER,
     termination TEXT,
+    winners TEXT,
     hands TEXT
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
@@ -135,7 +145,7 @@ class PostgresStore(SqlStore):
                     found = self._conn.execute(
                         "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                     if found is not None:
-                        for step in upgrade_steps(self.where, found[0], "DOUBLE PRECISION", "BYTEA"):
+                        for step in upgrade_steps(self.where, found[0], PG_DIALECT):
                             self._conn.execute(step)  # type: ignore[call-overload]
                 elif tables:
                     raise StoreError(

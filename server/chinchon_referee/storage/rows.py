@@ -17,7 +17,8 @@ from ..vocabulary import GameStatus, TournamentStatus
 #: The schema this referee reads and writes, in the ``meta`` table of every database.
 SCHEMA_VERSION = "2"
 #: How a database of each older version is brought to the next (``{real}``, ``{blob}``:
-#: the backend's floating-point and byte-string types). 1 -> 2: games hold their owner
+#: the backend's floating-point and byte-string types; ``{termination}``, ``{winners}``:
+#: its SQL reading them out of a row's result JSON). 1 -> 2: games hold their owner
 #: and lease (several referee processes on one database), their record compressed
 #: (``record_z``; older rows keep theirs as JSON text in ``record``), and beside it what
 #: standings and filters read: the termination and the hand scores.
@@ -25,8 +26,12 @@ UPGRADES: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE games ADD COLUMN owner TEXT",
         "ALTER TABLE games ADD COLUMN lease_until {real}",
         "ALTER TABLE games ADD COLUMN record_z {blob}",
+        "ALTER TABLE games ADD COLUMN record_size INTEGER",
         "ALTER TABLE games ADD COLUMN termination TEXT",
-        "ALTER TABLE games ADD COLUMN hands TEXT"),
+        "ALTER TABLE games ADD COLUMN winners TEXT",
+        "ALTER TABLE games ADD COLUMN hands TEXT",
+        "UPDATE games SET termination = {termination}, winners = {winners} "
+        "WHERE result IS NOT NULL AND result != 'null'"),
 }
 
 
@@ -52,6 +57,22 @@ class GameRow:
     hands: list[HandScore] | None = None
 
 
+@dataclass(frozen=True)
+class GameFilter:
+    """Which games of a tournament a page holds (None: any)."""
+
+    status: GameStatus | None = None
+    bot: str | None = None
+    #: A ``chinchon.v1.Termination`` name, as results store it ("TERMINATION_NORMAL").
+    termination: str | None = None
+    #: A bot that won the game (alone or in a draw).
+    winner: str | None = None
+
+
+#: Every game (no filter).
+ANY_GAME = GameFilter()
+
+
 @dataclass
 class TournamentRow:
     id: str
@@ -63,7 +84,7 @@ class TournamentRow:
     finished: float | None = None
 
 
-def upgrade_steps(where: str, found: str, real: str, blob: str) -> list[str]:
+def upgrade_steps(where: str, found: str, dialect: dict[str, str]) -> list[str]:
     """The statements that bring a database of schema version ``found`` to this
     referee's; StoreError for a newer version or one this referee does not know."""
     try:
@@ -73,21 +94,46 @@ def upgrade_steps(where: str, found: str, real: str, blob: str) -> list[str]:
     if v > int(SCHEMA_VERSION) or v < 1:
         raise StoreError(f"{where}: database schema version {v}, this referee reads versions "
                          f"up to {SCHEMA_VERSION}; use a newer referee")
-    steps = [step.format(real=real, blob=blob)
+    steps = [step.format(**dialect)
              for n in range(v, int(SCHEMA_VERSION)) for step in UPGRADES[n]]
     if steps:
         steps.append(f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version'")
     return steps
 
 
-def record_z(record: dict[str, Any] | None) -> bytes | None:
-    """A record document as stored: its JSON, compressed (zlib, RFC 1950). About 10x
-    smaller than the JSON (a game of ~400 actions: 15-25 kB of JSON, 1.2-1.7 kB), and
-    some 0.2 ms to write or read back, where the protobuf binary is 4.6x smaller and
-    takes milliseconds to build from the document (docs/benchmarks.md)."""
+def pack_record(record: dict[str, Any] | None) -> tuple[bytes | None, int | None]:
+    """A record document as stored, and the size of its JSON: the JSON compressed (zlib,
+    RFC 1950). About 10x smaller than the JSON (a game of ~400 actions: 15-25 kB of JSON,
+    1.2-1.7 kB), and some 0.2 ms to write or read back, where the protobuf binary is
+    4.6x smaller and takes milliseconds to build from the document
+    (docs/benchmarks.md)."""
     if record is None:
+        return None, None
+    text = json.dumps(record, separators=(",", ":")).encode()
+    return zlib.compress(text, 6), len(text)
+
+
+def winners_json(row: GameRow) -> str | None:
+    """The names of a finished game's winners, as stored (for the winner filter)."""
+    if row.result is None:
         return None
-    return zlib.compress(json.dumps(record, separators=(",", ":")).encode(), 6)
+    return json.dumps([row.players[w] for w in row.result.winners if w < len(row.players)])
+
+
+def like_json_string(text: str) -> str:
+    """A LIKE pattern (with a backslash as its escape character) matching JSON text that
+    holds the string ``text`` (a name in a stored list of names)."""
+    needle = json.dumps(text)
+    for ch in ("\\", "%", "_"):
+        needle = needle.replace(ch, "\\" + ch)
+    return f"%{needle}%"
+
+
+def record_text(stored: str | bytes | None) -> str | None:
+    """A stored record's JSON text: inflated (new rows) or as it is (rows of version 1)."""
+    if not stored:
+        return None
+    return stored if isinstance(stored, str) else zlib.decompress(stored).decode()
 
 
 def record_of(stored: str | bytes | None) -> dict[str, Any] | None:
@@ -148,6 +194,22 @@ class Store(ABC):
     def bots(self) -> list[tuple[str, str]]: ...
 
     @abstractmethod
+    def bot_created(self) -> dict[str, float]:
+        """Registered bot name -> when it was registered (a ``time.time()``)."""
+
+    @abstractmethod
+    def add_bot(self, name: str, token_digest: str) -> bool:
+        """Register a new bot; False (nothing written) if the name is registered."""
+
+    @abstractmethod
+    def set_bot_token(self, name: str, token_digest: str) -> bool:
+        """Give a registered bot a new token digest; False if it is not registered."""
+
+    @abstractmethod
+    def remove_bot(self, name: str) -> bool:
+        """Unregister a bot; False if it was not registered."""
+
+    @abstractmethod
     def create_tournament(self, row: TournamentRow, games: Iterable[GameRow]) -> None:
         """Store a tournament and its games. The tournament row is written last, so it
         is never seen without all its games."""
@@ -167,6 +229,32 @@ class Store(ABC):
 
     @abstractmethod
     def games(self, tid: str) -> list[GameRow]: ...
+
+    @abstractmethod
+    def games_page(self, tid: str, after_seq: int, limit: int, where: GameFilter = ANY_GAME,
+                   records: bool = False) -> list[GameRow]:
+        """Up to ``limit`` games of ``tid`` with ``seq > after_seq`` matching ``where``, in
+        schedule order (keyset pagination: each page costs the same, however far in);
+        their records only if ``records`` (else None)."""
+
+    @abstractmethod
+    def finished_scores(self, tid: str, after_seq: int, limit: int) -> list[GameRow]:
+        """Up to ``limit`` finished games of ``tid`` with ``seq > after_seq``, in schedule
+        order, with their result, hand scores and statistics (what standings need), no
+        record."""
+
+    @abstractmethod
+    def game(self, game_id: str) -> GameRow | None:
+        """One game of a tournament, with its record."""
+
+    @abstractmethod
+    def record_texts(self, tid: str, after_seq: int, limit: int) -> list[tuple[str, int, str]]:
+        """(game id, seq, record JSON) of up to ``limit`` finished games of ``tid`` with
+        ``seq > after_seq``, in schedule order: an export sends the text, never parsed."""
+
+    @abstractmethod
+    def record_bytes(self, tid: str) -> int:
+        """The total size of the JSON of ``tid``'s finished games' records (none read)."""
 
     @abstractmethod
     def game_counts(self, tid: str) -> tuple[int, int]:

@@ -21,16 +21,25 @@ from typing import Any, Protocol
 
 from ..vocabulary import GameStatus, TournamentStatus
 from .rows import (
+    ANY_GAME,
+    GameFilter,
     GameRow,
     Store,
     TournamentRow,
     hands_json,
     hands_of,
+    like_json_string,
+    pack_record,
     record_of,
-    record_z,
+    record_text,
     result_json,
     result_of,
+    winners_json,
 )
+
+#: The columns of a game row without its record, and with it.
+_LIGHT = "id, tournament_id, seq, players, deal_id, status, voided, result, stats, hands"
+_FULL = _LIGHT + ", record, record_z"
 
 #: Game rows written per transaction when a tournament is created: the store's lock
 #: (which every call of the event loop takes) is never held for long.
@@ -43,7 +52,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "tournaments": ("id", "name", "spec", "status", "created", "started", "finished"),
     "games": ("id", "tournament_id", "seq", "players", "deal_id", "status", "voided",
               "result", "record", "stats", "started", "finished", "owner", "lease_until",
-              "record_z", "termination", "hands"),
+              "record_z", "record_size", "termination", "winners", "hands"),
 }
 #: Each table's key, for copies in pages.
 KEYS = {"meta": "key", "bots": "name", "tournaments": "id", "games": "id"}
@@ -102,6 +111,24 @@ class SqlStore(Store):
 
     def bots(self) -> list[tuple[str, str]]:
         return [(n, d) for n, d in self._query("SELECT name, token_digest FROM bots ORDER BY name")]
+
+    def bot_created(self) -> dict[str, float]:
+        return {n: c for n, c in self._query("SELECT name, created FROM bots ORDER BY name")}
+
+    def add_bot(self, name: str, token_digest: str) -> bool:
+        with self._tx() as c:
+            return c.execute("INSERT INTO bots (name, token_digest, created) VALUES (?, ?, ?) "
+                             "ON CONFLICT DO NOTHING",
+                             (name, token_digest, time.time())).rowcount > 0
+
+    def set_bot_token(self, name: str, token_digest: str) -> bool:
+        with self._tx() as c:
+            return c.execute("UPDATE bots SET token_digest = ? WHERE name = ?",
+                             (token_digest, name)).rowcount > 0
+
+    def remove_bot(self, name: str) -> bool:
+        with self._tx() as c:
+            return c.execute("DELETE FROM bots WHERE name = ?", (name,)).rowcount > 0
 
     # tournaments -----------------------------------------------------------------------
     def create_tournament(self, row: TournamentRow, games: Iterable[GameRow]) -> None:
@@ -165,19 +192,68 @@ class SqlStore(Store):
 
     # games ---------------------------------------------------------------------------
     def games(self, tid: str) -> list[GameRow]:
-        rows = self._query(
-            "SELECT id, tournament_id, seq, players, deal_id, status, voided, result, record, "
-            "stats, record_z, hands FROM games WHERE tournament_id = ? ORDER BY seq", (tid,),
-        )
+        return self._games("WHERE tournament_id = ? ORDER BY seq", (tid,), records=True)
+
+    def _games(self, where: str, args: Sequence[Any], records: bool) -> list[GameRow]:
+        rows = self._query(f"SELECT {_FULL if records else _LIGHT} FROM games {where}", args)
         out = []
         for r in rows:
-            record = record_of(r[10] if r[10] is not None else r[8])
+            record = record_of(r[11] if r[11] is not None else r[10]) if records else None
             out.append(GameRow(
                 r[0], r[1], r[2], json.loads(r[3]), r[4], GameStatus(r[5]), r[6],
-                result_of(r[7]), record, json.loads(r[9]) if r[9] else None,
-                hands_of(r[11], record),
+                result_of(r[7]), record, json.loads(r[8]) if r[8] else None,
+                hands_of(r[9], record),
             ))
         return out
+
+    def games_page(self, tid: str, after_seq: int, limit: int, where: GameFilter = ANY_GAME,
+                   records: bool = False) -> list[GameRow]:
+        sql = "WHERE tournament_id = ? AND seq > ?"
+        args: list[Any] = [tid, after_seq]
+        if where.status is not None:
+            sql += " AND status = ?"
+            args.append(GameStatus(where.status).value)
+        if where.bot is not None:
+            sql += " AND players LIKE ? ESCAPE '\\'"
+            args.append(like_json_string(where.bot))
+        if where.termination is not None:
+            sql += " AND termination = ?"
+            args.append(where.termination)
+        if where.winner is not None:
+            sql += " AND winners LIKE ? ESCAPE '\\'"
+            args.append(like_json_string(where.winner))
+        return self._games(sql + " ORDER BY seq LIMIT ?", [*args, limit], records)
+
+    def finished_scores(self, tid: str, after_seq: int, limit: int) -> list[GameRow]:
+        rows = self._games(
+            "WHERE tournament_id = ? AND seq > ? AND status = 'finished' ORDER BY seq LIMIT ?",
+            (tid, after_seq, limit), records=False)
+        for row in rows:
+            if row.hands is None:  # a game of schema 1: its hands are in its record
+                full = self.game(row.id)
+                row.hands = full.hands if full is not None else None
+        return rows
+
+    def game(self, game_id: str) -> GameRow | None:
+        rows = self._games("WHERE id = ? AND tournament_id IS NOT NULL", (game_id,), records=True)
+        return rows[0] if rows else None
+
+    def record_texts(self, tid: str, after_seq: int, limit: int) -> list[tuple[str, int, str]]:
+        rows = self._query(
+            "SELECT id, seq, record, record_z FROM games WHERE tournament_id = ? AND seq > ? "
+            "AND status = 'finished' AND (record IS NOT NULL OR record_z IS NOT NULL) "
+            "ORDER BY seq LIMIT ?", (tid, after_seq, limit))
+        out = []
+        for i, q, text, z in rows:
+            t = record_text(z if z is not None else text)
+            if t is not None:
+                out.append((i, q, t))
+        return out
+
+    def record_bytes(self, tid: str) -> int:
+        (n,), = self._query("SELECT COALESCE(SUM(COALESCE(record_size, LENGTH(record))), 0) "
+                            "FROM games WHERE tournament_id = ? AND status = 'finished'", (tid,))
+        return int(n)
 
     def game_counts(self, tid: str) -> tuple[int, int]:
         # Two counts over the (tournament_id, status) index, without reading a row.
@@ -225,22 +301,24 @@ class SqlStore(Store):
                 "WHERE status = 'running' AND lease_until < ?", (time.time(),)).rowcount
 
     def finish_game(self, row: GameRow) -> None:
+        z, size = pack_record(row.record)  # before the transaction: it holds the lock
         with self._tx() as c:
             cur = c.execute(
-                "UPDATE games SET status = 'finished', result = ?, record_z = ?, stats = ?, "
-                "finished = ?, lease_until = NULL, termination = ?, hands = ? "
-                "WHERE id = ? AND status != 'finished'",
-                (result_json(row.result), record_z(row.record), json.dumps(row.stats),
-                 time.time(), _termination(row), hands_json(row), row.id),
+                "UPDATE games SET status = 'finished', result = ?, record_z = ?, record_size = ?, "
+                "stats = ?, finished = ?, lease_until = NULL, termination = ?, winners = ?, "
+                "hands = ? WHERE id = ? AND status != 'finished'",
+                (result_json(row.result), z, size, json.dumps(row.stats), time.time(),
+                 _termination(row), winners_json(row), hands_json(row), row.id),
             )
             if cur.rowcount == 0 and row.tournament_id is None:
                 c.execute(
                     "INSERT INTO games (id, tournament_id, seq, players, deal_id, status,"
-                    " result, record_z, stats, finished, termination, hands) VALUES"
-                    " (?, NULL, 0, ?, ?, 'finished', ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    " result, record_z, record_size, stats, finished, termination, winners,"
+                    " hands) VALUES (?, NULL, 0, ?, ?, 'finished', ?, ?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT DO NOTHING",
                     (row.id, json.dumps(row.players), row.deal_id, result_json(row.result),
-                     record_z(row.record), json.dumps(row.stats), time.time(),
-                     _termination(row), hands_json(row)),
+                     z, size, json.dumps(row.stats), time.time(), _termination(row),
+                     winners_json(row), hands_json(row)),
                 )
 
     def prune_games(self, keep: int, older_than: float) -> int:

@@ -13,12 +13,20 @@ import fcntl
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from .rows import SCHEMA_VERSION, StoreError, upgrade_steps
 from .sql import SqlStore, Tx
+
+#: How this backend spells what the schema upgrades need (rows.UPGRADES).
+SQLITE_DIALECT = {
+    "real": "REAL", "blob": "BLOB",
+    "termination": "json_extract(result, '$.termination')",
+    "winners": "(SELECT json_group_array(json_extract(games.players, '$[' || w.value || ']')) "
+               "FROM json_each(json_extract(games.result, '$.winners')) w)",
+}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -52,7 +60,9 @@ CREATE TABLE IF NOT EXISTS games (
     owner TEXT,
     lease_until REAL,
     record_z BLOB,
+    record_size INTEGER,
     termination TEXT,
+    winners TEXT,
     hands TEXT
 );
 CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
@@ -109,6 +119,11 @@ class SqliteStore(SqlStore):
                 return list(self._db.execute(sql, args))
         with self._read_lock:
             return list(self._reader.execute(sql, args))
+
+    def trace(self, callback: Callable[[str], object] | None) -> None:
+        """Call ``callback`` with every SQL statement the store runs (None: stop)."""
+        for conn in {id(self._db): self._db, id(self._reader): self._reader}.values():
+            conn.set_trace_callback(callback)
 
     def close(self) -> None:
         with self._read_lock:
@@ -176,7 +191,7 @@ def _open(path: str) -> sqlite3.Connection:
         if "meta" in tables:
             found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if found is not None:
-                upgrade = upgrade_steps(path, found[0], "REAL", "BLOB")
+                upgrade = upgrade_steps(path, found[0], SQLITE_DIALECT)
         elif tables:
             raise StoreError(f"{path}: not a referee database (it has tables "
                              f"{', '.join(sorted(tables)[:5])} and no meta table)")

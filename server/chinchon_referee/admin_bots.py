@@ -1,0 +1,124 @@
+"""The organizer's management of bot tokens (list, add, rotate, revoke) and of who is
+connected now. Tokens are shown once, in the response that makes them; the store and
+the token book keep only digests. Rotating or revoking a token takes effect at once:
+the next call with the old token is refused, and the bot's open streams are ended
+(UNAUTHENTICATED), so a leaked token stops working mid-game too."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import grpc
+from chinchon.v1 import tournament_pb2 as tpb
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from .auth import check_token, digest, new_token
+from .director import Director
+from .logs import get_logger
+from .tournament import valid_bot_name
+
+log = get_logger("admin")
+
+
+class BotsAdmin:
+    """ListBots, AddBot, RotateBotToken, RevokeBot, ListConnectedBots (a mixin of the
+    servicer)."""
+
+    director: Director
+
+    def _streams(self) -> Counter[str]:
+        return Counter(c.bot for c in self.director.referee.connections if not c.closed.is_set())
+
+    def _bot(self, name: str, created: float | None = None) -> tpb.BotInfo:
+        when = self.director.store.bot_created().get(name) if created is None else created
+        ts = Timestamp()
+        ts.FromNanoseconds(int((when or 0) * 1e9))
+        return tpb.BotInfo(name=name, created=ts, streams=self._streams()[name])
+
+    def _end_streams(self, name: str, why: str) -> int:
+        ended = 0
+        for conn in list(self.director.referee.connections):
+            if conn.bot == name and not conn.closed.is_set():
+                conn.abort = (grpc.StatusCode.UNAUTHENTICATED, why)
+                conn.end(why)
+                ended += 1
+        return ended
+
+    async def _new_token(self, name: str, token: str, context: Any) -> str:
+        """``token`` (or a generated one) once it is fit to be ``name``'s; aborts with
+        INVALID_ARGUMENT otherwise (the message never holds the token)."""
+        tokens = self.director.tokens
+        try:
+            tok = check_token(token, "token") if token else new_token()
+        except ValueError as e:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        if tokens.is_admin(tok):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "token: it is the admin token (a bot must never hold admin rights)")
+        holder = tokens.holder(digest(tok))
+        if holder is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"token: it is already the token of bot {holder}" if holder != name
+                                else "token: it is the bot's current token")
+        return tok
+
+    async def ListBots(self, request: tpb.ListBotsRequest, context: Any) -> tpb.ListBotsResponse:
+        created = await asyncio.to_thread(self.director.store.bot_created)
+        return tpb.ListBotsResponse(bots=[self._bot(n, c) for n, c in sorted(created.items())])
+
+    async def AddBot(self, request: tpb.AddBotRequest, context: Any) -> tpb.AddBotResponse:
+        name = request.name
+        if not valid_bot_name(name):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "name: 1 to 64 ASCII letters, digits, '-', '_' or '.'")
+        tok = await self._new_token(name, request.token, context)
+        if not self.director.store.add_bot(name, digest(tok)):
+            await context.abort(grpc.StatusCode.ALREADY_EXISTS,
+                                f"bot {name} is registered: rotate its token to change it")
+        self.director.tokens.add(name, tok)
+        log.info("bot_added", bot=name)
+        return tpb.AddBotResponse(bot=self._bot(name), token=tok)
+
+    async def RotateBotToken(
+        self, request: tpb.RotateBotTokenRequest, context: Any
+    ) -> tpb.RotateBotTokenResponse:
+        name = request.name
+        if name not in self.director.store.bot_created():
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no registered bot '{name}'")
+        tok = await self._new_token(name, request.token, context)
+        self.director.store.set_bot_token(name, digest(tok))
+        self.director.tokens.remove(name)
+        self.director.tokens.add(name, tok)
+        ended = self._end_streams(name, "the bot's token was rotated by the organizer: "
+                                        "connect with the new token")
+        log.info("bot_token_rotated", bot=name, streams_ended=ended)
+        return tpb.RotateBotTokenResponse(bot=self._bot(name), token=tok, streams_ended=ended)
+
+    async def RevokeBot(self, request: tpb.RevokeBotRequest, context: Any) -> tpb.RevokeBotResponse:
+        name = request.name
+        if not self.director.store.remove_bot(name):
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no registered bot '{name}'")
+        self.director.tokens.remove(name)
+        ended = self._end_streams(name, "the bot's token was revoked by the organizer")
+        log.info("bot_revoked", bot=name, streams_ended=ended)
+        return tpb.RevokeBotResponse(streams_ended=ended)
+
+    async def ListConnectedBots(
+        self, request: tpb.ListConnectedBotsRequest, context: Any
+    ) -> tpb.ListConnectedBotsResponse:
+        referee = self.director.referee
+        bots: dict[str, tpb.ConnectedBot] = {}
+        for conn in referee.connections:
+            if conn.closed.is_set():
+                continue
+            b = bots.setdefault(conn.bot, tpb.ConnectedBot(name=conn.bot))
+            b.streams += 1
+            if conn.busy:
+                b.seated += 1
+            elif conn in referee.lobby.idle.get(conn.bot, ()):
+                b.idle += 1
+            else:
+                b.other += 1
+        return tpb.ListConnectedBotsResponse(bots=[bots[n] for n in sorted(bots)])
