@@ -54,11 +54,11 @@ function build() {
   const speedSel = h("select", { id: "speed", onchange: (e) => { state.speed = parseFloat(e.target.value); if (state.playing) { pause(); play(); } } },
     [0.5, 1, 2, 4, 8, 16].map((s) => h("option", { value: String(s), selected: s === state.speed }, `${s}×`)));
   const controls = h("div", { class: "controls", id: "controls" },
-    h("button", { id: "first", title: "first step (Home)", onclick: () => go(0) }, "⏮"),
+    h("button", { id: "first", title: "first step (Home)", onclick: () => go(0) }, "|◀◀"),
     h("button", { id: "prev", title: "previous step (←)", onclick: () => go(state.step - 1) }, "◀"),
     h("button", { id: "play", title: "play / pause (space)", onclick: toggle }, "▶"),
     h("button", { id: "next", title: "next step (→)", onclick: () => go(state.step + 1) }, "▶|"),
-    h("button", { id: "last", title: "last step (End)", onclick: () => go(d.steps.length) }, "⏭"),
+    h("button", { id: "last", title: "last step (End)", onclick: () => go(d.steps.length) }, "▶▶|"),
     h("input", { id: "seek", type: "range", min: "0", max: String(d.steps.length), value: String(state.step),
       oninput: (e) => go(parseInt(e.target.value, 10)) }),
     h("span", { id: "stepno" }), " speed ", speedSel, " view ", viewSel);
