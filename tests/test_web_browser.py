@@ -27,7 +27,7 @@ from tests.web_support import (
     TABLE_JS,
     TIMEOUT_MS,
     ServeWeb,
-    browser,  # noqa: F401  (the fixture)
+    browser_fixture,  # noqa: F401  (the fixture 'browser')
     get_json,
     hidden_cards,
     new_page,

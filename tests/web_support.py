@@ -34,8 +34,8 @@ def _ci() -> bool:
     return os.environ.get("CI", "").lower() in ("true", "1", "yes")
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+@pytest.fixture(scope="module", name="browser")
+def browser_fixture() -> Iterator[Any]:
     """Chromium, headless, launched once per test module."""
     why = ""
     if not os.access(CHROMIUM, os.X_OK):
