@@ -64,7 +64,7 @@ def _check_live_snapshot(snap: dict[str, Any], record: dict[str, Any]) -> None:
     assert shown == public_cards(state), "the live table shows the pile's top and the melds"
     for code in hidden:
         assert not re.search(rf"(?<![0-9A-Z]){re.escape(code)}(?![0-9A-Z])", snap["text"]), code
-    sizes = [state.hands[s].bit_count() for s in range(state.n)]
+    sizes = [p.hand_size for p in observation(state, 0).players]
     assert snap["backs"] == sizes == snap["sizes"], "each hand is face down, its size shown"
 
 

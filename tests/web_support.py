@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chinchon.engine import GameState, observation
+from chinchon.engine import GameState, Phase, observation
 from chinchon.engine.record import replay
 
 from tests.helpers import ADMIN, ROOT
@@ -102,7 +102,10 @@ def states_of(record: dict[str, Any]) -> list[GameState]:
 
 
 def hidden_cards(state: GameState) -> set[str]:
-    """Every card nobody at the table may show a spectator: the hands and the stock."""
+    """Every card nobody at the table may show a spectator: the hands and the stock
+    (none between hands: the last hand's cards are then its public result)."""
+    if state.phase in (Phase.DEAL, Phase.GAME_OVER):
+        return set()
     out = {str(c) for s in range(state.n) for c in state.hand(s)}
     out |= {str(c) for c in state.stock[state.stock_top:]}
     return out
