@@ -106,8 +106,9 @@ def game_row(g: FinishedGame) -> dict[str, Any]:
 
 
 def games_page(games: list[FinishedGame], f: GameFilter) -> dict[str, Any]:
-    """One page of the finished games that pass ``f``, and how many pass it."""
-    chosen = games
+    """One page of the finished games that pass ``f`` (the newest first), and how many
+    pass it."""
+    chosen = games[::-1]
     if f.bot:
         chosen = [g for g in chosen if f.bot in g.players]
         if f.result is not ResultFilter.ANY:

@@ -11,7 +11,7 @@ function clockOf(t) {
   return (s) => {
     const el = h("span", { class: "clock", "data-seat-clock": s.seat });
     el.dataset.bank = s.bank;
-    return h("span", { class: "clockbox" }, " ⏱ ", el,
+    return h("span", { class: "clockbox" }, " clock ", el,
       s.strikes ? h("span", { class: "strikes", title: "strikes" }, ` ${s.strikes}/${t.max_strikes} strikes`) : null,
       s.illegal ? h("span", { class: "illegal" }, ` ${s.illegal} illegal`) : null,
       s.timeouts ? h("span", { class: "timeouts" }, ` ${s.timeouts} timeouts`) : null,

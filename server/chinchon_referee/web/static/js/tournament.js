@@ -31,7 +31,7 @@ function ratingsChart(st) {
   if (!rows.length) return null;
   const lo = Math.min(...rows.map((r) => r.rating_low)) - 20, hi = Math.max(...rows.map((r) => r.rating_high)) + 20;
   const W = 560, L = 120, rowH = 22, H = rows.length * rowH + 24;
-  const x = (v) => L + ((v - lo) / (hi - lo || 1)) * (W - L - 10);
+  const x = (v) => L + ((v - lo) / (hi - lo || 1)) * (W - L - 50);
   const s = document.createElementNS(NS, "svg");
   s.setAttribute("viewBox", `0 0 ${W} ${H}`);
   s.setAttribute("class", "ratings");
