@@ -9,8 +9,13 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
+import re
+import subprocess
+import urllib.request
 import zipfile
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -21,7 +26,7 @@ from chinchon_referee.web import RunningWeb, WebContext, reader, start_web
 
 from tests.fixture_types import SpawnBot
 from tests.helpers import sdk_bot, stop
-from tests.tournament_support import InProcess, spec_dict
+from tests.tournament_support import CLI, InProcess, spec_dict
 from tests.waits import until
 from tests.web_support import PACED_BOT, hidden_cards, states_of
 
@@ -221,3 +226,45 @@ async def test_records_of_a_duplicate_deal_tournament_wait_for_its_end(
     for path in (f"api/g/{done}/record.json", f"api/g/{done}/replay", f"api/t/{tid}/records.zip"):
         status, _, _ = await _get(site.url + path)
         assert status == 200, path
+
+
+def test_tournament_run_serves_the_web_view_and_prints_its_url(tmp_path: Path) -> None:
+    toml = tmp_path / "web.toml"
+    toml.write_text(f"""
+name = "Web run cup"
+games_per_pairing = 2
+concurrency = 1
+start = "when_connected"
+seed = "web-run"
+
+[rules]
+score_limit = 40
+
+[[participants]]
+name = "paced-a"
+command = ["{{python}}", "-m", "chinchon.sdk", "--bot", "{PACED_BOT}"]
+
+[[participants]]
+name = "paced-b"
+command = ["{{python}}", "-m", "chinchon.sdk", "--bot", "{PACED_BOT}"]
+""", encoding="utf-8")
+    proc = subprocess.Popen([*CLI, "tournament", "run", str(toml), "--quiet"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"})
+    try:
+        assert proc.stdout is not None
+        line = ""
+        while "web view:" not in line:
+            line = proc.stdout.readline()
+            assert line, "tournament run ended without printing the web view's URL"
+        url = line.split("web view:", 1)[1].strip()
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", url), url
+        with urllib.request.urlopen(url + "api/home", timeout=10) as r:
+            home = json.loads(r.read())
+        assert [t["name"] for t in home["tournaments"]] == ["Web run cup"]
+        out, err = proc.communicate(timeout=150)
+        assert proc.returncode == 0, out[-3000:] + err[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -73,6 +73,8 @@ class WebApp:
         self._cache: dict[str, tuple[int, dict[str, Any] | None]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._seen: dict[str, tuple[Any, ...]] = {}
+        #: Seconds the last snapshot of each key took to build.
+        self._cost: dict[str, float] = {}
         self._tick: asyncio.Task[None] | None = None
         self._unlisten: Callable[[], None] | None = None
         ref = ctx.referee
@@ -129,8 +131,11 @@ class WebApp:
             hit = self._cache.get(key)
             if hit is not None and hit[0] == version:
                 return hit[1]
+            t0 = time.monotonic()
             snap = await make()
+            self._cost[key] = time.monotonic() - t0
             if len(self._cache) > 1000:
+                self._cost.clear()
                 self._cache.clear()
             self._cache[key] = (version, snap)
             return snap
@@ -215,8 +220,11 @@ class WebApp:
         tid = request.match_info["tid"]
         if self.reader is None or await asyncio.to_thread(self.reader.tournament, tid) is None:
             raise web.HTTPNotFound(text="no such tournament")
+        # A large tournament's standings take a while to compute: they are computed
+        # again at most every 5 times as long as they took (never more than twice a second).
         return await stream(request, self.subs, self.topic(tid), lambda: self.tournament(tid),
-                            "tournament", self.closing, min_interval=0.5)
+                            "tournament", self.closing,
+                            min_interval=lambda: max(0.5, 5 * self._cost.get("t:" + tid, 0.0)))
 
     async def h_games(self, request: web.Request) -> web.Response:
         tid = request.match_info["tid"]

@@ -73,11 +73,13 @@ def event_bytes(name: str, data: Any) -> bytes:
 async def stream(
     request: web.Request, subs: Subscribers, topic: Topic,
     snapshot: Callable[[], Awaitable[dict[str, Any] | None]], name: str,
-    closing: asyncio.Event, min_interval: float = 0.25,
+    closing: asyncio.Event, min_interval: float | Callable[[], float] = 0.25,
 ) -> web.StreamResponse:
     """Send ``snapshot()`` as event ``name`` now and after each change of ``topic``,
     until the client goes, the snapshot is None (the thing is gone: event ``gone``) or
-    the server closes."""
+    the server closes. Snapshots are ``min_interval`` seconds apart at least (a
+    callable: asked each time, for snapshots whose cost grows)."""
+    interval = min_interval if callable(min_interval) else (lambda: min_interval)
     if not subs.try_add():
         raise web.HTTPServiceUnavailable(text="too many live pages open: try again later",
                                          headers={"Retry-After": "5"})
@@ -99,7 +101,7 @@ async def stream(
                     break
                 await resp.write(event_bytes(name, snap))
                 sent = loop.time()
-                await asyncio.sleep(max(0.0, min_interval - (loop.time() - sent)))
+                await asyncio.sleep(max(0.0, interval() - (loop.time() - sent)))
                 continue
             waiter = asyncio.ensure_future(topic.wait(seen, KEEPALIVE))
             stop = asyncio.ensure_future(closing.wait())
