@@ -23,6 +23,7 @@ import pytest
 from chinchon.engine import observation
 from chinchon_referee.tournament import TournamentSpec
 from chinchon_referee.web import RunningWeb, WebContext, reader, start_web
+from chinchon_referee.web.replay import steps as replay_steps
 
 from tests.fixture_types import SpawnBot
 from tests.helpers import sdk_bot, stop
@@ -268,3 +269,30 @@ command = ["{{python}}", "-m", "chinchon.sdk", "--bot", "{PACED_BOT}"]
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_seat_view_of_a_replay_names_only_cards_that_seat_saw(tmp_path: Path) -> None:
+    """Every step of ``view=N``: its table and its text name no card of another hand,
+    of the stock, or the face-down closing discard of another seat, at that step."""
+    rec_path = tmp_path / "g.json"
+    subprocess.run([*CLI, "demo", "--seed", "seat-view", "--record", str(rec_path)], check=True,
+                   capture_output=True, timeout=60)
+    record = json.loads(rec_path.read_text())
+    states = states_of(record)
+    for seat in range(len(record["seats"])):
+        view = replay_steps(record, seat)
+        assert view["view"] == seat and len(view["steps"]) == len(states)
+        for k, (step, state) in enumerate(zip(view["steps"], states, strict=True)):
+            obs = observation(state, seat)
+            known = {str(c) for c in obs.hand} | {str(c) for c in obs.discard_pile}
+            known |= {str(c) for t in obs.table for c in t.meld.cards}
+            known |= {str(e.card) for e in obs.events if e.card is not None}
+            hidden = hidden_cards(state) - known
+            if state.close_discard is not None and state.closer != seat:
+                hidden.add(str(state.close_discard))
+            named = _card_strings(step) | set(re.findall(r"\b(?:1[0-2]|[1-9])[OCEB]\b|\bJK[12]\b",
+                                                         step["text"]))
+            assert not named & hidden, (seat, k + 1, named & hidden)
+            mine = next(s for s in step["table"]["seats"] if s["seat"] == seat)
+            assert mine["hand"] == [str(c) for c in obs.hand]
+            assert all(s["hand"] is None for s in step["table"]["seats"] if s["seat"] != seat)

@@ -45,6 +45,7 @@ class TournamentSummary:
                 "created": self.created, "started": self.started, "finished": self.finished,
                 "total": self.total, "done": self.done, "running": self.running,
                 "bots": bots, "table_size": self.spec.get("table_size", 2),
+                "start": self.spec.get("start", ""),
                 "duplicate_deals": self.duplicate_deals}
 
 

@@ -79,8 +79,15 @@ def steps(record: dict[str, Any], view: int | None) -> dict[str, Any]:
     banks = [bank0] * n
     out_steps: list[dict[str, Any]] = []
     hands_before = 0
+    prev: GameState | None = None
     for i, (step, state) in enumerate(zip(actions, states, strict=True)):
         d = _describe(step, view)
+        if d["kind"] == "drawStock" and prev is not None and view in (None, d["seat"]):
+            # The card drawn: seen by the seat that drew it (and in the all-cards view).
+            new = set(state.hand(d["seat"])) - set(prev.hand(d["seat"]))
+            if len(new) == 1:
+                d["text"] += f" ({new.pop()})"
+        prev = state
         think = d.get("think")
         if think is not None and bank0 is not None and 0 <= d["seat"] < n:
             b = banks[d["seat"]]

@@ -8,7 +8,7 @@ function render(d) {
     h("td", { class: `status status-${t.status}` }, t.status),
     h("td", {}, h("progress", { max: t.total || 1, value: t.done }), ` ${t.done} / ${t.total}`,
       t.running ? ` (${t.running} running)` : ""),
-    h("td", {}, fmtTime(t.started)),
+    h("td", {}, t.started ? fmtTime(t.started) : `not yet (${t.start || "scheduled"})`),
     h("td", {}, t.bots.join(", "))));
   const bots = d.bots.map((b) => h("tr", { "data-bot": b.name },
     h("td", {}, b.name), h("td", {}, String(b.streams)),
@@ -21,7 +21,7 @@ function render(d) {
     records.length ? h("section", {}, h("h2", {}, "Records"), h("ul", { id: "records" }, records)) : null,
     h("section", {}, h("h2", {}, "Tournaments"),
       ts.length ? h("table", { id: "tournaments", class: "grid" },
-        h("tr", {}, h("th", {}, "name"), h("th", {}, "status"), h("th", {}, "progress"), h("th", {}, "started"), h("th", {}, "bots")), ts)
+        h("tr", {}, h("th", {}, "name"), h("th", {}, "status"), h("th", {}, "progress"), h("th", {}, "start"), h("th", {}, "bots")), ts)
         : h("p", { id: "tournaments", class: "none" }, "No tournaments yet.")),
     h("section", {}, h("h2", {}, "Bots connected now"),
       bots.length ? h("table", { id: "bots", class: "grid" },
