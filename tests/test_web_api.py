@@ -114,7 +114,7 @@ async def test_standings_games_event_log_and_streamed_archive(
 
 async def test_the_web_view_is_read_only_and_its_streams_are_bounded(env: InProcess) -> None:
     s = await start_web(WebContext(referee=env.server.referee, db=env.store.path,
-                                   max_subscribers=2))
+                                   max_subscribers=2, max_per_peer=2))
     try:
         spec = TournamentSpec.from_dict(spec_dict("ro", ["a", "b"], start="manual"))
         tid, _ = env.director.create(spec)
@@ -138,12 +138,25 @@ async def test_the_web_view_is_read_only_and_its_streams_are_bounded(env: InProc
             b = await http.get(s.url + f"api/t/{tid}/events")
             assert a.status == b.status == 200
             async with http.get(s.url + "api/home/events") as r:
-                assert r.status == 503
+                assert r.status == 503 and "too many live pages" in await r.text()
             a.close()
             b.close()
             await until(lambda: s.app.subs.open == 0, "the streams closed")
             async with http.get(s.url + "api/home/events") as r:
                 assert r.status == 200
+    finally:
+        await s.stop()
+    # One address may not take every stream: 2 of 3 here.
+    s = await start_web(WebContext(referee=env.server.referee, db=env.store.path,
+                                   max_subscribers=3, max_per_peer=2))
+    try:
+        async with aiohttp.ClientSession() as http:
+            held = [await http.get(s.url + "api/home/events") for _ in range(2)]
+            assert [r.status for r in held] == [200, 200]
+            async with http.get(s.url + "api/home/events") as r:
+                assert r.status == 503 and "from 127.0.0.1" in await r.text()
+            for r in held:
+                r.close()
     finally:
         await s.stop()
 

@@ -57,7 +57,9 @@ class WebContext:
     db: str | None = None
     #: Records given by the command line (``chinchon replay FILE --view``), by game id.
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Live streams open at once, in all and from one address.
     max_subscribers: int = 200
+    max_per_peer: int = 20
 
 
 class WebApp:
@@ -67,7 +69,7 @@ class WebApp:
         self.live = LiveGames()
         self.boot = uuid.uuid4().hex[:12]
         self.closing = asyncio.Event()
-        self.subs = Subscribers(ctx.max_subscribers)
+        self.subs = Subscribers(ctx.max_subscribers, ctx.max_per_peer)
         self.home_topic = Topic()
         self.t_topics: dict[str, Topic] = {}
         self._cache: dict[str, tuple[int, dict[str, Any] | None]] = {}

@@ -21,9 +21,12 @@ from typing import Any
 from chinchon.engine import GameState
 from chinchon.engine.record import RecordBuilder, hand_result_to_json
 
+from ..logs import get_logger
 from ..referee import GameRunner
 from .sse import Topic
 from .table import spectator_view
+
+log = get_logger("web")
 
 #: Moves listed on a live page (the newest).
 LAST_MOVES = 12
@@ -66,6 +69,14 @@ class LiveGames:
 
     # -- the referee's observer ---------------------------------------------------------
     def observe(self, runner: GameRunner, state: GameState | None, rec: RecordBuilder | None) -> None:
+        """The referee's step observer: never raises (a game must not end because its
+        spectators' view failed)."""
+        try:
+            self._observe(runner, state, rec)
+        except Exception:
+            log.exception("live_view_failed", game_id=runner.spec.game_id)
+
+    def _observe(self, runner: GameRunner, state: GameState | None, rec: RecordBuilder | None) -> None:
         gid = runner.spec.game_id
         t = self.tables.get(gid)
         if state is None or rec is None:

@@ -5,7 +5,8 @@ subscriber sends the current snapshot, then waits for the version to move and se
 the snapshot again (at most one per ``min_interval``): a subscriber holds no queue, so
 a slow or stalled reader costs no memory; it simply skips the versions it missed.
 
-Subscribers are bounded (:class:`Subscribers`): past the limit a new stream gets 503.
+Subscribers are bounded (:class:`Subscribers`), in all and per address: past a limit
+a new stream gets 503.
 A browser's ``EventSource`` reconnects by itself (after ``retry`` ms) when the referee
 restarts; the pages also reopen a stream that the browser gave up on."""
 
@@ -20,6 +21,8 @@ from aiohttp import web
 
 #: Streams open at once, all pages together, by default.
 MAX_SUBSCRIBERS = 200
+#: Streams open at once from one address, by default.
+MAX_PER_PEER = 20
 #: How long the browser waits before reconnecting (milliseconds).
 RETRY_MS = 1000
 #: A comment line is sent after this many seconds of silence (keeps proxies from
@@ -50,20 +53,31 @@ class Topic:
 
 
 class Subscribers:
-    """Counts the open streams; refuses one past ``limit``."""
+    """Counts the open streams, in all and per address; refuses one past a limit."""
 
-    def __init__(self, limit: int = MAX_SUBSCRIBERS) -> None:
+    def __init__(self, limit: int = MAX_SUBSCRIBERS, per_peer: int = MAX_PER_PEER) -> None:
         self.limit = limit
+        self.per_peer = per_peer
         self.open = 0
+        self._peers: dict[str, int] = {}
 
-    def try_add(self) -> bool:
+    def try_add(self, peer: str) -> str | None:
+        """None when the stream may open, else why not."""
         if self.open >= self.limit:
-            return False
+            return "too many live pages are open: try again later"
+        if self._peers.get(peer, 0) >= self.per_peer:
+            return f"too many live pages are open from {peer}: close some"
         self.open += 1
-        return True
+        self._peers[peer] = self._peers.get(peer, 0) + 1
+        return None
 
-    def remove(self) -> None:
+    def remove(self, peer: str) -> None:
         self.open -= 1
+        n = self._peers.get(peer, 0) - 1
+        if n > 0:
+            self._peers[peer] = n
+        else:
+            self._peers.pop(peer, None)
 
 
 def event_bytes(name: str, data: Any) -> bytes:
@@ -80,9 +94,10 @@ async def stream(
     the server closes. Snapshots are ``min_interval`` seconds apart at least (a
     callable: asked each time, for snapshots whose cost grows)."""
     interval = min_interval if callable(min_interval) else (lambda: min_interval)
-    if not subs.try_add():
-        raise web.HTTPServiceUnavailable(text="too many live pages open: try again later",
-                                         headers={"Retry-After": "5"})
+    peer = request.remote or ""
+    refused = subs.try_add(peer)
+    if refused is not None:
+        raise web.HTTPServiceUnavailable(text=refused, headers={"Retry-After": "5"})
     resp = web.StreamResponse(headers={
             "Content-Type": "text/event-stream", "Cache-Control": "no-cache",
         "X-Accel-Buffering": "no"})
@@ -116,4 +131,4 @@ async def stream(
     except ConnectionResetError:  # the page went away
         return resp
     finally:
-        subs.remove()
+        subs.remove(peer)
