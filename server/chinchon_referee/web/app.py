@@ -18,10 +18,11 @@ import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from chinchon.engine import RecordError
@@ -37,6 +38,7 @@ from .sse import Subscribers, Topic, stream
 from .views import GameFilter, games_page, standings_of, tournament_snapshot
 
 log = get_logger("web")
+T = TypeVar("T")
 
 STATIC = Path(str(resources.files("chinchon_referee.web") / "static"))
 #: How often the server looks at the database for changes made outside the games it
@@ -78,12 +80,19 @@ class WebApp:
         #: Seconds the last snapshot of each key took to build.
         self._cost: dict[str, float] = {}
         self._tick: asyncio.Task[None] | None = None
+        #: The web view's own worker threads: its reads never wait behind (nor hold up)
+        #: the referee's own thread work (practice records), and at most two run at once.
+        self._pool = ThreadPoolExecutor(2, thread_name_prefix="web")
         self._unlisten: Callable[[], None] | None = None
         ref = ctx.referee
         if ref is not None:
             ref.services.observer = self.live.observe
             self._unlisten = ref.lobby.listen(self.home_topic.bump)
         self.live.on_change.append(self._game_changed)
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in one of the web view's worker threads."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     # -- topics -------------------------------------------------------------------------
     def _game_changed(self, tid: str) -> None:
@@ -102,9 +111,9 @@ class WebApp:
     async def _watch_db(self) -> None:
         """Move the topics on when the database changed (a game finished, a status)."""
         while not self.closing.is_set():
-            if self.subs.open and self.reader is not None:
+            if self.reader is not None:
                 try:
-                    rows = await asyncio.to_thread(self.reader.tournaments)
+                    rows = await self.run(self.reader.tournaments)
                 except Exception as e:  # a database being created: next time
                     log.debug("web_db_read_failed", error=str(e))
                     rows = []
@@ -162,7 +171,7 @@ class WebApp:
         return out
 
     async def home(self) -> dict[str, Any]:
-        rows = await asyncio.to_thread(self.reader.tournaments) if self.reader else []
+        rows = await self.run(self.reader.tournaments) if self.reader else []
         return {"boot": self.boot, "time": time.time(),
                 "tournaments": [t.public() for t in rows], "bots": self._bots(),
                 "running": self.live.running(), "records": sorted(self.ctx.records)}
@@ -174,7 +183,7 @@ class WebApp:
         running = self.live.running(tid)
 
         async def make() -> dict[str, Any] | None:
-            return await asyncio.to_thread(tournament_snapshot, reader, tid, running)
+            return await self.run(tournament_snapshot, reader, tid, running)
 
         snap = await self._cached("t:" + tid, self.topic(tid).version, make)
         if snap is not None:
@@ -188,14 +197,14 @@ class WebApp:
             return rec
         if self.reader is None:
             raise web.HTTPNotFound(text=f"no game {gid}")
-        row = await asyncio.to_thread(self.reader.record, gid)
+        row = await self.run(self.reader.record, gid)
         if row is None:
             raise web.HTTPNotFound(text=f"no game {gid}")
         if row.status is not GameStatus.FINISHED or row.record is None:
             raise web.HTTPNotFound(text=f"game {gid} is not finished: its record is shown "
                                         "when it ends (watch it live meanwhile)")
         if row.tournament_id:
-            t = await asyncio.to_thread(self.reader.tournament, row.tournament_id)
+            t = await self.run(self.reader.tournament, row.tournament_id)
             if t is not None and t.duplicate_deals and not t.status.over:
                 raise web.HTTPForbidden(text="this tournament deals twin games (duplicate "
                                              "deals): its records are shown when it ends")
@@ -220,7 +229,7 @@ class WebApp:
 
     async def h_tournament_events(self, request: web.Request) -> web.StreamResponse:
         tid = request.match_info["tid"]
-        if self.reader is None or await asyncio.to_thread(self.reader.tournament, tid) is None:
+        if self.reader is None or await self.run(self.reader.tournament, tid) is None:
             raise web.HTTPNotFound(text="no such tournament")
         # A large tournament's standings take a while to compute: they are computed
         # again at most every 5 times as long as they took (never more than twice a second).
@@ -236,17 +245,24 @@ class WebApp:
             raise web.HTTPBadRequest(text=str(e)) from None
         if self.reader is None:
             raise web.HTTPNotFound(text="no such tournament")
-        games = await asyncio.to_thread(self.reader.finished_games, tid)
-        return web.json_response(games_page(games, f))
+        reader = self.reader
+
+        async def load() -> dict[str, Any] | None:
+            return {"games": await self.run(reader.finished_games, tid)}
+
+        # One read of the finished games per change of the tournament, shared by pages.
+        got = await self._cached("g:" + tid, self.topic(tid).version, load)
+        assert got is not None
+        return web.json_response(games_page(got["games"], f))
 
     async def _standings(self, tid: str) -> Any:
         if self.reader is None:
             raise web.HTTPNotFound(text="no such tournament")
         reader = self.reader
-        t = await asyncio.to_thread(reader.tournament, tid)
+        t = await self.run(reader.tournament, tid)
         if t is None:
             raise web.HTTPNotFound(text="no such tournament")
-        return await asyncio.to_thread(standings_of, reader, t)
+        return await self.run(standings_of, reader, t)
 
     async def h_standings_json(self, request: web.Request) -> web.Response:
         tid = request.match_info["tid"]
@@ -262,13 +278,13 @@ class WebApp:
 
     async def h_archive(self, request: web.Request) -> web.StreamResponse:
         tid = request.match_info["tid"]
-        if self.reader is None or await asyncio.to_thread(self.reader.tournament, tid) is None:
+        if self.reader is None or await self.run(self.reader.tournament, tid) is None:
             raise web.HTTPNotFound(text="no such tournament")
-        t = await asyncio.to_thread(self.reader.tournament, tid)
+        t = await self.run(self.reader.tournament, tid)
         if t is not None and t.duplicate_deals and not t.status.over:
             raise web.HTTPForbidden(text="this tournament deals twin games (duplicate deals): "
                                          "its records are shown when it ends")
-        return await stream_records(request, self.reader, tid)
+        return await stream_records(request, self.reader, tid, self.run)
 
     async def h_record(self, request: web.Request) -> web.Response:
         gid = request.match_info["gid"]
@@ -282,7 +298,7 @@ class WebApp:
         seats = len(rec.get("seats", []))
         try:
             view = parse_view(request.query.get("view", "all"), seats)
-            data = await asyncio.to_thread(steps, rec, view)
+            data = await self.run(steps, rec, view)
         except (ViewError, RecordError) as e:
             raise web.HTTPBadRequest(text=str(e)) from None
         return web.json_response(data)
@@ -333,6 +349,7 @@ class WebApp:
         if self._tick is not None:
             self._tick.cancel()
             await asyncio.gather(self._tick, return_exceptions=True)
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _attachment(name: str) -> dict[str, str]:

@@ -7,10 +7,10 @@ games, and the first bytes leave at once (zip's data descriptors need no seeking
 
 from __future__ import annotations
 
-import asyncio
 import io
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 from aiohttp import web
 
@@ -58,7 +58,9 @@ def _close(zf: zipfile.ZipFile, sink: _Sink) -> bytes:
     return sink.take()
 
 
-async def stream_records(request: web.Request, reader: Reader, tid: str) -> web.StreamResponse:
+async def stream_records(request: web.Request, reader: Reader, tid: str,
+                         run: Callable[..., Awaitable[Any]]) -> web.StreamResponse:
+    """Send the archive; ``run(fn, *args)`` runs ``fn`` in a worker thread."""
     resp = web.StreamResponse(headers={
         "Content-Type": "application/zip",
         "Content-Disposition": f'attachment; filename="{tid}-records.zip"'})
@@ -68,9 +70,9 @@ async def stream_records(request: web.Request, reader: Reader, tid: str) -> web.
     zf = zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED)  # type: ignore[arg-type]
     batches = reader.record_batches(tid)
     try:
-        while (batch := await asyncio.to_thread(_next, batches)) is not None:
-            await resp.write(await asyncio.to_thread(_add, zf, sink, batch))
-        await resp.write(await asyncio.to_thread(_close, zf, sink))
+        while (batch := await run(_next, batches)) is not None:
+            await resp.write(await run(_add, zf, sink, batch))
+        await resp.write(await run(_close, zf, sink))
         await resp.write_eof()
     except ConnectionResetError:
         pass
