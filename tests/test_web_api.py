@@ -309,3 +309,12 @@ def test_a_seat_view_of_a_replay_names_only_cards_that_seat_saw(tmp_path: Path) 
             mine = next(s for s in step["table"]["seats"] if s["seat"] == seat)
             assert mine["hand"] == [str(c) for c in obs.hand]
             assert all(s["hand"] is None for s in step["table"]["seats"] if s["seat"] != seat)
+
+
+def test_serve_refuses_a_bad_http_address(tmp_path: Path) -> None:
+    for bad in ("nonsense", "127.0.0.1:99999", "host:"):
+        proc = subprocess.run([*CLI, "serve", "--address", "127.0.0.1:0", "--db",
+                               str(tmp_path / "x.sqlite3"), "--http", bad],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert f"--http {bad}" in proc.stderr, proc.stderr

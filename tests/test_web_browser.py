@@ -87,6 +87,12 @@ def test_home_tournament_live_game_and_replay_pages_in_a_browser(tmp_path: Path,
         page.wait_for_selector('#done[data-done="0"]')
         assert page.url == f"{base}t/{tid}"
         procs += launch_sdk_bots(tmp_path, port, {"wa": PACED_BOT, "wb": PACED_BOT})
+        # The home page lists the bots connected now (pushed as they connect).
+        home = new_page(browser, errors)
+        home.goto(base)
+        home.wait_for_selector('#bots tr[data-bot="wa"]')
+        home.wait_for_selector('#bots tr[data-bot="wb"]')
+        home.close()
         # A game in progress appears in "Games running now": watch it live.
         page.wait_for_selector("#running a")
         live_url = page.get_attribute("#running a", "href")
