@@ -147,6 +147,7 @@ async def serve(args: argparse.Namespace) -> int:
     configure(args.log_level, args.log_format)
     try:
         config = config_from_args(args)
+        http = parse_http(args.http) if args.http else None
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -195,11 +196,6 @@ async def serve(args: argparse.Namespace) -> int:
     def add_services(server: Any, ref: Referee, book: TokenBook) -> dict[str, Any]:
         return add_admin_service(server, ref, book, store)
 
-    try:
-        http = parse_http(args.http) if args.http else None
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     try:
         running = await start_server(args.address, config, tokens, tls, referee, add_services)
     except OSError as e:
