@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -278,10 +279,10 @@ class WebApp:
 
     async def h_archive(self, request: web.Request) -> web.StreamResponse:
         tid = request.match_info["tid"]
-        if self.reader is None or await self.run(self.reader.tournament, tid) is None:
+        t = None if self.reader is None else await self.run(self.reader.tournament, tid)
+        if self.reader is None or t is None:
             raise web.HTTPNotFound(text="no such tournament")
-        t = await self.run(self.reader.tournament, tid)
-        if t is not None and t.duplicate_deals and not t.status.over:
+        if t.duplicate_deals and not t.status.over:
             raise web.HTTPForbidden(text="this tournament deals twin games (duplicate deals): "
                                          "its records are shown when it ends")
         return await stream_records(request, self.reader, tid, self.run)
@@ -353,7 +354,8 @@ class WebApp:
 
 
 def _attachment(name: str) -> dict[str, str]:
-    return {"Content-Disposition": f'attachment; filename="{name}"'}
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    return {"Content-Disposition": f'attachment; filename="{safe}"'}
 
 
 @web.middleware

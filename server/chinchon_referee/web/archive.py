@@ -8,6 +8,7 @@ games, and the first bytes leave at once (zip's data descriptors need no seeking
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
@@ -63,7 +64,7 @@ async def stream_records(request: web.Request, reader: Reader, tid: str,
     """Send the archive; ``run(fn, *args)`` runs ``fn`` in a worker thread."""
     resp = web.StreamResponse(headers={
         "Content-Type": "application/zip",
-        "Content-Disposition": f'attachment; filename="{tid}-records.zip"'})
+        "Content-Disposition": f'attachment; filename="{re.sub(r"[^A-Za-z0-9._-]", "_", tid)}-records.zip"'})
     resp.enable_chunked_encoding()
     await resp.prepare(request)
     sink = _Sink()
