@@ -318,3 +318,23 @@ def test_serve_refuses_a_bad_http_address(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=60, cwd=tmp_path)
         assert proc.returncode == 2, proc.stderr
         assert f"--http {bad}" in proc.stderr, proc.stderr
+
+
+def test_the_pages_ship_in_the_package_and_load_nothing_from_elsewhere() -> None:
+    """Every static file is in the package data, and none names another server (the one
+    URL allowed is SVG's namespace, which is a name, not a download)."""
+    import fnmatch
+    import tomllib
+
+    from tests.helpers import ROOT
+
+    static = ROOT / "server" / "chinchon_referee" / "web" / "static"
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = conf["tool"]["setuptools"]["package-data"]["chinchon_referee.web"]
+    files = [p for p in static.rglob("*") if p.is_file()]
+    assert len(files) >= 10
+    for f in files:
+        rel = f.relative_to(static.parent).as_posix()
+        assert any(fnmatch.fnmatch(rel, pat) for pat in patterns), f"{rel} would not ship"
+        urls = set(re.findall(r"(?:https?:)?//[A-Za-z0-9.-]+\.[a-z]{2,}[^\s\"'`)]*", f.read_text()))
+        assert urls <= {"http://www.w3.org/2000/svg"}, (rel, urls)
