@@ -159,6 +159,15 @@ def _replay_viewer(browser: Any, base: str, gid: str, record: dict[str, Any]) ->
     page.keyboard.press(" ")  # play
     page.wait_for_function("Number(document.body.dataset.step) >= 7")
     page.keyboard.press(" ")  # pause
+    page.wait_for_selector("#play >> text=▶")
+    # With the play button focused, the space bar toggles once (it is not also a click).
+    page.click("#play")
+    page.wait_for_selector("#play >> text=⏸")
+    page.keyboard.press(" ")
+    page.wait_for_selector("#play >> text=▶")
+    page.keyboard.press(" ")
+    page.wait_for_selector("#play >> text=⏸")
+    page.keyboard.press(" ")
     # All cards: every hand face up at that step.
     step = 12
     page.goto(f"{url}?step={step}&view=all")

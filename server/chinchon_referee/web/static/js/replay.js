@@ -136,4 +136,7 @@ document.addEventListener("keydown", (e) => {
   else if (e.key === "End") go(state.data ? state.data.steps.length : 0);
 });
 
+// A focused button would also take the space bar as a click: the keydown above decides.
+document.addEventListener("keyup", (e) => { if (e.key === " " && e.target && e.target.tagName === "BUTTON") e.preventDefault(); });
+
 load().then(() => { if (state.playing && state.data) { state.playing = false; play(); } });
