@@ -26,7 +26,7 @@ from chinchon_referee.web import RunningWeb, WebContext, reader, start_web
 from chinchon_referee.web.replay import steps as replay_steps
 
 from tests.fixture_types import SpawnBot
-from tests.helpers import sdk_bot, stop
+from tests.helpers import raw_bot, sdk_bot, stop
 from tests.tournament_support import CLI, InProcess, spec_dict
 from tests.waits import until
 from tests.web_support import PACED_BOT, hidden_cards, states_of
@@ -338,3 +338,31 @@ def test_the_pages_ship_in_the_package_and_load_nothing_from_elsewhere() -> None
         assert any(fnmatch.fnmatch(rel, pat) for pat in patterns), f"{rel} would not ship"
         urls = set(re.findall(r"(?:https?:)?//[A-Za-z0-9.-]+\.[a-z]{2,}[^\s\"'`)]*", f.read_text()))
         assert urls <= {"http://www.w3.org/2000/svg"}, (rel, urls)
+
+
+async def test_illegal_attempts_defaults_and_strikes_are_marked(
+    env: InProcess, site: RunningWeb, bots: SpawnBot,
+) -> None:
+    spec = TournamentSpec.from_dict(spec_dict("cheats", ["cheat", "fair"], games_per_pairing=1,
+                                              concurrency=1))
+    tid, _ = env.director.create(spec)
+    procs = [await bots(raw_bot("illegal"), env.server, "cheat"),
+             await bots(sdk_bot("greedy"), env.server, "fair")]
+    assert await env.server.referee.lobby.wait_all(["cheat", "fair"], 20)
+    await asyncio.wait_for(env.director.run(tid), 90)
+    await stop(*procs)
+    game = env.store.games(tid)[0]
+    seat = game.players.index("cheat")
+    # The live view (kept a while after the end) marks each default and the illegal
+    # answers before it, and counts the strikes.
+    table = site.app.live.public(game.id)
+    assert table is not None and table["over"]
+    cheat = table["seats"][seat]
+    assert cheat["strikes"] == spec.policies.max_strikes and cheat["illegal"] >= cheat["strikes"]
+    defaults = [m for m in table["moves"] if m.get("origin") == "ACTION_ORIGIN_DEFAULT_ILLEGAL"]
+    assert len(defaults) == spec.policies.max_strikes
+    assert all(m["seat"] == seat and m["illegal_before"] >= 1 for m in defaults)
+    # The tournament's event log: the illegal actions and the forfeit.
+    _, _, body = await _get(f"{site.url}api/t/{tid}")
+    kinds = {(e["kind"], e["bot"]) for e in json.loads(body)["events"]}
+    assert {("illegal", "cheat"), ("forfeit", "cheat")} <= kinds

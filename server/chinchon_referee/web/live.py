@@ -50,6 +50,8 @@ class LiveTable:
     illegal: list[int]
     #: Seat -> illegal answers before each of the last moves (index into rec.actions).
     marks: dict[int, int] = field(default_factory=dict)
+    #: Actions of the record looked at so far.
+    noted: int = 0
     over: bool = False
 
 
@@ -81,6 +83,7 @@ class LiveGames:
         t = self.tables.get(gid)
         if state is None or rec is None:
             if t is not None and not t.over:
+                self._note(t)  # a last move that ended the game (a forfeit) was not seen
                 t.over = True
                 t.topic.bump()
                 self._ended.append(gid)
@@ -94,19 +97,26 @@ class LiveGames:
             self._changed(runner)
         t.state = state
         t.since = time.time()
-        n = len(rec.actions)
-        last = rec.actions[-1] if n else {}
-        mv = last.get("move")
-        if mv is not None:
+        self._note(t)
+        t.topic.bump()
+
+    def _note(self, t: LiveTable) -> None:
+        """Mark the moves recorded since the last look: illegal answers before them, and
+        their think times (the bots' latency)."""
+        actions, seats = t.rec.actions, t.runner.seats
+        for i in range(t.noted, len(actions)):
+            mv = actions[i].get("move")
+            if mv is None:
+                continue
             seat = mv.get("seat", 0)
-            st = runner.seats[seat].stats
+            st = seats[seat].stats
             if st.illegal > t.illegal[seat]:
-                t.marks[n - 1] = st.illegal - t.illegal[seat]
+                t.marks[i] = st.illegal - t.illegal[seat]
                 t.illegal[seat] = st.illegal
             think = mv.get("thinkTime")
-            if think and runner.seats[seat].remote:
-                self._latency(runner.seats[seat].name, float(think.rstrip("s")))
-        t.topic.bump()
+            if think and seats[seat].remote:
+                self._latency(seats[seat].name, float(think.rstrip("s")))
+        t.noted = len(actions)
 
     def _changed(self, runner: GameRunner) -> None:
         self.games_topic.bump()
