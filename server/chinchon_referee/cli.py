@@ -2,6 +2,7 @@
 
     chinchon demo                       play a game between two engine bots, hand by hand
     chinchon replay RECORD.json         verify a game record and print its hands
+    chinchon replay RECORD.json --view  verify it, then watch it in the web replay viewer
     chinchon rules [FILE] [--check]     print (or validate) a rule set
     chinchon serve ...                  run the referee server
     chinchon practice BOT-COMMAND...    conformance run of a bot against a house bot
@@ -99,6 +100,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         rep = replay(record)
     except RecordError as e:
         return _fail(f"{args.record}: {e}", 1)
+    if args.view:
+        from .web.record_view import view_record  # aiohttp is loaded only for --view
+
+        stem = os.path.splitext(os.path.basename(args.record))[0]
+        return view_record(record, stem, args.http, not args.no_browser)
     names = rep.names
     table = Table(title=f"{args.record}: {rep.actions} actions replayed, all legal")
     table.add_column("hand", justify="right")
@@ -181,6 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="verify a game record and print each hand")
     p.add_argument("record", help="a game record file: JSON, or gzipped JSON (.json.gz)")
     p.add_argument("-v", "--verbose", action="store_true", help="print every hand in full")
+    p.add_argument("--view", action="store_true",
+                   help="open the record in the web replay viewer (served here until Ctrl-C)")
+    p.add_argument("--http", default="127.0.0.1:0", metavar="HOST:PORT",
+                   help="with --view: where to serve it (default: a free local port)")
+    p.add_argument("--no-browser", action="store_true",
+                   help="with --view: print the URL only, do not open a browser")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("rules", help="print the rule set in force, or validate a file")

@@ -26,6 +26,7 @@ from .token_sources import (
     check_registrations,
     shared_with_others,
 )
+from .web import WebContext, parse_http, start_web
 
 log = get_logger("serve")
 
@@ -36,6 +37,9 @@ def register(sub: Any) -> None:
                    help="HOST:PORT to listen on (port 0: any free port; default 127.0.0.1:50051)")
     p.add_argument("--db", default="chinchon.sqlite3",
                    help="SQLite database file, or a postgresql:// URL (needs the postgres extra)")
+    p.add_argument("--http", metavar="HOST:PORT",
+                   help="also serve the web view (tournaments, live games, replays; read-only) "
+                   "on HOST:PORT; PORT alone binds 127.0.0.1 (docs/web.md)")
     p.add_argument("--tls-cert", help="PEM certificate chain (with --tls-key: serve TLS)")
     p.add_argument("--tls-key", help="PEM private key")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -144,6 +148,7 @@ async def serve(args: argparse.Namespace) -> int:
     configure(args.log_level, args.log_format)
     try:
         config = config_from_args(args)
+        http = parse_http(args.http) if args.http else None
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -194,10 +199,19 @@ async def serve(args: argparse.Namespace) -> int:
 
     try:
         running = await start_server(args.address, config, tokens, tls, referee, add_services)
-        tune_gc()
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    site = None
+    if http is not None:
+        try:
+            site = await start_web(WebContext(referee=referee, db=args.db), *http)
+        except OSError as e:
+            await running.stop(grace=0.0)
+            print(f"error: --http {args.http}: {e}", file=sys.stderr)
+            return 2
+        print(json.dumps({"event": "web", "url": site.url, "port": site.port}), flush=True)
+    tune_gc()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):  # before "listening": a SIGTERM right
@@ -206,6 +220,8 @@ async def serve(args: argparse.Namespace) -> int:
                       "loop": args.loop_used}), flush=True)
     await stop.wait()
     log.info("shutting_down", games_running=referee.games_running)
+    if site is not None:
+        await site.stop()
     await running.stop(grace=5.0)
     director = running.extras.get("director")
     if director is not None:

@@ -50,6 +50,7 @@ from .standings import Row, Standings
 from .storage import Store, StoreError, is_url, open_store
 from .tournament import Participant, SpecError, StartMode, TournamentSpec
 from .vocabulary import GameStatus, TournamentStatus
+from .web import RunningWeb, WebContext, parse_http, start_web
 
 console = Console(highlight=False, soft_wrap=True)
 log = get_logger("tournament")
@@ -81,6 +82,9 @@ def register(sub: Any) -> None:
                    choices=[f.value for f in LogFormat],
                    help="auto (default): text on a terminal, JSON lines otherwise")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--http", default="127.0.0.1:0", metavar="HOST:PORT",
+                   help="where the web view is served while the tournament runs (default: a "
+                   "free local port; its URL is printed); 'off': none")
     r.set_defaults(func=cmd_run)
     c = tsub.add_parser("check", help="validate a declaration and print its schedule summary")
     c.add_argument("file")
@@ -351,6 +355,7 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
         bot_tokens = {p.name: p.token for p in created}
         spec = director.spec_of(tid)
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
+    site = await _web(referee, store.target, args.http)
     launcher = BotLauncher(spec, path.parent.resolve(), results / "logs", server.target, bot_tokens)
     # From the first bot launched on, Ctrl-C (or SIGTERM) stops the run the same way
     # whenever it comes: the bots are stopped, the server too, and what was played stays.
@@ -377,9 +382,12 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
             console.print(f"interrupted before the first game: {done} of {total} games "
                           "played; run the same command again to resume")
         else:
-            interrupted = await _play(director, tid, spec.name, stop, args.quiet)
+            title = spec.name if site is None else f"{spec.name} {site.url}"
+            interrupted = await _play(director, tid, title, stop, args.quiet)
             over = not interrupted
     finally:
+        if site is not None:
+            await site.stop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
         await launcher.stop(dismissed=over)
@@ -414,6 +422,20 @@ def _abandon(tids: list[str], director: Director, results: Path) -> None:
         for game in director.store.games(tid):
             (results / "records" / f"{game.id}.json").unlink(missing_ok=True)
         console.print(f"abandoned the unfinished run {tid} (--fresh): starting over")
+
+
+async def _web(referee: Referee, db: str, http: str) -> RunningWeb | None:
+    """The web view of the run (docs/web.md), its URL printed; None if 'off' or the
+    address cannot be had (the tournament runs anyway)."""
+    if http == "off":
+        return None
+    try:
+        site = await start_web(WebContext(referee=referee, db=db), *parse_http(http))
+    except (ValueError, OSError) as e:
+        console.print(f"[yellow]no web view:[/] {e}")
+        return None
+    console.print(f"web view: {site.url}", soft_wrap=True)
+    return site
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -76,6 +76,11 @@ class DecisionCount:
 #: referee at that point of the game. None (the default) costs nothing per decision.
 FaultHook = Callable[[GameSpec, Seat], None]
 
+#: A read-only watcher of games in progress (the web view's live tables): called with
+#: the runner, the state and the record so far after each step, and with None for both
+#: when the game is over. It must not change anything, nor block.
+StepObserver = Callable[["GameRunner", GameState | None, RecordBuilder | None], None]
+
 
 @dataclass
 class GameServices:
@@ -90,6 +95,8 @@ class GameServices:
     pacer: Pacer
     #: The worker process for practice games (True) or the others (False).
     worker: Callable[[bool], HouseWorker]
+    #: See StepObserver (None: nobody watches).
+    observer: StepObserver | None = None
 
 
 class GameRunner:
@@ -268,6 +275,8 @@ class GameRunner:
                             seat.stats.decisions += 1
                         else:
                             state = await remote_turn(seat, state, rec)
+                    if self.services.observer is not None:
+                        self.services.observer(self, state, rec)
                     if len(state.results) > n_results:
                         hr = hand_result_to_wire(state.results[-1])
                         await self._broadcast(lambda s, hr=hr: pb.PlayResponse(  # type: ignore[misc]
@@ -295,6 +304,8 @@ class GameRunner:
                      winners=[self.names[w] for w in outcome.winners], summary=result.summary)
             return outcome
         finally:
+            if self.services.observer is not None:
+                self.services.observer(self, None, None)
             self._hold(False)
             self._let_go()
             self._forget_house()

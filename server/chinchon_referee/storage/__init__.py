@@ -19,17 +19,18 @@ def is_url(target: str) -> bool:
     return target.startswith(("postgresql://", "postgres://"))
 
 
-def open_store(target: str, exclusive: bool = False) -> SqlStore:
+def open_store(target: str, exclusive: bool = False, read_only: bool = False) -> SqlStore:
     """The store at ``target``: a ``postgresql://`` URL or a SQLite file name.
-    StoreError if it cannot be used (psycopg missing included)."""
+    StoreError if it cannot be used (psycopg missing included). ``read_only``: an
+    existing database, for reading only."""
     if not is_url(target):
-        return SqliteStore(target, exclusive=exclusive)
+        return SqliteStore(target, exclusive=exclusive, read_only=read_only)
     try:
         from .postgres import PostgresStore
     except ImportError:
         raise StoreError(
             "PostgreSQL needs psycopg: pip install 'chinchon-referee[postgres]'") from None
-    return PostgresStore(target, exclusive=exclusive)
+    return PostgresStore(target, exclusive=exclusive, read_only=read_only)
 
 
 __all__ = ["ANY_GAME", "SCHEMA_VERSION", "GameFilter", "GameRow", "SqlStore", "SqliteStore",

@@ -106,18 +106,24 @@ class _PgTx:
 
 
 class PostgresStore(SqlStore):
-    def __init__(self, url: str, exclusive: bool = False) -> None:
+    def __init__(self, url: str, exclusive: bool = False, read_only: bool = False) -> None:
         """Connect to the database at ``url`` and check (or create) its schema;
         StoreError if it cannot be used. ``exclusive``: hold it for this process's life
-        (a server): StoreError naming the holder if another server holds it."""
-        self.url = url
+        (a server): StoreError naming the holder if another server holds it.
+        ``read_only``: every transaction of this store is read-only (the web view), and
+        nothing is created or upgraded."""
+        self.url = self.target = url
         self.where = redact(url)
         self._lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._held = False
+        self._read_only = read_only
         self._conn = self._connect()
         try:
-            self._check_schema()
+            if read_only:
+                self._check_version()
+            else:
+                self._check_schema()
             if exclusive:
                 self._hold()
                 self._drop_orphans()
@@ -128,9 +134,11 @@ class PostgresStore(SqlStore):
             raise
 
     def _connect(self) -> psycopg.Connection[Any]:
+        options = "-c default_transaction_read_only=on" if self._read_only else ""
         try:
             return psycopg.connect(self.url, autocommit=True, connect_timeout=10,
-                                   application_name=f"chinchon-referee pid {os.getpid()}")
+                                   application_name=f"chinchon-referee pid {os.getpid()}",
+                                   options=options)
         except psycopg.Error as e:
             raise StoreError(f"{self.where}: cannot connect: {_first_line(e)}") from None
 
@@ -159,6 +167,18 @@ class PostgresStore(SqlStore):
                     "ON CONFLICT DO NOTHING", (SCHEMA_VERSION,))
         except psycopg.Error as e:
             raise StoreError(f"{self.where}: cannot use the database: {_first_line(e)}") from None
+
+    def _check_version(self) -> None:
+        try:
+            found = self._conn.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except psycopg.Error as e:
+            raise StoreError(f"{self.where}: not a readable referee database: "
+                             f"{_first_line(e)}") from None
+        if found is None or found[0] != SCHEMA_VERSION:
+            raise StoreError(f"{self.where}: schema version {found[0] if found else 'unknown'}, "
+                             f"this referee reads {SCHEMA_VERSION}: open it with `chinchon "
+                             "serve` once (it is upgraded then)")
 
     def _hold(self) -> None:
         (got,), = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (SERVER_LOCK,)).fetchall()

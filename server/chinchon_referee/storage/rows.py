@@ -55,6 +55,8 @@ class GameRow:
     stats: list[dict[str, Any]] | None = None
     #: Each hand's scores (what standings count), stored beside the record.
     hands: list[HandScore] | None = None
+    #: When it finished (a ``time.time()``).
+    finished: float | None = None
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,8 @@ class Store(ABC):
 
     #: Where the data is, for messages (a file name, or a URL without its password).
     where: str = ""
+    #: Where the data is, to open it again (a file name, or the URL as given).
+    target: str = ""
 
     @abstractmethod
     def secret(self, key: str) -> bytes:
@@ -244,8 +248,12 @@ class Store(ABC):
         record."""
 
     @abstractmethod
-    def game(self, game_id: str) -> GameRow | None:
-        """One game of a tournament, with its record."""
+    def game(self, game_id: str, practice: bool = False) -> GameRow | None:
+        """One game of a tournament (or of practice too, if ``practice``), with its record."""
+
+    @abstractmethod
+    def status_counts(self, tid: str) -> dict[GameStatus, int]:
+        """How many games of ``tid`` are in each status (counted, none read)."""
 
     @abstractmethod
     def record_texts(self, tid: str, after_seq: int, limit: int) -> list[tuple[str, int, str]]:

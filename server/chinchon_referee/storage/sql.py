@@ -38,7 +38,8 @@ from .rows import (
 )
 
 #: The columns of a game row without its record, and with it.
-_LIGHT = "id, tournament_id, seq, players, deal_id, status, voided, result, stats, hands"
+_LIGHT = ("id, tournament_id, seq, players, deal_id, status, voided, result, stats, hands, "
+          "finished")
 _FULL = _LIGHT + ", record, record_z"
 
 #: Game rows written per transaction when a tournament is created: the store's lock
@@ -198,11 +199,11 @@ class SqlStore(Store):
         rows = self._query(f"SELECT {_FULL if records else _LIGHT} FROM games {where}", args)
         out = []
         for r in rows:
-            record = record_of(r[11] if r[11] is not None else r[10]) if records else None
+            record = record_of(r[12] if r[12] is not None else r[11]) if records else None
             out.append(GameRow(
                 r[0], r[1], r[2], json.loads(r[3]), r[4], GameStatus(r[5]), r[6],
                 result_of(r[7]), record, json.loads(r[8]) if r[8] else None,
-                hands_of(r[9], record),
+                hands_of(r[9], record), r[10],
             ))
         return out
 
@@ -234,9 +235,17 @@ class SqlStore(Store):
                 row.hands = full.hands if full is not None else None
         return rows
 
-    def game(self, game_id: str) -> GameRow | None:
-        rows = self._games("WHERE id = ? AND tournament_id IS NOT NULL", (game_id,), records=True)
+    def game(self, game_id: str, practice: bool = False) -> GameRow | None:
+        where = "WHERE id = ?" if practice else "WHERE id = ? AND tournament_id IS NOT NULL"
+        rows = self._games(where, (game_id,), records=True)
         return rows[0] if rows else None
+
+    def status_counts(self, tid: str) -> dict[GameStatus, int]:
+        counts = dict.fromkeys(GameStatus, 0)
+        for status, n in self._query("SELECT status, COUNT(*) FROM games WHERE tournament_id = ? "
+                                     "GROUP BY status", (tid,)):
+            counts[GameStatus(status)] = int(n)
+        return counts
 
     def record_texts(self, tid: str, after_seq: int, limit: int) -> list[tuple[str, int, str]]:
         rows = self._query(

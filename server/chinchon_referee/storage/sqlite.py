@@ -13,6 +13,7 @@ import fcntl
 import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -71,18 +72,20 @@ CREATE INDEX IF NOT EXISTS games_by_lease ON games (lease_until) WHERE status = 
 """
 
 class SqliteStore(SqlStore):
-    def __init__(self, path: str, exclusive: bool = False) -> None:
+    def __init__(self, path: str, exclusive: bool = False, read_only: bool = False) -> None:
         """Open (or create) the database at ``path``; StoreError if it cannot be used.
         ``exclusive``: hold it for this process's life (a server): StoreError naming the
-        holder's pid if another process holds it."""
+        holder's pid if another process holds it. ``read_only``: open an existing
+        database of this referee's schema for reading only (the web view): nothing is
+        created, upgraded or written."""
         self.path = path
-        self.where = path
+        self.where = self.target = path
         self._lock = threading.Lock()
         self._lockfile: int | None = None
         if exclusive:
             self._lockfile = _hold(path)
         try:
-            self._db = _open(path)
+            self._db = _open_read_only(path) if read_only else _open(path)
         except BaseException:
             self._release()
             raise
@@ -90,7 +93,7 @@ class SqliteStore(SqlStore):
         # write's commit (an fsync) in another thread, so the event loop's reads are quick.
         self._read_lock = threading.Lock()
         self._reader = self._db
-        if path != ":memory:" and not path.startswith("file:"):
+        if path != ":memory:" and not path.startswith("file:") and not read_only:
             self._reader = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             self._reader.execute("PRAGMA busy_timeout=5000")
             self._reader.execute("PRAGMA query_only=1")
@@ -169,6 +172,25 @@ def _create_private(path: str) -> None:
         pass  # made meanwhile by another process: it is as it is
     except OSError as e:
         raise StoreError(f"{path}: cannot create the database: {e.strerror}") from None
+
+
+def _open_read_only(path: str) -> sqlite3.Connection:
+    """A read-only connection to the existing database at ``path``, of this schema."""
+    if not os.path.isfile(path):
+        raise StoreError(f"{path}: no database there")
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA busy_timeout=5000")
+        found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.Error as e:
+        raise StoreError(f"{path}: not a readable referee database ({e})") from None
+    if found is None or found[0] != SCHEMA_VERSION:
+        db.close()
+        raise StoreError(f"{path}: schema version {found[0] if found else 'unknown'}, this "
+                         f"referee reads {SCHEMA_VERSION}: open it with `chinchon serve` or "
+                         "`tournament run` once (it is upgraded then)")
+    return db
 
 
 def _open(path: str) -> sqlite3.Connection:
