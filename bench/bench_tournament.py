@@ -175,7 +175,10 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
                 timeouts += s.get("timeouts", 0)
                 illegal += s.get("illegal", 0)
         finished = sum(1 for g in games if g.status == "finished")
+        record_json = sum(len(json.dumps(g.record, separators=(",", ":"))) for g in games
+                          if g.record)
         store.close()
+        db_bytes = sum(f.stat().st_size for f in Path(tmp).glob("tournament.sqlite3*"))
     return {
         "concurrency": concurrency, "games_per_pairing": gpp, "games": finished,
         "scheduled": total, "wall": wall, "games_per_s": finished / wall,
@@ -184,6 +187,8 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
         "terminations": dict(terms), "timeouts": timeouts, "illegal": illegal,
         "first_tenth_games_per_s": _rate(ends, t0, 0.0, 0.1),
         "last_tenth_games_per_s": _rate(ends, t0, 0.9, 1.0), "counts_ms_at_end": counts_ms,
+        "db_bytes_per_game": db_bytes / max(finished, 1),
+        "record_json_bytes_per_game": record_json / max(finished, 1),
         "store_on_loop_calls": len(loop_store),
         "store_on_loop_ms_max": max(loop_store, default=0.0) * 1000,
         "store_on_loop_ms_per_game": sum(loop_store) * 1000 / max(finished, 1),
@@ -256,6 +261,8 @@ def main() -> int:
         print(f"c={r['concurrency']}: store calls on the event loop while playing: "
               f"{r['store_on_loop_calls']}, the longest {r['store_on_loop_ms_max']:.2f} ms, "
               f"{r['store_on_loop_ms_per_game']:.2f} ms per game")
+        print(f"c={r['concurrency']}: database {r['db_bytes_per_game'] / 1000:.1f} kB per game "
+              f"(records' JSON {r['record_json_bytes_per_game'] / 1000:.1f} kB per game)")
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
     if args.json:
         with open(args.json, "w") as f:
