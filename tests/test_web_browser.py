@@ -7,6 +7,7 @@ pages reconnect by themselves after the referee restarts."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import urllib.parse
@@ -68,7 +69,17 @@ def _check_live_snapshot(snap: dict[str, Any], record: dict[str, Any]) -> None:
     assert snap["backs"] == sizes == snap["sizes"], "each hand is face down, its size shown"
 
 
+def _shot(page: Any, folder: Path, name: str) -> None:
+    """Save a screenshot of ``page`` as a test artifact (``$CHINCHON_SCREENSHOTS`` or the
+    test's folder; docs/img holds a set of them)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_home_tournament_live_game_and_replay_pages_in_a_browser(tmp_path: Path, browser: Any) -> None:
+    shots = Path(os.environ.get("CHINCHON_SCREENSHOTS") or tmp_path / "screenshots")
     port, http_port = free_port(), free_port()
     db = tmp_path / "web.sqlite3"
     servers = [ServeWeb(tmp_path, port, http_port, db, 1)]
@@ -92,6 +103,7 @@ def test_home_tournament_live_game_and_replay_pages_in_a_browser(tmp_path: Path,
         home.goto(base)
         home.wait_for_selector('#bots tr[data-bot="wa"]')
         home.wait_for_selector('#bots tr[data-bot="wb"]')
+        _shot(home, shots, "home")
         home.close()
         # A game in progress appears in "Games running now": watch it live.
         page.wait_for_selector("#running a")
@@ -110,12 +122,14 @@ def test_home_tournament_live_game_and_replay_pages_in_a_browser(tmp_path: Path,
             snaps.append(snap)
             seen = snap["steps"]
         assert len(snaps) >= 2, "the live page was pushed updates while the game ran"
+        _shot(live, shots, "live-game")
         # The standings move as games end, without a reload, to the end of the tournament.
         page.wait_for_function("Number(document.querySelector('#done').dataset.done) >= 1")
         first = int(page.get_attribute("#done", "data-done") or 0)
         assert first < 4
         page.wait_for_function("document.querySelector('#done').dataset.done === '4'")
         page.wait_for_selector("#status >> text=finished")
+        _shot(page, shots, "tournament")
         final = _standings(port, tid)
         rows = page.eval_on_selector_all(
             "#standings tr[data-bot]",
@@ -128,7 +142,7 @@ def test_home_tournament_live_game_and_replay_pages_in_a_browser(tmp_path: Path,
         for snap in snaps:
             _check_live_snapshot(snap, record)
         live.close()
-        _replay_viewer(browser, base, gid, record)
+        _replay_viewer(browser, base, gid, record, shots)
         # The finished games' list: filtered by bot and result, with replay links.
         page.select_option("#f-bot", "wa")
         page.select_option("#f-result", "win")
@@ -142,7 +156,8 @@ def test_home_tournament_live_game_and_replay_pages_in_a_browser(tmp_path: Path,
         stop_all(procs, servers)
 
 
-def _replay_viewer(browser: Any, base: str, gid: str, record: dict[str, Any]) -> None:
+def _replay_viewer(browser: Any, base: str, gid: str, record: dict[str, Any],
+                   shots: Path) -> None:
     """Steps by URL and keyboard; the seat perspective is the engine's observation."""
     states = states_of(record)
     names = [s["name"] for s in record["seats"]]
@@ -176,6 +191,7 @@ def _replay_viewer(browser: Any, base: str, gid: str, record: dict[str, Any]) ->
         shown = page.eval_on_selector_all(f'.seat[data-seat="{s}"] .hand [data-card]',
                                           "cs => cs.map(c => c.dataset.card)")
         assert shown == [str(c) for c in states[step - 1].hand(s)]
+    _shot(page, shots, "replay")
     # As seat 1 saw it: its own hand, the others' as counts only, at several steps.
     for step in (3, 12, len(states) // 2):
         page.goto(f"{url}?step={step}&view=1&controls=0")
