@@ -221,7 +221,8 @@ class WebApp:
         return web.json_response(await self.home())
 
     async def h_home_events(self, request: web.Request) -> web.StreamResponse:
-        return await stream(request, self.subs, self.home_topic, self.home, "home", self.closing)
+        return await stream(request, self.subs, self.home_topic, self.home, "home", self.closing,
+                            shared=True)
 
     async def h_tournament(self, request: web.Request) -> web.Response:
         snap = await self.tournament(request.match_info["tid"])
@@ -237,7 +238,8 @@ class WebApp:
         # again at most every 5 times as long as they took (never more than twice a second).
         return await stream(request, self.subs, self.topic(tid), lambda: self.tournament(tid),
                             "tournament", self.closing,
-                            min_interval=lambda: max(0.5, 5 * self._cost.get("t:" + tid, 0.0)))
+                            min_interval=lambda: max(0.5, 5 * self._cost.get("t:" + tid, 0.0)),
+                            shared=True)
 
     async def h_games(self, request: web.Request) -> web.Response:
         tid = request.match_info["tid"]
@@ -314,7 +316,8 @@ class WebApp:
         async def snap() -> dict[str, Any] | None:
             return self.live.public(gid)
 
-        return await stream(request, self.subs, topic, snap, "table", self.closing, min_interval=0.1)
+        return await stream(request, self.subs, topic, snap, "table", self.closing, min_interval=0.1,
+                            shared=True)
 
     # -- the application ----------------------------------------------------------------
     def app(self) -> web.Application:

@@ -36,6 +36,9 @@ class Topic:
     def __init__(self) -> None:
         self.version = 0
         self._changed = asyncio.Event()
+        #: (version, event name, the event's bytes) of the last snapshot shared by the
+        #: topic's streams: built once per version, however many pages watch.
+        self.shared: tuple[int, str, bytes] | None = None
 
     def bump(self) -> None:
         self.version += 1
@@ -88,11 +91,14 @@ async def stream(
     request: web.Request, subs: Subscribers, topic: Topic,
     snapshot: Callable[[], Awaitable[dict[str, Any] | None]], name: str,
     closing: asyncio.Event, min_interval: float | Callable[[], float] = 0.25,
+    shared: bool = False,
 ) -> web.StreamResponse:
     """Send ``snapshot()`` as event ``name`` now and after each change of ``topic``,
     until the client goes, the snapshot is None (the thing is gone: event ``gone``) or
     the server closes. Snapshots are ``min_interval`` seconds apart at least (a
-    callable: asked each time, for snapshots whose cost grows)."""
+    callable: asked each time, for snapshots whose cost grows). ``shared``: the snapshot
+    is the same for every stream of the topic (public, no per-client option): it is
+    built and encoded once per version, and the bytes sent to all."""
     interval = min_interval if callable(min_interval) else (lambda: min_interval)
     peer = request.remote or ""
     refused = subs.try_add(peer)
@@ -110,11 +116,18 @@ async def stream(
             version = topic.version
             if version != seen:
                 seen = version
-                snap = await snapshot()
-                if snap is None:
-                    await resp.write(event_bytes("gone", {}))
-                    break
-                await resp.write(event_bytes(name, snap))
+                cached = topic.shared if shared else None
+                if cached is not None and cached[0] == version and cached[1] == name:
+                    data = cached[2]
+                else:
+                    snap = await snapshot()
+                    if snap is None:
+                        await resp.write(event_bytes("gone", {}))
+                        break
+                    data = event_bytes(name, snap)
+                    if shared:
+                        topic.shared = (version, name, data)
+                await resp.write(data)
                 sent = loop.time()
                 await asyncio.sleep(max(0.0, interval() - (loop.time() - sent)))
                 continue
