@@ -518,9 +518,11 @@ def run_bot(
     practice: PracticeOptions | None = None,
     root_cert: bytes | None = None,
     reconnect_for: float = 60.0,
+    lean: bool = True,
 ) -> SessionReport:
     """Blocking helper: play with ``bot`` (an object with ``choose`` or a plain function,
-    see :func:`as_chooser`) until the referee ends the session."""
+    see :func:`as_chooser`) until the referee ends the session (``lean``: see
+    :attr:`BotClient.lean`)."""
     client = BotClient(bot, target, token, practice=practice, root_cert=root_cert,
-                       reconnect_for=reconnect_for)
+                       reconnect_for=reconnect_for, lean=lean)
     return asyncio.run(client.run())
