@@ -189,8 +189,8 @@ def main() -> int:
           f"{w['decisions_per_game']:.0f} decisions per game")
     print(f"mean ActionRequest          full {w['bytes_full']:7.0f} B   lean {w['bytes_lean']:7.0f} B"
           f"   lean/full {w['bytes_lean'] / w['bytes_full']:.2f}")
-    print(f"SDK decode per request      full {w['decode_us_full']:7.1f} us  lean {w['decode_us_lean']:7.1f} us"
-          f"  lean/full {w['decode_us_lean'] / w['decode_us_full']:.2f}   (best of {args.reps}; "
+    print(f"SDK decode per request      full {w['decode_us_full']:7.1f} us  "
+          f"lean {w['decode_us_lean']:7.1f} us  lean/full {w['decode_us_lean'] / w['decode_us_full']:.2f}   (best of {args.reps}; "
           f"medians {w['decode_us_full_median']:.1f} / {w['decode_us_lean_median']:.1f} us)",
           flush=True)
     if args.no_tournament:
