@@ -17,8 +17,10 @@ requests").
    each is kept (process CPU time).
 3. Tournament throughput: the round-robin of bench_tournament.py between SDK bot
    processes (``python -m chinchon.sdk --bot greedy``, one per stream), with full
-   observations (``--full-observations``) and lean ones, same seeds, alternated.
-   Reported: games/s of each run, and lean/full of the medians.
+   observations (``--full-observations``) and lean ones, same seed and tournament id
+   (so the same deals and, the bots being deterministic, the same games), alternated.
+   Reported: games/s and CPU (referee + bots) per decision of each run, and lean/full
+   of the medians.
 """
 
 from __future__ import annotations
@@ -154,17 +156,20 @@ def tournament_figures(rounds: int, gpp: int, bots: int, concurrency: int) -> di
 
     base = [sys.executable, "-m", "chinchon.sdk", "--bot", "greedy"]
     modes = {"full": [*base, "--full-observations"], "lean": base}
-    out: dict[str, list[float]] = {"full": [], "lean": []}
+    out: dict[str, list[float]] = {"full": [], "lean": [], "full_cpu_us": [], "lean_cpu_us": []}
     order = ["full", "lean"]
     for r in range(rounds):
         for mode in order if r % 2 == 0 else order[::-1]:
             res = asyncio.run(bench_tournament.run_one(
-                concurrency, gpp, bots, 1800, 600, command=modes[mode]))
+                concurrency, gpp, bots, 1800, 600, command=modes[mode], tid="t-bench-lean"))
             odd = {k: v for k, v in res["terminations"].items()
                    if k not in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")}
             out[mode].append(res["games_per_s"])
-            print(f"  round {r + 1} {mode}: {res['games']} games in {res['wall']:.1f} s, "
-                  f"{res['games_per_s']:.3f} games/s, {res['decisions_per_s']:,.0f} decisions/s, "
+            cpu = (res["referee_cpu"] + res["bots_cpu"]) * res["wall"] / max(1, res["decisions"])
+            out[mode + "_cpu_us"].append(cpu * 1e6)
+            print(f"  round {r + 1} {mode}: {res['games']} games, {res['decisions']:,} decisions "
+                  f"in {res['wall']:.1f} s, "
+                  f"{res['games_per_s']:.3f} games/s, {cpu * 1e6:,.0f} us CPU per decision, "
                   f"referee CPU {res['referee_cpu']:.0%}, bots CPU {res['bots_cpu']:.0%}, "
                   f"timeouts {res['timeouts']}{', ' + str(odd) if odd else ''}", flush=True)
     return out
@@ -190,7 +195,8 @@ def main() -> int:
     print(f"mean ActionRequest          full {w['bytes_full']:7.0f} B   lean {w['bytes_lean']:7.0f} B"
           f"   lean/full {w['bytes_lean'] / w['bytes_full']:.2f}")
     print(f"SDK decode per request      full {w['decode_us_full']:7.1f} us  "
-          f"lean {w['decode_us_lean']:7.1f} us  lean/full {w['decode_us_lean'] / w['decode_us_full']:.2f}   (best of {args.reps}; "
+          f"lean {w['decode_us_lean']:7.1f} us  "
+          f"lean/full {w['decode_us_lean'] / w['decode_us_full']:.2f}   (best of {args.reps}; "
           f"medians {w['decode_us_full_median']:.1f} / {w['decode_us_lean_median']:.1f} us)",
           flush=True)
     if args.no_tournament:
@@ -204,6 +210,9 @@ def main() -> int:
     print(f"SDK-bot tournament games/s  full {mf:7.3f}     lean {ml:7.3f}     lean/full {ml / mf:.2f}"
           f"   (medians; runs {' '.join(f'{x:.3f}' for x in t['full'])} / "
           f"{' '.join(f'{x:.3f}' for x in t['lean'])})")
+    cf, cl = statistics.median(t["full_cpu_us"]), statistics.median(t["lean_cpu_us"])
+    print(f"CPU per decision (all)      full {cf:7.0f} us  lean {cl:7.0f} us  lean/full {cl / cf:.2f}"
+          "   (referee + bots, medians)")
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
     return 0
 
