@@ -56,7 +56,7 @@ def play(games: int) -> list[tuple[int, list[tuple[Observation, list]], RuleSet]
     """Greedy games: per game, the players, each decision's view and legal actions."""
     out = []
     for gi in range(games):
-        players = 2 if gi % 3 else 3
+        players = 2 if gi % 4 else 3
         rules = RuleSet(players=players, jokers=gi % 3)
         state = new_game(rules)
         source = ShuffleSource("bench-lean", f"g{gi}")
@@ -123,6 +123,14 @@ def wire_figures(games: int, reps: int) -> dict[str, float]:
     full, lean = streams(played, False), streams(played, True)
     sizes = {name: [len(raw) for s in ss for kind, raw in s if kind == "request"]
              for name, ss in (("full", full), ("lean", lean))}
+    # The games of the default rule set (2 players, no jokers), whose streams are the
+    # two after those of the games before.
+    plain = [i for i, (players, _, rules) in enumerate(played)
+             if players == 2 and rules.jokers == 0]
+    firsts = [sum(p for p, _, _ in played[:i]) for i in range(len(played))]
+    plain_sizes = {name: [len(raw) for i in plain for s in ss[firsts[i]:firsts[i] + 2]
+                          for kind, raw in s if kind == "request"]
+                   for name, ss in (("full", full), ("lean", lean))}
     n = len(sizes["full"])
     # The lean decoder rebuilds exactly what observation_from_wire makes of a full one.
     for f, ln in zip(full, lean, strict=True):
@@ -145,6 +153,8 @@ def wire_figures(games: int, reps: int) -> dict[str, float]:
     return {
         "games": games, "requests": n, "decisions_per_game": decisions / games,
         "bytes_full": statistics.mean(sizes["full"]), "bytes_lean": statistics.mean(sizes["lean"]),
+        "bytes_full_default_rules": statistics.mean(plain_sizes["full"]),
+        "bytes_lean_default_rules": statistics.mean(plain_sizes["lean"]),
         "decode_us_full": min(times["full"]), "decode_us_lean": min(times["lean"]),
         "decode_us_full_median": statistics.median(times["full"]),
         "decode_us_lean_median": statistics.median(times["lean"]),
@@ -194,6 +204,8 @@ def main() -> int:
           f"{w['decisions_per_game']:.0f} decisions per game")
     print(f"mean ActionRequest          full {w['bytes_full']:7.0f} B   lean {w['bytes_lean']:7.0f} B"
           f"   lean/full {w['bytes_lean'] / w['bytes_full']:.2f}")
+    print(f"  default rules (2 players) full {w['bytes_full_default_rules']:7.0f} B   "
+          f"lean {w['bytes_lean_default_rules']:7.0f} B")
     print(f"SDK decode per request      full {w['decode_us_full']:7.1f} us  "
           f"lean {w['decode_us_lean']:7.1f} us  "
           f"lean/full {w['decode_us_lean'] / w['decode_us_full']:.2f}   (best of {args.reps}; "

@@ -207,7 +207,7 @@ class RequestEncoder:
     def observation(self, obs: Observation) -> bytes:
         """The encoding of ``chinchon.wire.observation_to_wire(obs)``."""
         parts = self._head(obs)
-        events = obs.events
+        events, taken, closer, past = obs[12:]
         k = len(self._events)
         if len(events) >= k and events[:k] == self._events:
             # The hand's events only grow until the next hand: extend the last encoding
@@ -218,9 +218,11 @@ class RequestEncoder:
             self._events_b = b"".join([event_bytes(e) for e in events])
         self._events = events
         parts.append(self._events_b)
-        self._tail(obs, parts)
+        if taken is not None:
+            parts.append(_TAKEN[taken])
+        if closer:
+            parts.append(_NOBODY_CLOSED if closer == -1 else OBSERVATION_CLOSER + varint(closer))
         parts.append(self._rules)
-        past = obs.past_hands
         if past is not self._past:
             self._past_b = self._past_for(past)
             self._past = past
@@ -247,13 +249,17 @@ class RequestEncoder:
         parts = self._head(obs)
         if len(events) > k:
             parts.append(b"".join([event_bytes(e) for e in events[k:]]))
-        self._tail(obs, parts)
+        taken, closer = obs.taken_from_discard, obs.closer
+        if taken is not None:
+            parts.append(_TAKEN[taken])
+        if closer:
+            parts.append(_NOBODY_CLOSED if closer == -1 else OBSERVATION_CLOSER + varint(closer))
         return b"".join(parts), _DELTAS[k] if k < len(_DELTAS) else _delta(k)
 
     def _head(self, obs: Observation) -> list[bytes]:
         """The fields of the observation before ``events``."""
         (seat, _, hand_no, phase, to_act, starter, turn, hand, pile, stock_size, players,
-         table, *_) = obs
+         table, _, _, _, _) = obs
         if pile is not self._pile:
             # The discard pile grows by its top card, or loses it: adjust the last encoding.
             old = self._pile
@@ -301,15 +307,6 @@ class RequestEncoder:
                     for i, tm in enumerate(table))
             parts.append(b)
         return parts
-
-    @staticmethod
-    def _tail(obs: Observation, parts: list[bytes]) -> None:
-        """The fields between ``events`` and ``rules``."""
-        taken, closer = obs.taken_from_discard, obs.closer
-        if taken is not None:
-            parts.append(_TAKEN[taken])
-        if closer:
-            parts.append(_NOBODY_CLOSED if closer == -1 else OBSERVATION_CLOSER + varint(closer))
 
     def _past_for(self, past: tuple[HandResult, ...]) -> bytes:
         k = len(self._past)
