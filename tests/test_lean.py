@@ -28,10 +28,13 @@ from chinchon.engine import (
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.wire import LeanDecoder, RequestEncoder, hand_result_to_wire, observation_to_wire
+from chinchon_referee.config import Policies
 from google.protobuf import json_format
 
-from tests.helpers import ROOT, play, printed, spawn, spec, start, stop
+from tests.fixture_types import SpawnBot, StartServer
+from tests.helpers import ROOT, BotProc, play, printed, spec
 from tests.referee_support import connected
+from tests.waits import until
 
 LEAN_BOT = [sys.executable, str(ROOT / "tests" / "bots" / "lean_bot.py")]
 
@@ -52,42 +55,78 @@ def _views(record: dict, rules: RuleSet, seat: int, names: list[str]) -> list[by
     return out
 
 
+def _shown(proc: BotProc) -> tuple[list[bytes], list[dict]]:
+    """The observations a lean_bot process gave its bot, and the requests it read
+    (its output so far, then forgotten)."""
+    lines = [json.loads(ln) for ln in proc.out if ln.startswith("{")]
+    proc.out.clear()
+    return ([bytes.fromhex(m["obs"]) for m in lines if "obs" in m],
+            [m for m in lines if "request" in m])
+
+
+def _same(game_id: str, seat: int, got: list[bytes], want: list[bytes]) -> None:
+    assert len(got) == len(want), (game_id, seat, len(got), len(want))
+    for i, (a, b) in enumerate(zip(got, want, strict=True)):
+        if a != b:
+            raise AssertionError(
+                f"game {game_id} seat {seat} decision {i}:\n"
+                f"{json_format.MessageToDict(g.Observation.FromString(a))}\n!=\n"
+                f"{json_format.MessageToDict(g.Observation.FromString(b))}")
+
+
 @pytest.mark.parametrize("players", [2, 3])
-def test_the_sdk_rebuilds_every_whole_observation_from_lean_requests(players: int) -> None:
+async def test_the_sdk_rebuilds_every_whole_observation_from_lean_requests(
+    servers: StartServer, bots: SpawnBot, players: int,
+) -> None:
     names = [f"lean{i}" for i in range(players)]
-    games = [gm for gm in GAMES if gm[2] == players]
+    server = await servers(names)
+    procs = [await bots(LEAN_BOT, server, n) for n in names]
+    await connected(server, *names)
+    for k, (seed, jokers, _) in enumerate(gm for gm in GAMES if gm[2] == players):
+        rules = RuleSet(players=players, jokers=jokers)
+        s = spec(f"{seed}-{k}", names, seed=seed, rules=rules)
+        out = await play(server.referee, s)
+        assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+        await printed(procs, f'"ended": "{s.game_id}"')
+        for seat, p in enumerate(procs):
+            got, requests = _shown(p)
+            _same(s.game_id, seat, got, _views(out.record, rules, seat, names))
+            # The first request of each game on the stream is whole, the rest lean.
+            assert [m["delta"] for m in requests] == [False] + [True] * (len(requests) - 1)
 
-    async def main() -> None:
-        server = await start(names)
-        procs = [await spawn(LEAN_BOT, server, n) for n in names]
-        try:
-            await connected(server, *names)
-            for k, (seed, jokers, _) in enumerate(games):
-                rules = RuleSet(players=players, jokers=jokers)
-                s = spec(f"{seed}-{k}", names, seed=seed, rules=rules)
-                out = await play(server.referee, s)
-                assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
-                await printed(procs, f'"ended": "{s.game_id}"')
-                for seat, p in enumerate(procs):
-                    lines = [json.loads(ln) for ln in p.out if ln.startswith("{")]
-                    p.out.clear()
-                    got = [bytes.fromhex(m["obs"]) for m in lines if "obs" in m]
-                    requests = [m for m in lines if "request" in m]
-                    want = _views(out.record, rules, seat, names)
-                    assert len(got) == len(want) == len(requests)
-                    for i, (a, b) in enumerate(zip(got, want, strict=True)):
-                        if a != b:
-                            raise AssertionError(
-                                f"game {s.game_id} seat {seat} decision {i}:\n"
-                                f"{json_format.MessageToDict(g.Observation.FromString(a))}\n!=\n"
-                                f"{json_format.MessageToDict(g.Observation.FromString(b))}")
-                    # The first request of each game on the stream is whole, the rest lean.
-                    assert [m["delta"] for m in requests] == [False] + [True] * (len(requests) - 1)
-        finally:
-            await stop(*procs)
-            await server.stop(0)
 
-    asyncio.run(main())
+async def test_a_bot_back_on_a_new_stream_gets_a_whole_observation_first(
+    servers: StartServer, bots: SpawnBot,
+) -> None:
+    """A lean bot killed mid-game and started again resumes its seat: its first request
+    is whole, the next ones lean, and every observation either process gave its bot is
+    the seat's whole one at that decision."""
+    names = ["back0", "back1"]
+    rules = RuleSet(players=2, jokers=2)
+    server = await servers(names)
+    procs = [await bots(LEAN_BOT, server, n) for n in names]
+    await connected(server, *names)
+    s = spec("lean-back", names, seed="lean-back", rules=rules,
+             policies=Policies(reconnect_grace=30.0))
+    game = asyncio.ensure_future(play(server.referee, s))
+    await until(lambda: server.referee.decisions >= 40 or game.done(), "40 decisions")
+    assert not game.done()
+    await procs[0].kill()
+    first, _ = _shown(procs[0])
+    again = await bots(LEAN_BOT, server, names[0])
+    out = await game
+    assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")
+    assert out.stats[0].timeouts == 0 and out.stats[0].strikes == 0
+    await printed([again, procs[1]], '"ended": "lean-back"')
+    later, requests = _shown(again)
+    assert requests and [m["delta"] for m in requests] == [False] + [True] * (len(requests) - 1)
+    want = _views(out.record, rules, 0, names)
+    # The request the old process was given last may come again to the new one.
+    assert first and later and len(first) + len(later) in (len(want), len(want) + 1)
+    _same("lean-back", 0, first, want[:len(first)])
+    _same("lean-back", 0, later, want[-len(later):])
+    got, _ = _shown(procs[1])
+    _same("lean-back", 1, got, _views(out.record, rules, 1, names))
 
 
 def _game(seed: str, jokers: int, players: int) -> list[tuple[GameState, int]]:
