@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import sys
 
 import pytest
@@ -30,6 +31,8 @@ from chinchon.v1 import referee_pb2 as pb
 from chinchon.wire import LeanDecoder, RequestEncoder, hand_result_to_wire, observation_to_wire
 from chinchon_referee.config import Policies
 from google.protobuf import json_format
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.fixture_types import SpawnBot, StartServer
 from tests.helpers import ROOT, BotProc, play, printed, spec
@@ -129,8 +132,10 @@ async def test_a_bot_back_on_a_new_stream_gets_a_whole_observation_first(
     _same("lean-back", 1, got, _views(out.record, rules, 1, names))
 
 
-def _game(seed: str, jokers: int, players: int) -> list[tuple[GameState, int]]:
-    """Every decision of a greedy game played by the engine: the state and the seat."""
+def _game(seed: str, jokers: int, players: int,
+          rng: random.Random | None = None) -> list[tuple[GameState, int]]:
+    """Every decision of a game played by the engine: the state and the seat. Greedy
+    bots, or random legal actions from ``rng``."""
     rules = RuleSet(players=players, jokers=jokers)
     source = ShuffleSource(seed, seed, False)
     state = new_game(rules)
@@ -143,8 +148,10 @@ def _game(seed: str, jokers: int, players: int) -> list[tuple[GameState, int]]:
             continue
         seat = state.to_act
         out.append((state, seat))
-        state = apply(state, bot.choose(observation(state, seat, names), legal_actions(state)),
-                      seat=seat)
+        legal = legal_actions(state)
+        action = (rng.choice(legal) if rng is not None
+                  else bot.choose(observation(state, seat, names), legal))
+        state = apply(state, action, seat=seat)
     return out
 
 
@@ -154,13 +161,29 @@ def test_a_lean_request_carries_nothing_a_full_one_does_not(seed: str, jokers: i
     """Each lean request parses as an ActionRequest whose observation is the full one
     less its rules, its past hands and the events kept; and the decoder, fed the lean
     requests and the hand results in order, rebuilds the full one each time."""
+    _check_lean(_game(seed, jokers, players), jokers, players)
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.text(min_size=1, max_size=6), jokers=st.integers(0, 2),
+       players=st.integers(2, 4), policy=st.integers(0, 2**32 - 1))
+def test_lean_requests_of_random_games_rebuild_every_whole_observation(
+    seed: str, jokers: int, players: int, policy: int,
+) -> None:
+    """The same with random legal actions (reshuffles, lay-offs, lay-downs, long
+    hands), 2 to 4 players."""
+    _check_lean(_game(seed, jokers, players, random.Random(policy)), jokers, players)
+
+
+def _check_lean(game: list[tuple[GameState, int]], jokers: int, players: int) -> None:
     names = [f"p{i}" for i in range(players)]
     enc = RequestEncoder("g-1", RuleSet(players=players, jokers=jokers))
     streams = [object() for _ in range(players)]
     decoders = [LeanDecoder() for _ in range(players)]
     hands_seen = [0] * players
     leans = 0
-    for rid, (state, seat) in enumerate(_game(seed, jokers, players), 1):
+    rid = 0
+    for rid, (state, seat) in enumerate(game, 1):
         view = observation(state, seat, names)
         full = g.Observation.FromString(enc.observation(view))
         assert full == observation_to_wire(view)
