@@ -12,6 +12,8 @@ first ``delta.events_kept`` events, and converts only the rest. The result equal
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from chinchon.engine import (
     Card,
     HandResult,
@@ -113,5 +115,5 @@ class LeanDecoder:
         return len(self._last)
 
 
-def _cards(texts: object) -> tuple[Card, ...]:
-    return tuple([parse_card(t) for t in texts])  # type: ignore[attr-defined]
+def _cards(texts: Iterable[str]) -> tuple[Card, ...]:
+    return tuple([parse_card(t) for t in texts])
