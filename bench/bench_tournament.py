@@ -75,7 +75,12 @@ def time_store_calls(store: Any) -> list[float]:
 
 
 async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
-                  progress: float = 60.0) -> dict[str, Any]:
+                  progress: float = 60.0,
+                  command: list[str] | None = None, tid: str | None = None) -> dict[str, Any]:
+    """One tournament. ``command``: a bot program to run instead of the fast raw bot,
+    started as ``command --target T --token K``, one process per stream (bench_lean.py
+    runs SDK bots so). ``tid``: the tournament's id (the deals depend on it and the
+    seed; None: a new random one)."""
     from chinchon_referee.auth import TokenBook
     from chinchon_referee.config import RefereeConfig
     from chinchon_referee.director import Director
@@ -99,7 +104,7 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
         tune_gc()
         referee = Referee(config)
         director = Director(referee, store, tokens)
-        tid, parts = director.create(spec)
+        tid, parts = director.create(spec, tid)
         ends: list[float] = []
 
         async def on_game(outcome: Any) -> None:
@@ -112,6 +117,13 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
         errs = open(Path(tmp) / "bots.log", "wb")  # noqa: SIM115 - closed below
         try:
             for p in parts:
+                if command is not None:
+                    for _ in range(concurrency):
+                        procs.append(await asyncio.create_subprocess_exec(
+                            *command, "--target", server.target, "--token", p.token,
+                            stdout=asyncio.subprocess.DEVNULL, stderr=errs,
+                        ))
+                    continue
                 procs.append(await asyncio.create_subprocess_exec(
                     sys.executable, str(BOT), "bot", "--target", server.target,
                     "--token", p.token, "--streams", str(concurrency),

@@ -56,6 +56,8 @@ KEYS: dict[str, tuple[type[Message], str]] = {
     "ACTION_REQUEST_MOVE_TIME": (pb.ActionRequest, "move_time"),
     "ACTION_REQUEST_BANK_TIME": (pb.ActionRequest, "bank_time"),
     "ACTION_REQUEST_ATTEMPT": (pb.ActionRequest, "attempt"),
+    "ACTION_REQUEST_DELTA": (pb.ActionRequest, "delta"),
+    "OBSERVATION_DELTA_EVENTS_KEPT": (pb.ObservationDelta, "events_kept"),
     "ACTION_ACCEPTED_REQUEST_ID": (pb.ActionAccepted, "request_id"),
     "ACTION_ACCEPTED_ACTION": (pb.ActionAccepted, "action"),
     "ACTION_ACCEPTED_TIME_TAKEN": (pb.ActionAccepted, "time_taken"),

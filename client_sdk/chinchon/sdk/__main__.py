@@ -92,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="keep trying to reach the referee this long after losing it, on a "
                          "fresh channel each time (default 60: longer than a restarted "
                          "referee takes to come back and wait 30 s for its bots)")
+    ap.add_argument("--full-observations", action="store_true",
+                    help="ask for the whole observation in every request (as bots of other "
+                         "languages get it) instead of lean requests the SDK rebuilds it "
+                         "from: the bot sees the same either way (docs/protocol.md)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     if not args.target or not args.token:
@@ -104,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.root_cert).read_bytes() if args.root_cert else None
     try:
         report = run_bot(bot, args.target, args.token, practice=practice, root_cert=root,
-                         reconnect_for=args.reconnect_for)
+                         reconnect_for=args.reconnect_for, lean=not args.full_observations)
     except FatalError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

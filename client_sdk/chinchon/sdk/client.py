@@ -44,7 +44,13 @@ from chinchon.engine import Action, Bot, Observation
 from chinchon.v1 import game_pb2 as game_pb
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import referee_pb2_grpc as pb_grpc
-from chinchon.wire import action_from_wire, action_to_wire, observation_from_wire, seconds_of
+from chinchon.wire import (
+    LeanDecoder,
+    action_from_wire,
+    action_to_wire,
+    observation_from_wire,
+    seconds_of,
+)
 
 log = logging.getLogger("chinchon.sdk")
 
@@ -208,6 +214,7 @@ class BotClient:
         reconnect_for: float = 60.0,
         on_message: Callable[[pb.PlayResponse], None] | None = None,
         game_lines: bool = True,
+        lean: bool = True,
     ) -> None:
         self.bot = bot
         self._choose = as_chooser(bot)
@@ -225,9 +232,15 @@ class BotClient:
         #: runs the bot can tell it is alive and how it does.
         self.game_lines = game_lines
         self._welcomed = False
+        #: Ask for lean requests (``OBSERVATION_MODE_LEAN``: each carries what is new,
+        #: and the SDK rebuilds the whole observation); False: the whole one each time.
+        #: The bot sees the same observations either way.
+        self.lean = lean
+        self._decoder = LeanDecoder()
 
     def _hello(self) -> pb.PlayRequest:
-        hello = pb.Hello(client=self.client_name)
+        hello = pb.Hello(client=self.client_name, observations=(
+            pb.OBSERVATION_MODE_LEAN if self.lean else pb.OBSERVATION_MODE_FULL))
         p = self.practice
         if p is None:
             hello.queue.SetInParent()
@@ -303,6 +316,7 @@ class BotClient:
             # The generated gRPC module has no annotations (grpc_tools writes none).
             stub = pb_grpc.RefereeServiceStub(channel)  # type: ignore[no-untyped-call]
             call = stub.Play(metadata=(("authorization", f"Bearer {self.token}"),))
+            self._decoder = LeanDecoder()  # what a lean request builds on is per stream
             await call.write(self._hello())
             inbox = _Inbox(call)
             try:
@@ -353,6 +367,9 @@ class BotClient:
         if msg.HasField("accepted"):
             self.report.accepted += 1
             self.report.think_time += seconds_of(msg.accepted.time_taken)
+        if self.lean and msg.WhichOneof("kind") == "action_request":
+            # Unanswered, but the next lean request builds on what this one carries.
+            self._decoder.observation(msg.action_request)
 
     def _handle(self, msg: pb.PlayResponse) -> pb.PlayRequest | None:
         if msg.HasField("accepted"):
@@ -364,7 +381,8 @@ class BotClient:
         if kind == "action_request":
             now = time.monotonic()
             req = msg.action_request
-            obs: Observation = observation_from_wire(req.observation)
+            obs: Observation = (self._decoder.observation(req) if self.lean
+                                else observation_from_wire(req.observation))
             legal: list[Action] = [action_from_wire(a) for a in req.legal_actions]
             context = RequestContext(
                 game_id=req.game_id, seat=obs.seat, request_id=req.request_id, attempt=req.attempt,
@@ -379,8 +397,12 @@ class BotClient:
         if kind == "game_started":
             self._seat_in[msg.game_started.game_id] = msg.game_started.seat
             self._players_in[msg.game_started.game_id] = list(msg.game_started.players)
+        elif kind == "hand_ended":
+            if self.lean:
+                self._decoder.hand_ended(msg.hand_ended)
         elif kind == "game_ended":
             ge = msg.game_ended
+            self._decoder.forget(ge.game_id)
             self.report.games += 1
             self.report.results.append(ge)
             if ge.seat in ge.result.winners:
@@ -496,9 +518,11 @@ def run_bot(
     practice: PracticeOptions | None = None,
     root_cert: bytes | None = None,
     reconnect_for: float = 60.0,
+    lean: bool = True,
 ) -> SessionReport:
     """Blocking helper: play with ``bot`` (an object with ``choose`` or a plain function,
-    see :func:`as_chooser`) until the referee ends the session."""
+    see :func:`as_chooser`) until the referee ends the session (``lean``: see
+    :attr:`BotClient.lean`)."""
     client = BotClient(bot, target, token, practice=practice, root_cert=root_cert,
-                       reconnect_for=reconnect_for)
+                       reconnect_for=reconnect_for, lean=lean)
     return asyncio.run(client.run())

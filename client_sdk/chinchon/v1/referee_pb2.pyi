@@ -12,6 +12,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ObservationMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    OBSERVATION_MODE_UNSPECIFIED: _ClassVar[ObservationMode]
+    OBSERVATION_MODE_FULL: _ClassVar[ObservationMode]
+    OBSERVATION_MODE_LEAN: _ClassVar[ObservationMode]
+
 class DefaultReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     DEFAULT_REASON_UNSPECIFIED: _ClassVar[DefaultReason]
@@ -33,6 +39,9 @@ class DismissReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DISMISS_REASON_UNSPECIFIED: _ClassVar[DismissReason]
     DISMISS_REASON_GAMES_PLAYED: _ClassVar[DismissReason]
     DISMISS_REASON_TOURNAMENT_CANCELLED: _ClassVar[DismissReason]
+OBSERVATION_MODE_UNSPECIFIED: ObservationMode
+OBSERVATION_MODE_FULL: ObservationMode
+OBSERVATION_MODE_LEAN: ObservationMode
 DEFAULT_REASON_UNSPECIFIED: DefaultReason
 DEFAULT_REASON_TIMEOUT: DefaultReason
 DEFAULT_REASON_ILLEGAL: DefaultReason
@@ -56,14 +65,16 @@ class PlayRequest(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("client", "queue", "practice")
+    __slots__ = ("client", "queue", "practice", "observations")
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     PRACTICE_FIELD_NUMBER: _ClassVar[int]
+    OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
     client: str
     queue: QueueMode
     practice: PracticeRequest
-    def __init__(self, client: _Optional[str] = ..., queue: _Optional[_Union[QueueMode, _Mapping]] = ..., practice: _Optional[_Union[PracticeRequest, _Mapping]] = ...) -> None: ...
+    observations: ObservationMode
+    def __init__(self, client: _Optional[str] = ..., queue: _Optional[_Union[QueueMode, _Mapping]] = ..., practice: _Optional[_Union[PracticeRequest, _Mapping]] = ..., observations: _Optional[_Union[ObservationMode, str]] = ...) -> None: ...
 
 class QueueMode(_message.Message):
     __slots__ = ()
@@ -162,7 +173,7 @@ class GameStarted(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., players: _Optional[_Iterable[str]] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., tournament_id: _Optional[str] = ..., resumed: _Optional[bool] = ...) -> None: ...
 
 class ActionRequest(_message.Message):
-    __slots__ = ("request_id", "game_id", "observation", "legal_actions", "move_time", "bank_time", "attempt")
+    __slots__ = ("request_id", "game_id", "observation", "legal_actions", "move_time", "bank_time", "attempt", "delta")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
@@ -170,6 +181,7 @@ class ActionRequest(_message.Message):
     MOVE_TIME_FIELD_NUMBER: _ClassVar[int]
     BANK_TIME_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     game_id: str
     observation: _game_pb2.Observation
@@ -177,7 +189,14 @@ class ActionRequest(_message.Message):
     move_time: _duration_pb2.Duration
     bank_time: _duration_pb2.Duration
     attempt: int
-    def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[_game_pb2.Action, _Mapping]]] = ..., move_time: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., bank_time: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., attempt: _Optional[int] = ...) -> None: ...
+    delta: ObservationDelta
+    def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[_game_pb2.Action, _Mapping]]] = ..., move_time: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., bank_time: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., attempt: _Optional[int] = ..., delta: _Optional[_Union[ObservationDelta, _Mapping]] = ...) -> None: ...
+
+class ObservationDelta(_message.Message):
+    __slots__ = ("events_kept",)
+    EVENTS_KEPT_FIELD_NUMBER: _ClassVar[int]
+    events_kept: int
+    def __init__(self, events_kept: _Optional[int] = ...) -> None: ...
 
 class ActionAccepted(_message.Message):
     __slots__ = ("request_id", "action", "time_taken")

@@ -4,6 +4,8 @@ Two doors, side by side:
 
 * :mod:`chinchon.wire.convert`, the readable conversion (engine <-> protobuf messages),
   used by the SDK, the tests and wherever the referee builds a message;
+* :mod:`chinchon.wire.lean`, the bot's side of lean requests: the whole observation
+  rebuilt from the last one and what is new;
 * :mod:`chinchon.wire.results`, a game's outcome and record: the engine's ``Outcome``
   as a ``GameResult``, and a record document as a ``GameRecord``;
 * :mod:`chinchon.wire.fast`, the referee's hot path: ActionRequests written as bytes from
@@ -16,6 +18,7 @@ from .convert import (
     action_from_wire,
     action_to_wire,
     duration,
+    event_from_wire,
     hand_result_from_wire,
     hand_result_to_wire,
     observation_from_wire,
@@ -35,6 +38,7 @@ from .fast import (
     remembered_answers,
     remembered_bytes,
 )
+from .lean import LeanDecoder
 from .results import (
     duration_json,
     outcome_from_wire,
@@ -47,6 +51,7 @@ from .varint import delimited, key, read_varint, varint
 __all__ = [
     "MAX_REMEMBERED",
     "MAX_REMEMBERED_BYTES",
+    "LeanDecoder",
     "RequestEncoder",
     "action_bytes",
     "action_from_wire",
@@ -57,6 +62,7 @@ __all__ = [
     "duration",
     "duration_bytes",
     "duration_json",
+    "event_from_wire",
     "hand_result_from_wire",
     "hand_result_to_wire",
     "key",

@@ -312,7 +312,8 @@ def _cards(xs: Sequence[str]) -> tuple[int, ...]:
     return tuple(parse_card(c) for c in xs)
 
 
-def _table_from_wire(ms: Sequence[g.Meld], rules: RuleSet) -> tuple[TableMeld, ...]:
+def table_from_wire(ms: Sequence[g.Meld], rules: RuleSet) -> tuple[TableMeld, ...]:
+    """The table melds of the wire (their ``index`` is their place in ``ms``)."""
     pos = {r: i for i, r in enumerate(rules.ranks)}
     out = []
     for m in ms:
@@ -326,6 +327,16 @@ def _table_from_wire(ms: Sequence[g.Meld], rules: RuleSet) -> tuple[TableMeld, .
     return tuple(out)
 
 
+def event_from_wire(e: g.PublicEvent) -> Event:
+    """An event of the wire (SDK side)."""
+    return Event(
+        _EVENT_FROM_WIRE.get(e.kind, "discard"),
+        e.seat,
+        parse_card(e.card) if e.card else None,
+        e.detail,
+    )
+
+
 def hand_result_from_wire(h: g.HandResult, rules: RuleSet) -> HandResult:
     return HandResult(
         hand_no=h.hand_number,
@@ -334,7 +345,7 @@ def hand_result_from_wire(h: g.HandResult, rules: RuleSet) -> HandResult:
         bonus=_BONUS_FROM_WIRE.get(h.bonus, "none"),
         hands=tuple(_cards(x.cards) for x in h.hands),  # type: ignore[misc]
         close_discard=parse_card(h.close_discard) if h.close_discard else None,
-        table=_table_from_wire(h.table, rules),
+        table=table_from_wire(h.table, rules),
         unmatched=tuple(_cards(x.cards) for x in h.unmatched),  # type: ignore[misc]
         points=tuple(h.points),
         totals=tuple(h.totals),
@@ -359,16 +370,8 @@ def observation_from_wire(msg: g.Observation) -> Observation:
         players=tuple(
             PlayerView(p.seat, p.name, p.hand_size, p.score, p.in_game) for p in msg.players
         ),
-        table=_table_from_wire(msg.table, rules),
-        events=tuple(
-            Event(
-                _EVENT_FROM_WIRE.get(e.kind, "discard"),
-                e.seat,
-                parse_card(e.card) if e.card else None,
-                e.detail,
-            )
-            for e in msg.events
-        ),
+        table=table_from_wire(msg.table, rules),
+        events=tuple([event_from_wire(e) for e in msg.events]),
         taken_from_discard=parse_card(msg.taken_from_discard) if msg.taken_from_discard else None,
         closer=msg.closer,
         past_hands=tuple(hand_result_from_wire(h, rules) for h in msg.past_hands),

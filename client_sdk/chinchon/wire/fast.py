@@ -49,6 +49,7 @@ from .tags import (
     ACTION_REPLY_REQUEST_ID,
     ACTION_REQUEST_ATTEMPT,
     ACTION_REQUEST_BANK_TIME,
+    ACTION_REQUEST_DELTA,
     ACTION_REQUEST_GAME_ID,
     ACTION_REQUEST_LEGAL_ACTIONS,
     ACTION_REQUEST_MOVE_TIME,
@@ -62,6 +63,7 @@ from .tags import (
     LAY_DOWN_MELDS,
     MELD_LIST_MELDS,
     OBSERVATION_CLOSER,
+    OBSERVATION_DELTA_EVENTS_KEPT,
     OBSERVATION_DISCARD_PILE,
     OBSERVATION_HAND,
     OBSERVATION_HAND_NUMBER,
@@ -199,11 +201,65 @@ class RequestEncoder:
         self._actions = _ACTIONS
         self._rid: tuple[int, bytes] = (-1, b"")
         self._accepted = _ACCEPTED
+        # Lean requests: per seat, the stream last sent one, the hand and its events then.
+        self._sent: dict[int, tuple[object, int, tuple[Event, ...]]] = {}
 
     def observation(self, obs: Observation) -> bytes:
         """The encoding of ``chinchon.wire.observation_to_wire(obs)``."""
+        parts = self._head(obs)
+        events, taken, closer, past = obs[12:]
+        k = len(self._events)
+        if len(events) >= k and events[:k] == self._events:
+            # The hand's events only grow until the next hand: extend the last encoding
+            # (the tuple comparison checks identity first, so it is cheap).
+            if len(events) > k:
+                self._events_b += b"".join([event_bytes(e) for e in events[k:]])
+        else:
+            self._events_b = b"".join([event_bytes(e) for e in events])
+        self._events = events
+        parts.append(self._events_b)
+        if taken is not None:
+            parts.append(_TAKEN[taken])
+        if closer:
+            parts.append(_NOBODY_CLOSED if closer == -1 else OBSERVATION_CLOSER + varint(closer))
+        parts.append(self._rules)
+        if past is not self._past:
+            self._past_b = self._past_for(past)
+            self._past = past
+        parts.append(self._past_b)
+        return b"".join(parts)
+
+    def lean(self, obs: Observation, stream: object) -> tuple[bytes, bytes]:
+        """``(observation, delta)`` of a lean request (``Hello.observations =
+        OBSERVATION_MODE_LEAN``) for ``obs``'s seat on ``stream`` (any object that stands
+        for one stream: compared by identity). The first request of the game on
+        ``stream`` gets the whole observation and no delta; the next ones, the
+        observation without its rules, past hands and the events ``stream`` was already
+        sent, and the ``ActionRequest.delta`` field that says how many events are kept
+        (to pass to :meth:`request`)."""
+        seat, hand_no, events = obs.seat, obs.hand_no, obs.events
+        sent = self._sent.get(seat)
+        self._sent[seat] = (stream, hand_no, events)
+        if sent is None or sent[0] is not stream:
+            return self.observation(obs), _WHOLE
+        before = sent[2]
+        k = len(before)
+        if sent[1] != hand_no or len(events) < k or events[:k] != before:
+            k = 0
+        parts = self._head(obs)
+        if len(events) > k:
+            parts.append(b"".join([event_bytes(e) for e in events[k:]]))
+        taken, closer = obs.taken_from_discard, obs.closer
+        if taken is not None:
+            parts.append(_TAKEN[taken])
+        if closer:
+            parts.append(_NOBODY_CLOSED if closer == -1 else OBSERVATION_CLOSER + varint(closer))
+        return b"".join(parts), _DELTAS[k] if k < len(_DELTAS) else _delta(k)
+
+    def _head(self, obs: Observation) -> list[bytes]:
+        """The fields of the observation before ``events``."""
         (seat, _, hand_no, phase, to_act, starter, turn, hand, pile, stock_size, players,
-         table, events, taken, closer, past) = obs
+         table, _, _, _, _) = obs
         if pile is not self._pile:
             # The discard pile grows by its top card, or loses it: adjust the last encoding.
             old = self._pile
@@ -250,26 +306,7 @@ class RequestEncoder:
                     length_prefixed(OBSERVATION_TABLE, meld_to_wire(i, tm).SerializeToString())
                     for i, tm in enumerate(table))
             parts.append(b)
-        k = len(self._events)
-        if len(events) >= k and events[:k] == self._events:
-            # The hand's events only grow until the next hand: extend the last encoding
-            # (the tuple comparison checks identity first, so it is cheap).
-            if len(events) > k:
-                self._events_b += b"".join([event_bytes(e) for e in events[k:]])
-        else:
-            self._events_b = b"".join([event_bytes(e) for e in events])
-        self._events = events
-        parts.append(self._events_b)
-        if taken is not None:
-            parts.append(_TAKEN[taken])
-        if closer:
-            parts.append(_NOBODY_CLOSED if closer == -1 else OBSERVATION_CLOSER + varint(closer))
-        parts.append(self._rules)
-        if past is not self._past:
-            self._past_b = self._past_for(past)
-            self._past = past
-        parts.append(self._past_b)
-        return b"".join(parts)
+        return parts
 
     def _past_for(self, past: tuple[HandResult, ...]) -> bytes:
         k = len(self._past)
@@ -329,11 +366,12 @@ class RequestEncoder:
 
     def request(
         self, request_id: int, observation: bytes, legal: bytes, move_time: float,
-        bank_time: float, attempt: int = 0, accepted: bytes = b"",
+        bank_time: float, attempt: int = 0, accepted: bytes = b"", delta: bytes = b"",
     ) -> bytes:
         """``PlayResponse{action_request}``; ``observation`` and ``legal`` from
-        :meth:`observation` and :meth:`legal`, ``accepted`` from :meth:`accepted` (the
-        confirmation of the seat's previous answer, if it is still to be sent)."""
+        :meth:`observation` (or :meth:`lean`, with its ``delta``) and :meth:`legal`,
+        ``accepted`` from :meth:`accepted` (the confirmation of the seat's previous
+        answer, if it is still to be sent)."""
         n = len(observation)
         move = duration_bytes(move_time)
         bank = duration_bytes(bank_time)
@@ -348,6 +386,7 @@ class RequestEncoder:
             ACTION_REQUEST_MOVE_TIME, SMALL[len(move)], move,
             ACTION_REQUEST_BANK_TIME, SMALL[len(bank)], bank,
             ACTION_REQUEST_ATTEMPT + varint(attempt) if attempt else b"",
+            delta,
         ))
         n = len(body)
         return b"".join((PLAY_RESPONSE_ACTION_REQUEST,
@@ -359,6 +398,16 @@ if ACTION_REQUEST_REQUEST_ID != ACTION_ACCEPTED_REQUEST_ID:
                       "number or type: RequestEncoder.accepted reuses one for the other")
 _NANOS = one_byte(DURATION_NANOS)  # a Duration of whole nanoseconds, written in place
 _TIME_TAKEN_SIZE = len(ACTION_ACCEPTED_TIME_TAKEN)
+_WHOLE = b""  # no ActionRequest.delta: the observation is whole
+
+
+def _delta(kept: int) -> bytes:
+    """The ``ActionRequest.delta`` field of a lean request that keeps ``kept`` events."""
+    return length_prefixed(ACTION_REQUEST_DELTA,
+                           OBSERVATION_DELTA_EVENTS_KEPT + varint(kept) if kept else b"")
+
+
+_DELTAS = [_delta(k) for k in range(256)]
 
 
 def _rid_field(request_id: int) -> bytes:

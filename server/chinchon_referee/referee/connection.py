@@ -48,6 +48,7 @@ class Connection:
         self.unsolicited = 0
         self.busy = False
         self.queue = False  # said Hello in queue mode: between games it waits in the lobby
+        self.lean = False  # asked in Hello for lean requests (OBSERVATION_MODE_LEAN)
         # One write at a time per stream (gRPC allows no more): a flag, and the writers
         # waiting for it in order. Almost always free, so no lock object is awaited.
         self._writing = False
@@ -156,6 +157,7 @@ class Connection:
                 ), self._game_of(rid))
         elif kind == "hello":
             if not self.hello.done():
+                self.lean = msg.hello.observations == pb.OBSERVATION_MODE_LEAN
                 self.hello.set_result(msg.hello)
             else:
                 self._reject(pb.Error(

@@ -367,7 +367,8 @@ class GameRunner:
         pol = spec.policies
         legal = legal_actions(state)
         enc = self.encoder
-        obs = enc.observation(observation(state, seat.index, self.names))
+        view = observation(state, seat.index, self.names)
+        whole = b""  # the full observation's encoding, once a full-mode stream needs it
         legal_b = enc.legal(legal)
         move_left = spec.time_control.per_move
         attempt = 0
@@ -393,7 +394,12 @@ class GameRunner:
                                                  move_left + seat.bank)
                 move_left = self._charge(seat, move_left, spent)
             rid = conn.next_request_id()
-            req = enc.request(rid, obs, legal_b, move_left, seat.bank, attempt, seat.ack)
+            if conn.lean:  # only what this stream has not been sent (ActionRequest.delta)
+                obs, delta = enc.lean(view, conn)
+            else:
+                obs, delta = whole or enc.observation(view), b""
+                whole = obs
+            req = enc.request(rid, obs, legal_b, move_left, seat.bank, attempt, seat.ack, delta)
             budget = move_left + seat.bank
             self._hold(False)
             try:
