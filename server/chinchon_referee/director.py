@@ -43,6 +43,7 @@ from .vocabulary import GameStatus, TournamentStatus
 
 log = get_logger("director")
 _A = TypeVar("_A")
+_R = TypeVar("_R")
 #: Games read from the store at once, where a whole tournament is read.
 PAGE = 200
 
@@ -237,14 +238,20 @@ class Director:
             if not await self.referee.lobby.wait_all(spec.bots, wait):
                 missing = [b for b in spec.bots if not self.referee.lobby.connected(b)]
                 log.info("resuming_without", tournament=tid, missing=missing)
-        voided = self.store.void_running(tid)
+        voided = await self._write(self.store.void_running, tid)
         if voided:
             log.info("games_voided", tournament=tid, count=voided)
             self._emit(tid, f"{voided} game(s) in flight when the referee stopped were voided "
                             "and will be replayed from the same deal")
         self.set_status(tid, TournamentStatus.RUNNING)
         self._emit(tid, "tournament started")
-        pending = [g for g in self.store.games(tid) if g.status is not GameStatus.FINISHED]
+        # The schedule is read in pages in a worker thread (no record; 100,000 games take
+        # a while): the loop goes on serving the games of other tournaments meanwhile.
+        games = await asyncio.to_thread(self.store.schedule, tid)
+        if spec.duplicate_deals:
+            self._twins[tid] = twin_indices(games)
+        pending = [g for g in games if g.status is not GameStatus.FINISHED]
+        del games
         self.remaining.track(tid, pending)
         running: set[asyncio.Task[None]] = set()
         absent = self._absences(tid, spec)
@@ -377,7 +384,7 @@ class Director:
         if not spec.duplicate_deals:
             return None
         if game.id not in self._twins.get(tid, {}):
-            self._twins[tid] = twin_indices(self.store.games(tid))
+            self._twins[tid] = twin_indices(self.store.schedule(tid))
         return self._twins[tid][game.id]
 
     async def _play(
@@ -438,9 +445,9 @@ class Director:
         self._emit(tid, f"game {game.id} ended: {outcome.result.summary}", game.id, outcome.result)
         self.remaining.played(tid, game.players)
 
-    async def _write(self, write: Callable[[_A], None], arg: _A) -> None:
+    async def _write(self, write: Callable[[_A], _R], arg: _A) -> _R:
         """``write(arg)`` in the store's writer thread (writes keep their order)."""
-        await asyncio.get_running_loop().run_in_executor(self._writer, write, arg)
+        return await asyncio.get_running_loop().run_in_executor(self._writer, write, arg)
 
     def _write_soon(self, write: Callable[[_A], None], arg: _A) -> None:
         """``write(arg)`` in the writer thread, not waited for: it is written before any

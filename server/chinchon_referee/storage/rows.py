@@ -242,6 +242,10 @@ class Store(ABC):
         their records only if ``records`` (else None)."""
 
     @abstractmethod
+    def schedule(self, tid: str) -> list[GameRow]:
+        """Every game of ``tid``, without records, in schedule order (read in pages)."""
+
+    @abstractmethod
     def finished_scores(self, tid: str, after_seq: int, limit: int) -> list[GameRow]:
         """Up to ``limit`` finished games of ``tid`` with ``seq > after_seq``, in schedule
         order, with their result, hand scores and statistics (what standings need), no

@@ -46,6 +46,9 @@ _FULL = _LIGHT + ", record, record_z"
 #: (which every call of the event loop takes) is never held for long.
 CREATE_CHUNK = 2000
 
+#: Games read at once when a tournament's schedule is read.
+SCHEDULE_PAGE = 2000
+
 #: The tables, in the order a copy must write them, with their columns.
 TABLES: dict[str, tuple[str, ...]] = {
     "meta": ("key", "value"),
@@ -224,6 +227,14 @@ class SqlStore(Store):
             sql += " AND winners LIKE ? ESCAPE '\\'"
             args.append(like_json_string(where.winner))
         return self._games(sql + " ORDER BY seq LIMIT ?", [*args, limit], records)
+
+    def schedule(self, tid: str) -> list[GameRow]:
+        out: list[GameRow] = []
+        after = -1
+        while page := self.games_page(tid, after, SCHEDULE_PAGE):
+            out += page
+            after = page[-1].seq
+        return out
 
     def finished_scores(self, tid: str, after_seq: int, limit: int) -> list[GameRow]:
         rows = self._games(
