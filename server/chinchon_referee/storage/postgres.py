@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 
 from .rows import SCHEMA_VERSION, StoreError, upgrade_steps
-from .sql import Cursor, SqlStore, Tx
+from .sql import Cursor, SqlStore, Tx, schema_sql
 
 #: How this backend spells what the schema upgrades need (rows.UPGRADES).
 PG_DIALECT = {
@@ -30,48 +30,7 @@ PG_DIALECT = {
                "FROM json_array_elements_text(games.result::json -> 'winners') w)",
 }
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS bots (
-    name TEXT PRIMARY KEY,
-    token_digest TEXT NOT NULL,
-    created DOUBLE PRECISION NOT NULL
-);
-CREATE TABLE IF NOT EXISTS tournaments (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    spec TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created DOUBLE PRECISION NOT NULL,
-    started DOUBLE PRECISION,
-    finished DOUBLE PRECISION
-);
-CREATE TABLE IF NOT EXISTS games (
-    id TEXT PRIMARY KEY,
-    tournament_id TEXT,
-    seq INTEGER NOT NULL,
-    players TEXT NOT NULL,
-    deal_id TEXT NOT NULL,
-    status TEXT NOT NULL,
-    voided INTEGER NOT NULL DEFAULT 0,
-    result TEXT,
-    record TEXT,
-    stats TEXT,
-    started DOUBLE PRECISION,
-    finished DOUBLE PRECISION,
-    owner TEXT,
-    lease_until DOUBLE PRECISION,
-    record_z BYTEA,
-    record_size INTEGER,
-    termination TEXT,
-    winners TEXT,
-    hands TEXT
-);
-CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
-CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
-CREATE INDEX IF NOT EXISTS games_by_lease ON games (lease_until) WHERE status = 'running';
-CREATE INDEX IF NOT EXISTS games_by_status ON games (tournament_id, status);
-"""
+SCHEMA = schema_sql(PG_DIALECT)
 #: The advisory lock keys: one server per database; one schema set-up at a time.
 SERVER_LOCK = 0x63686E31  # "chn1"
 SCHEMA_LOCK = 0x63686E32

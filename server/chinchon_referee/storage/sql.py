@@ -46,6 +46,55 @@ _FULL = _LIGHT + ", record, record_z"
 #: (which every call of the event loop takes) is never held for long.
 CREATE_CHUNK = 2000
 
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bots (
+    name TEXT PRIMARY KEY,
+    token_digest TEXT NOT NULL,
+    created {real} NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournaments (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created {real} NOT NULL,
+    started {real},
+    finished {real}
+);
+CREATE TABLE IF NOT EXISTS games (
+    id TEXT PRIMARY KEY,
+    tournament_id TEXT,
+    seq INTEGER NOT NULL,
+    players TEXT NOT NULL,
+    deal_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    voided INTEGER NOT NULL DEFAULT 0,
+    result TEXT,
+    record TEXT,
+    stats TEXT,
+    started {real},
+    finished {real},
+    owner TEXT,
+    lease_until {real},
+    record_z {blob},
+    record_size INTEGER,
+    termination TEXT,
+    winners TEXT,
+    hands TEXT
+);
+CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
+CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
+CREATE INDEX IF NOT EXISTS games_by_lease ON games (lease_until) WHERE status = 'running';
+CREATE INDEX IF NOT EXISTS games_by_status ON games (tournament_id, status);
+"""
+
+
+def schema_sql(dialect: dict[str, str]) -> str:
+    """The tables and indexes of this schema version, in a backend's types."""
+    return _SCHEMA.format(**dialect)
+
+
 #: Games read at once when a tournament's schedule is read.
 SCHEDULE_PAGE = 2000
 

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .rows import SCHEMA_VERSION, StoreError, upgrade_steps
-from .sql import SqlStore, Tx
+from .sql import SqlStore, Tx, schema_sql
 
 #: How this backend spells what the schema upgrades need (rows.UPGRADES).
 SQLITE_DIALECT = {
@@ -29,47 +29,8 @@ SQLITE_DIALECT = {
                "FROM json_each(json_extract(games.result, '$.winners')) w)",
 }
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS bots (
-    name TEXT PRIMARY KEY,
-    token_digest TEXT NOT NULL,
-    created REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS tournaments (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    spec TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created REAL NOT NULL,
-    started REAL,
-    finished REAL
-);
-CREATE TABLE IF NOT EXISTS games (
-    id TEXT PRIMARY KEY,
-    tournament_id TEXT,
-    seq INTEGER NOT NULL,
-    players TEXT NOT NULL,
-    deal_id TEXT NOT NULL,
-    status TEXT NOT NULL,
-    voided INTEGER NOT NULL DEFAULT 0,
-    result TEXT,
-    record TEXT,
-    stats TEXT,
-    started REAL,
-    finished REAL,
-    owner TEXT,
-    lease_until REAL,
-    record_z BLOB,
-    record_size INTEGER,
-    termination TEXT,
-    winners TEXT,
-    hands TEXT
-);
-CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
-CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
-CREATE INDEX IF NOT EXISTS games_by_lease ON games (lease_until) WHERE status = 'running';
-"""
+SCHEMA = schema_sql(SQLITE_DIALECT)
+
 
 class SqliteStore(SqlStore):
     def __init__(self, path: str, exclusive: bool = False, read_only: bool = False) -> None:
@@ -225,8 +186,6 @@ def _open(path: str) -> sqlite3.Connection:
                 db.execute(step)
             db.execute("COMMIT")
         db.executescript(SCHEMA)
-        # Counting a tournament's games (at every event) reads this index, not the rows.
-        db.execute("CREATE INDEX IF NOT EXISTS games_by_status ON games (tournament_id, status)")
         db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT DO NOTHING",
                    (SCHEMA_VERSION,))
     except sqlite3.DatabaseError as e:
