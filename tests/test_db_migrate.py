@@ -9,14 +9,21 @@ import os
 import subprocess
 from pathlib import Path
 
+import grpc
+from chinchon.v1 import tournament_pb2 as tpb
+from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon_referee.storage import open_store
 from chinchon_referee.storage.sql import TABLES
 from chinchon_referee.vocabulary import GameStatus
 
 from tests.helpers import ADMIN
 from tests.postgres_support import pg_cluster, pg_url  # noqa: F401  (fixtures)
-from tests.serve_support import Serve, free_port
+from tests.serve_support import Serve, admin_spec, free_port, launch_sdk_bots
 from tests.tournament_support import CLI
+from tests.waits import until_sync
+from tests.web_support import ServeWeb, get_json
+
+ADMIN_MD = (("authorization", f"Bearer {ADMIN}"),)
 
 CUP = """
 name = "Postgres cup"
@@ -138,3 +145,44 @@ def test_serve_on_postgres_takes_its_admin_token_from_a_file_and_holds_the_datab
         assert "chinchon-referee pid" in second.stderr
     finally:
         first.stop()
+
+
+def test_a_served_tournament_on_postgres_answers_alike_over_grpc_and_the_web_view(
+    tmp_path: Path, pg_url: str,  # noqa: F811
+) -> None:
+    """`chinchon serve --db postgresql://… --http`: a tournament created with the admin
+    API and played by SDK bots; GetStandings, ListGames and the web view's standings
+    agree, read from PostgreSQL."""
+    port, http_port = free_port(), free_port()
+    web = ServeWeb(tmp_path, port, http_port, pg_url, 1)  # type: ignore[arg-type]
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+            stub = tpb_grpc.TournamentServiceStub(ch)
+            spec = admin_spec("pg served", ["pa", "pb"], score_limit=40, reconnect_grace=10.0,
+                              games_per_pairing=4, concurrency=2, seed="pg-served")
+            tid = stub.CreateTournament(tpb.CreateTournamentRequest(spec=spec),
+                                        metadata=ADMIN_MD, timeout=10).tournament.id
+            procs += launch_sdk_bots(tmp_path, port, {"pa": "greedy", "pb": "random"})
+            for ev in stub.WatchTournament(tpb.WatchTournamentRequest(tournament_id=tid),
+                                           metadata=ADMIN_MD, timeout=180):
+                if ev.tournament.games_done == 4:
+                    break
+            until_sync(lambda: get_json(f"{web.url}api/t/{tid}")["tournament"]["status"]
+                       == "finished", "the tournament did not finish", 60)
+            st = stub.GetStandings(tpb.GetStandingsRequest(tournament_id=tid),
+                                   metadata=ADMIN_MD, timeout=10)
+            games = stub.ListGames(tpb.ListGamesRequest(tournament_id=tid), metadata=ADMIN_MD,
+                                   timeout=10).games
+        assert len(games) == 4 and all(g.status == tpb.GAME_STATUS_FINISHED for g in games)
+        web_rows = get_json(f"{web.url}api/t/{tid}/standings.json")["rows"]
+        assert [(r["bot"], r["match_points"], r["games"]) for r in web_rows] == [
+            (r.bot, r.match_points, r.games) for r in st.rows]
+        record = get_json(f"{web.url}api/g/{games[0].game_id}/record.json")
+        assert record["gameId"] == games[0].game_id and record["actions"]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        web.stop()
