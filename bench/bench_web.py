@@ -165,13 +165,15 @@ def main() -> int:
     print(f"{args.bots} bots, {args.games_per_pairing} games per pairing, {args.watchers} "
           f"watchers, {args.pairs} pairs; {loop} loop; {os.cpu_count()} cores; load average "
           f"{os.getloadavg()[0]:.2f}", flush=True)
-    ratios = []
+    ratios, cpu_ratios = [], []
     for i in range(args.pairs):
         seed = f"bench-web-{i}"
         alone = asyncio.run(run_one(0, args.games_per_pairing, args.bots, seed))
         watched = asyncio.run(run_one(args.watchers, args.games_per_pairing, args.bots, seed))
         ratio = watched["decisions_per_s"] / alone["decisions_per_s"]
         ratios.append(ratio)
+        cpu_ratios.append(watched["referee_cpu_per_decision_us"]
+                          / alone["referee_cpu_per_decision_us"])
         print(f"  pair {i + 1}: none {alone['decisions_per_s']:,.0f} decisions/s "
               f"({alone['referee_cpu_per_decision_us']:.0f} us CPU each), "
               f"{args.watchers} watchers {watched['decisions_per_s']:,.0f} decisions/s "
@@ -179,8 +181,9 @@ def main() -> int:
               f"{watched['received']}): ratio {ratio:.3f}",
               flush=True)
     print(f"watched / none, decisions/s: median {statistics.median(ratios):.3f} "
-          f"(min {min(ratios):.3f}, max {max(ratios):.3f}); load average "
-          f"{os.getloadavg()[0]:.2f}")
+          f"(min {min(ratios):.3f}, max {max(ratios):.3f}); the referee's CPU per decision: "
+          f"median {statistics.median(cpu_ratios):.3f} (min {min(cpu_ratios):.3f}, max "
+          f"{max(cpu_ratios):.3f}); load average {os.getloadavg()[0]:.2f}")
     return 0
 
 
