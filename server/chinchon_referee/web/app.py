@@ -45,6 +45,8 @@ STATIC = Path(str(resources.files("chinchon_referee.web") / "static"))
 #: How often the server looks at the database for changes made outside the games it
 #: watches (a tournament's status, a game written): seconds. The browser never polls.
 TICK = 1.0
+#: Seconds between two looks at a delayed full view of a game that made no move.
+FULL_VIEW_REFRESH = 1.0
 #: Content-Security-Policy of every page: nothing from anywhere but this server.
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'")
@@ -313,14 +315,14 @@ class WebApp:
             raise web.HTTPBadRequest(text=str(e)) from None
         return web.json_response(data)
 
-    def _table_view(self, request: web.Request) -> Callable[[], dict[str, Any] | None]:
+    def _table_view(self, request: web.Request) -> tuple[Callable[[], dict[str, Any] | None], bool]:
         """What ``view`` asks of a game in progress: ``public`` (anyone: no hidden card)
         or ``all`` (the admin token only, in ``Authorization: Bearer``: every hand, as
         the table was ``full_view_delay`` seconds ago). 400, 401 or 403 otherwise."""
         gid = request.match_info["gid"]
         view = request.query.get("view", "public")
         if view == "public":
-            return lambda: self.live.public(gid)
+            return (lambda: self.live.public(gid)), False
         if view != "all":
             raise web.HTTPBadRequest(text="view: public (the default) or all")
         check = self.ctx.is_admin
@@ -333,17 +335,17 @@ class WebApp:
                                             "'Authorization: Bearer <token>'",
                                        headers={"WWW-Authenticate": 'Bearer realm="chinchon"'})
         delay = self.ctx.full_view_delay
-        return lambda: self.live.delayed(gid, delay)
+        return (lambda: self.live.delayed(gid, delay)), True
 
     async def h_table(self, request: web.Request) -> web.Response:
-        snap = self._table_view(request)()
+        snap = self._table_view(request)[0]()
         if snap is None:
             raise web.HTTPNotFound(text="this game is not in progress here")
         return web.json_response(snap, headers={"Cache-Control": "no-store"})
 
     async def h_live(self, request: web.Request) -> web.StreamResponse:
         gid = request.match_info["gid"]
-        view = self._table_view(request)
+        view, full = self._table_view(request)
         topic = self.live.topic(gid)
         if topic is None:
             topic = Topic()  # not in progress here: one "gone" event, and the stream ends
@@ -351,7 +353,10 @@ class WebApp:
         async def snap() -> dict[str, Any] | None:
             return view()
 
-        return await stream(request, self.subs, topic, snap, "table", self.closing, min_interval=0.1)
+        # The full view moves on with time too (the table of D seconds ago): looked at
+        # again each second without a move.
+        return await stream(request, self.subs, topic, snap, "table", self.closing, min_interval=0.1,
+                            refresh=FULL_VIEW_REFRESH if full else None)
 
     # -- the application ----------------------------------------------------------------
     def app(self) -> web.Application:
