@@ -134,7 +134,7 @@ def check_table(gid: str, moment: dict[str, int], data: dict[str, Any],
     """A spectator's table of game ``gid``: nothing but what its declared step showed
     everyone, that step no later than the moment it arrived. Returns the step."""
     assert data["view"] == "spectator" and data["game_id"] == gid, where
-    step = data["steps"]
+    step: int = data["steps"]
     assert step <= moment[gid], (where, step, moment[gid])
     assert all(s["hand"] is None for s in data["seats"]), where
     if step == 0:

@@ -42,7 +42,7 @@ MAX_BOTS = 10_000
 #: Games that ended kept for their pages' last snapshot.
 ENDED_KEPT = 200
 #: States kept per game for the delayed full view, at most, over its delay.
-HISTORY_SAMPLES = 1000
+HISTORY_SAMPLES = 300
 
 
 @dataclass(frozen=True)
