@@ -40,6 +40,10 @@ def register(sub: Any) -> None:
     p.add_argument("--http", metavar="HOST:PORT",
                    help="also serve the web view (tournaments, live games, replays; read-only) "
                    "on HOST:PORT; PORT alone binds 127.0.0.1 (docs/web.md)")
+    p.add_argument("--web-full-view-delay", type=float, default=60.0, metavar="SECONDS",
+                   help="the web view's full view of a game in progress (every hand; the "
+                   "admin token only) shows the table as it was SECONDS ago (default 60; "
+                   "0 shows it live, which lets a screen feed a bot: unsafe)")
     p.add_argument("--tls-cert", help="PEM certificate chain (with --tls-key: serve TLS)")
     p.add_argument("--tls-key", help="PEM private key")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -149,6 +153,9 @@ async def serve(args: argparse.Namespace) -> int:
     try:
         config = config_from_args(args)
         http = parse_http(args.http) if args.http else None
+        if not 0 <= args.web_full_view_delay < float("inf"):
+            raise ValueError(f"--web-full-view-delay {args.web_full_view_delay}: "
+                             "give seconds, 0 or more")
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -205,7 +212,9 @@ async def serve(args: argparse.Namespace) -> int:
     site = None
     if http is not None:
         try:
-            site = await start_web(WebContext(referee=referee, db=args.db), *http)
+            site = await start_web(WebContext(
+                referee=referee, db=args.db, is_admin=tokens.is_admin,
+                full_view_delay=args.web_full_view_delay), *http)
         except OSError as e:
             await running.stop(grace=0.0)
             print(f"error: --http {args.http}: {e}", file=sys.stderr)

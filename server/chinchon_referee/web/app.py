@@ -45,6 +45,8 @@ STATIC = Path(str(resources.files("chinchon_referee.web") / "static"))
 #: How often the server looks at the database for changes made outside the games it
 #: watches (a tournament's status, a game written): seconds. The browser never polls.
 TICK = 1.0
+#: Seconds between two looks at a delayed full view of a game that made no move.
+FULL_VIEW_REFRESH = 1.0
 #: Content-Security-Policy of every page: nothing from anywhere but this server.
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'")
@@ -64,13 +66,21 @@ class WebContext:
     #: Live streams open at once, in all and from one address.
     max_subscribers: int = 200
     max_per_peer: int = 20
+    #: Checks the admin token (constant time: ``TokenBook.is_admin``); None: the
+    #: organizer's full view of games in progress is off.
+    is_admin: Callable[[str | None], bool] | None = None
+    #: The full view shows a table as it was this many seconds ago at least (0: as it
+    #: is now, which lets whoever sees the screen feed a bot: unsafe).
+    full_view_delay: float = 60.0
 
 
 class WebApp:
     def __init__(self, ctx: WebContext) -> None:
         self.ctx = ctx
         self.reader = Reader(ctx.db) if ctx.db else None
-        self.live = LiveGames()
+        if ctx.full_view_delay < 0 or ctx.full_view_delay != ctx.full_view_delay:
+            raise ValueError("the full view's delay is a number of seconds, 0 or more")
+        self.live = LiveGames(ctx.full_view_delay if ctx.is_admin is not None else None)
         self.boot = uuid.uuid4().hex[:12]
         self.closing = asyncio.Event()
         self.subs = Subscribers(ctx.max_subscribers, ctx.max_per_peer)
@@ -307,17 +317,48 @@ class WebApp:
             raise web.HTTPBadRequest(text=str(e)) from None
         return web.json_response(data)
 
+    def _table_view(self, request: web.Request) -> tuple[Callable[[], dict[str, Any] | None], bool]:
+        """What ``view`` asks of a game in progress: ``public`` (anyone: no hidden card)
+        or ``all`` (the admin token only, in ``Authorization: Bearer``: every hand, as
+        the table was ``full_view_delay`` seconds ago). 400, 401 or 403 otherwise."""
+        gid = request.match_info["gid"]
+        view = request.query.get("view", "public")
+        if view == "public":
+            return (lambda: self.live.public(gid)), False
+        if view != "all":
+            raise web.HTTPBadRequest(text="view: public (the default) or all")
+        check = self.ctx.is_admin
+        if check is None:
+            raise web.HTTPForbidden(text="the full view is off here (chinchon serve --http "
+                                         "offers it to the admin token)")
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not check(token.strip() or None):
+            raise web.HTTPUnauthorized(text="view=all needs the admin token: send "
+                                            "'Authorization: Bearer <token>'",
+                                       headers={"WWW-Authenticate": 'Bearer realm="chinchon"'})
+        delay = self.ctx.full_view_delay
+        return (lambda: self.live.delayed(gid, delay)), True
+
+    async def h_table(self, request: web.Request) -> web.Response:
+        snap = self._table_view(request)[0]()
+        if snap is None:
+            raise web.HTTPNotFound(text="this game is not in progress here")
+        return web.json_response(snap, headers={"Cache-Control": "no-store"})
+
     async def h_live(self, request: web.Request) -> web.StreamResponse:
         gid = request.match_info["gid"]
+        view, full = self._table_view(request)
         topic = self.live.topic(gid)
         if topic is None:
             topic = Topic()  # not in progress here: one "gone" event, and the stream ends
 
         async def snap() -> dict[str, Any] | None:
-            return self.live.public(gid)
+            return view()
 
+        # The full view moves on with time too (the table of D seconds ago): looked at
+        # again each second without a move. Only the public view is shared by streams.
         return await stream(request, self.subs, topic, snap, "table", self.closing, min_interval=0.1,
-                            shared=True)
+                            refresh=FULL_VIEW_REFRESH if full else None, shared=not full)
 
     # -- the application ----------------------------------------------------------------
     def app(self) -> web.Application:
@@ -337,6 +378,7 @@ class WebApp:
         app.router.add_get("/api/g/{gid}/record.json", self.h_record)
         app.router.add_get("/api/g/{gid}/replay", self.h_replay)
         app.router.add_get("/api/g/{gid}/live", self.h_live)
+        app.router.add_get("/api/g/{gid}/table", self.h_table)
         app.router.add_static("/static/", STATIC, follow_symlinks=False)
         return app
 

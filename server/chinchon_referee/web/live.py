@@ -7,6 +7,11 @@ page asks for it, and only from ``table.spectator_view`` (no hand, no stock orde
 face-down closing discard) plus public facts: the seats' clocks and counts, and the
 kinds of the last moves (never their cards: a close names the face-down discard).
 
+The organizer's full view (every hand) is built only from a state at least ``delay``
+seconds old (:meth:`LiveGames.delayed`): when it is on, each table keeps a sampled
+history of its states (at most :data:`HISTORY_SAMPLES` per ``delay``), never a newer
+one than needed.
+
 Bots' recent latency (their think times) is kept here too, per bot, for the home page.
 """
 
@@ -24,7 +29,7 @@ from chinchon.engine.record import RecordBuilder, hand_result_to_json
 from ..logs import get_logger
 from ..referee import GameRunner
 from .sse import Topic
-from .table import spectator_view
+from .table import full_view, spectator_view
 
 log = get_logger("web")
 
@@ -36,6 +41,17 @@ LATENCY_SAMPLES = 50
 MAX_BOTS = 10_000
 #: Games that ended kept for their pages' last snapshot.
 ENDED_KEPT = 200
+#: States kept per game for the delayed full view, at most, over its delay.
+HISTORY_SAMPLES = 300
+
+
+@dataclass(frozen=True)
+class Past:
+    """A state a table was in: when (time.time()) and after how many steps."""
+
+    at: float
+    state: GameState
+    steps: int
 
 
 @dataclass
@@ -53,6 +69,8 @@ class LiveTable:
     #: Actions of the record looked at so far.
     noted: int = 0
     over: bool = False
+    #: Past states for the delayed full view (empty when it is off), oldest first.
+    history: deque[Past] = field(default_factory=lambda: deque(maxlen=HISTORY_SAMPLES + 10))
 
 
 def _move_kind(action: dict[str, Any]) -> str:
@@ -60,7 +78,10 @@ def _move_kind(action: dict[str, Any]) -> str:
 
 
 class LiveGames:
-    def __init__(self) -> None:
+    def __init__(self, keep: float | None = None) -> None:
+        """``keep``: the delay of the organizer's full view in seconds (None: it is off,
+        and no past state is kept)."""
+        self.keep = keep
         self.tables: dict[str, LiveTable] = {}
         self._ended: deque[str] = deque()
         #: Moves on when a game starts or ends (the home and tournament pages).
@@ -85,6 +106,8 @@ class LiveGames:
             if t is not None and not t.over:
                 self._note(t)  # a last move that ended the game (a forfeit) was not seen
                 t.over = True
+                self._remember(t, time.time(), force=True)
+                self._forget_ended()
                 t.topic.bump()
                 self._ended.append(gid)
                 while len(self._ended) > ENDED_KEPT:
@@ -98,7 +121,31 @@ class LiveGames:
         t.state = state
         t.since = time.time()
         self._note(t)
+        self._remember(t, t.since)
         t.topic.bump()
+
+    def _remember(self, t: LiveTable, now: float, force: bool = False) -> None:
+        """Keep ``t``'s state for the delayed full view: one every ``keep / SAMPLES`` s at
+        most, and only the newest state older than ``keep``."""
+        if self.keep is None:
+            return
+        h = t.history
+        if force or not h or now - h[-1].at >= self.keep / HISTORY_SAMPLES:
+            h.append(Past(now, t.state, len(t.rec.actions)))
+        while len(h) >= 2 and h[1].at <= now - self.keep:
+            h.popleft()
+
+    def _forget_ended(self) -> None:
+        """Ended games whose last state is older than the delay need no other."""
+        if self.keep is None:
+            return
+        cutoff = time.time() - self.keep
+        for gid in self._ended:
+            t = self.tables.get(gid)
+            if t is not None and len(t.history) > 1 and t.history[-1].at <= cutoff:
+                last = t.history[-1]
+                t.history.clear()
+                t.history.append(last)
 
     def _note(self, t: LiveTable) -> None:
         """Mark the moves recorded since the last look: illegal answers before them, and
@@ -184,6 +231,30 @@ class LiveGames:
             # Finished hands are shown face up to everyone (as in observation()).
             hands=[hand_result_to_json(r) for r in t.state.results],
         )
+        return out
+
+    def delayed(self, gid: str, delay: float) -> dict[str, Any] | None:
+        """The organizer's full view of game ``gid``: every hand and the stock, as the
+        table was ``delay`` seconds ago at least (None: not in progress here). Before
+        the game is that old, a table with no card at all (``pending``)."""
+        t = self.tables.get(gid)
+        if t is None:
+            return None
+        now = time.time()
+        past = None
+        for p in t.history:  # oldest first: the newest one old enough
+            if p.at > now - delay:
+                break
+            past = p
+        spec = t.runner.spec
+        meta = {"game_id": gid, "tournament_id": spec.tournament_id, "delay": delay,
+                "live_steps": len(t.rec.actions), "over": t.over, "now": now}
+        if past is None:
+            return {**meta, "view": "all", "pending": True,
+                    "seats": [{"seat": i, "name": n} for i, n in enumerate(t.runner.names)]}
+        out = full_view(past.state, t.runner.names)
+        out.update(meta, pending=False, steps=past.steps, at=past.at,
+                   hands=[hand_result_to_json(r) for r in past.state.results])
         return out
 
     def topic(self, gid: str) -> Topic | None:

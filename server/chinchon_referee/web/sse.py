@@ -92,13 +92,16 @@ async def stream(
     snapshot: Callable[[], Awaitable[dict[str, Any] | None]], name: str,
     closing: asyncio.Event, min_interval: float | Callable[[], float] = 0.25,
     shared: bool = False,
+    refresh: float | None = None,
 ) -> web.StreamResponse:
     """Send ``snapshot()`` as event ``name`` now and after each change of ``topic``,
     until the client goes, the snapshot is None (the thing is gone: event ``gone``) or
     the server closes. Snapshots are ``min_interval`` seconds apart at least (a
     callable: asked each time, for snapshots whose cost grows). ``shared``: the snapshot
     is the same for every stream of the topic (public, no per-client option): it is
-    built and encoded once per version, and the bytes sent to all."""
+    built and encoded once per version, and the bytes sent to all. With ``refresh``, the
+    snapshot is also taken after that many seconds without a change, and sent if it
+    differs (one that changes with time: the delayed full view, never shared)."""
     interval = min_interval if callable(min_interval) else (lambda: min_interval)
     peer = request.remote or ""
     refused = subs.try_add(peer)
@@ -111,11 +114,13 @@ async def stream(
         await resp.prepare(request)
         await resp.write(f"retry: {RETRY_MS}\n\n".encode())
         seen = -1
+        last = b""
+        due = False
         loop = asyncio.get_running_loop()
         while not closing.is_set():
             version = topic.version
-            if version != seen:
-                seen = version
+            if version != seen or due:
+                seen, due = version, False
                 cached = topic.shared if shared else None
                 if cached is not None and cached[0] == version and cached[1] == name:
                     data = cached[2]
@@ -127,11 +132,15 @@ async def stream(
                     data = event_bytes(name, snap)
                     if shared:
                         topic.shared = (version, name, data)
+                if data == last:
+                    await resp.write(b": keepalive\n\n")
+                    continue
+                last = data
                 await resp.write(data)
                 sent = loop.time()
                 await asyncio.sleep(max(0.0, interval() - (loop.time() - sent)))
                 continue
-            waiter = asyncio.ensure_future(topic.wait(seen, KEEPALIVE))
+            waiter = asyncio.ensure_future(topic.wait(seen, refresh or KEEPALIVE))
             stop = asyncio.ensure_future(closing.wait())
             try:
                 await asyncio.wait((waiter, stop), return_when=asyncio.FIRST_COMPLETED)
@@ -139,7 +148,10 @@ async def stream(
                 waiter.cancel()
                 stop.cancel()
             if topic.version == seen and not closing.is_set():
-                await resp.write(b": keepalive\n\n")
+                if refresh:
+                    due = True
+                else:
+                    await resp.write(b": keepalive\n\n")
         return resp
     except ConnectionResetError:  # the page went away
         return resp

@@ -49,6 +49,7 @@ export function esc(s) { return String(s); }
 // server is away; if the browser gives up, a new one is opened).
 export function live(url, names, onData) {
   let es = null;
+  let closed = false;
   let delay = 500;
   const badge = document.getElementById("conn");
   const state = (s) => {
@@ -56,6 +57,7 @@ export function live(url, names, onData) {
     document.body.dataset.live = s;
   };
   function open() {
+    if (closed) return;
     es = new EventSource(url);
     state("connecting");
     es.onopen = () => { delay = 500; state("live"); };
@@ -74,9 +76,54 @@ export function live(url, names, onData) {
     }
   }
   open();
-  return { close() { if (es) es.close(); } };
+  return { close() { closed = true; if (es) es.close(); } };
 }
 
 export function termName(t) {
   return String(t || "").replace("TERMINATION_", "").toLowerCase().replaceAll("_", " ");
+}
+
+// A live stream that needs a token (the organizer's full view): EventSource cannot send
+// headers, so the stream is read with fetch, the token in `Authorization: Bearer` (never
+// in the URL, nor in a cookie). Calls onData(name, data) per event, onRefused(status,
+// text) when the server says no; reopens after a network failure. close() stops it.
+export function liveWithToken(url, token, names, onData, onRefused) {
+  const stop = new AbortController();
+  let delay = 500;
+  async function open() {
+    let r;
+    try {
+      r = await fetch(url, { headers: { Authorization: `Bearer ${token}`, Accept: "text/event-stream" },
+        signal: stop.signal, cache: "no-store", credentials: "omit" });
+    } catch (e) {
+      if (!stop.signal.aborted) { setTimeout(open, delay); delay = Math.min(delay * 2, 5000); }
+      return;
+    }
+    if (!r.ok) { onRefused(r.status, (await r.text()).slice(0, 300)); return; }
+    delay = 500;
+    const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let cut;
+        while ((cut = buf.indexOf("\n\n")) >= 0) {
+          const block = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          let name = "message";
+          const data = [];
+          for (const line of block.split("\n")) {
+            if (line.startsWith("event: ")) name = line.slice(7);
+            else if (line.startsWith("data: ")) data.push(line.slice(6));
+          }
+          if (data.length && names.includes(name)) onData(name, JSON.parse(data.join("\n")));
+        }
+      }
+    } catch (e) { /* aborted, or the connection broke */ }
+    if (!stop.signal.aborted) setTimeout(open, delay);
+  }
+  open();
+  return { close() { stop.abort(); } };
 }

@@ -1,10 +1,17 @@
 // A game in progress, as any spectator sees it: no hand, only hand sizes, the discard
 // pile, the stock's size, melds, scores, clocks and the last moves (pushed, never polled).
-import { $, fmtSeconds, h, live, replace } from "./common.js";
+// The organizer's switch shows every hand instead, as the table was a while ago (the
+// server's --web-full-view-delay), once given the admin token: kept in this tab's
+// sessionStorage, sent in a header, never in the URL.
+import { $, fmtSeconds, h, live, liveWithToken, replace } from "./common.js";
 import { drawHandResult, drawTable } from "./table.js";
 
 const gid = decodeURIComponent(location.pathname.split("/")[2] || "");
 let last = null;
+const TOKEN_KEY = "chinchon-admin-token";
+let stream = null; // the stream open now
+let full = false; // showing the organizer's full view
+let notice = "";
 let skew = 0; // server time - local time
 
 function clockOf(t) {
@@ -57,6 +64,7 @@ function render(t) {
   const events = t.events.slice(-8).map((e) => h("li", {}, `${names[e.seat] ?? ""} ${e.kind.replace("_", " ")} ${e.card || ""} ${e.detail || ""}`));
   replace($("#main"),
     h("h1", {}, `${names.join(" vs ")}`, " ", h("span", { class: "status status-running", id: "status" }, t.over ? "over" : "live")),
+    switchBar(),
     h("p", { class: "meta" }, `game ${t.game_id}`, t.tournament_id ? [" · ", h("a", { href: `/t/${encodeURIComponent(t.tournament_id)}` }, "tournament")] : null,
       ` · step ${t.steps}`, t.over ? [" · ", h("a", { href: `/r/${encodeURIComponent(t.game_id)}`, id: "replay-link" }, "replay")] : null),
     h("div", { id: "table", "data-steps": t.steps }, drawTable(t, { clock: clockOf(t) })),
@@ -67,6 +75,54 @@ function render(t) {
   tick();
 }
 
+function switchBar() {
+  return h("p", { class: "viewswitch" },
+    h("button", { id: "full-view", type: "button", onclick: full ? showPublic : showFull },
+      full ? "back to the public view" : "full view (organizer)"),
+    notice ? h("span", { class: "notice", id: "notice" }, " ", notice) : null);
+}
+
+function renderFull(t) {
+  last = null;
+  const names = t.seats.map((s) => s.name);
+  const head = h("h1", {}, `${names.join(" vs ")}`, " ", h("span", { class: "status status-full", id: "status" }, "full view"));
+  if (t.pending) {
+    replace($("#main"), head, switchBar(),
+      h("p", { id: "pending" }, `The full view shows the table as it was ${t.delay} s ago at least: this game is younger.`));
+    return;
+  }
+  replace($("#main"), head, switchBar(),
+    h("p", { class: "meta" }, `game ${t.game_id} · every hand, as at step ${t.steps} `,
+      `(${fmtSeconds(Math.max(0, t.now - t.at))} ago; live: step ${t.live_steps})`),
+    h("div", { id: "table", "data-steps": t.steps, "data-view": "all" }, drawTable(t)),
+    t.hands.length ? h("section", {}, h("h2", {}, "Finished hands"), t.hands.slice().reverse().map((r) => drawHandResult(r, names))) : null);
+}
+
+function showPublic() {
+  if (stream) stream.close();
+  full = false;
+  stream = live(`/api/g/${encodeURIComponent(gid)}/live`, ["table", "gone"], (n, d) => {
+    if (n === "gone") { last = null; over(); } else render(d);
+  });
+}
+
+function showFull() {
+  let token = sessionStorage.getItem(TOKEN_KEY);
+  if (!token) token = prompt("The admin token (kept in this tab only):") || "";
+  if (!token) return;
+  sessionStorage.setItem(TOKEN_KEY, token);
+  if (stream) stream.close();
+  full = true;
+  notice = "";
+  stream = liveWithToken(`/api/g/${encodeURIComponent(gid)}/live?view=all`, token, ["table", "gone"],
+    (n, d) => { if (n === "gone") { stream.close(); over(); } else renderFull(d); },
+    (status, text) => {
+      if (status === 401) sessionStorage.removeItem(TOKEN_KEY);
+      notice = `refused (${status}): ${text}`;
+      showPublic();
+    });
+}
+
 function over() {
   replace($("#main"), h("h1", {}, "This game is not in progress here"),
     h("p", { id: "over" }, "It has ended (or has not started, or the referee restarted). ",
@@ -74,6 +130,4 @@ function over() {
 }
 
 setInterval(tick, 200);
-live(`/api/g/${encodeURIComponent(gid)}/live`, ["table", "gone"], (n, d) => {
-  if (n === "gone") { last = null; over(); } else render(d);
-});
+showPublic();
