@@ -76,23 +76,26 @@ def time_store_calls(store: Any) -> list[float]:
 
 async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
                   progress: float = 60.0,
-                  command: list[str] | None = None, tid: str | None = None) -> dict[str, Any]:
+                  command: list[str] | None = None, tid: str | None = None,
+                  postgres: str | None = None) -> dict[str, Any]:
     """One tournament. ``command``: a bot program to run instead of the fast raw bot,
     started as ``command --target T --token K``, one process per stream (bench_lean.py
     runs SDK bots so). ``tid``: the tournament's id (the deals depend on it and the
-    seed; None: a new random one)."""
+    seed; None: a new random one). ``postgres``: a PostgreSQL URL whose user may create
+    databases: the tournament is stored in a new database there instead of SQLite."""
     from chinchon_referee.auth import TokenBook
     from chinchon_referee.config import RefereeConfig
     from chinchon_referee.director import Director
     from chinchon_referee.logs import configure
     from chinchon_referee.referee import Referee
     from chinchon_referee.server import start_server, tune_gc
-    from chinchon_referee.storage import SqliteStore
+    from chinchon_referee.storage import SqliteStore, open_store
     from chinchon_referee.tournament import Participant, TournamentSpec
 
     configure("warning", "text")
     with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
-        store = SqliteStore(str(Path(tmp) / "tournament.sqlite3"))
+        pg_db = _new_pg_database(postgres) if postgres else None
+        store = open_store(pg_db) if pg_db else SqliteStore(str(Path(tmp) / "tournament.sqlite3"))
         tokens = TokenBook()
         spec = TournamentSpec(
             name=f"bench c={concurrency}",
@@ -190,7 +193,8 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
         record_json = sum(len(json.dumps(g.record, separators=(",", ":"))) for g in games
                           if g.record)
         store.close()
-        db_bytes = sum(f.stat().st_size for f in Path(tmp).glob("tournament.sqlite3*"))
+        db_bytes = (_pg_size(pg_db) if pg_db else
+                    sum(f.stat().st_size for f in Path(tmp).glob("tournament.sqlite3*")))
     return {
         "concurrency": concurrency, "games_per_pairing": gpp, "games": finished,
         "scheduled": total, "wall": wall, "games_per_s": finished / wall,
@@ -205,6 +209,28 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
         "store_on_loop_ms_max": max(loop_store, default=0.0) * 1000,
         "store_on_loop_ms_per_game": sum(loop_store) * 1000 / max(finished, 1),
     }
+
+
+def _new_pg_database(base: str) -> str:
+    """A new empty database on the server of ``base``: its URL."""
+    import uuid
+
+    import psycopg
+
+    name = f"bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+    head, sep, query = base.partition("?")
+    return head.rsplit("/", 1)[0] + "/" + name + sep + query
+
+
+def _pg_size(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT pg_total_relation_size('games') + "
+                           "pg_total_relation_size('tournaments')").fetchone()
+    return int(row[0]) if row else 0
 
 
 def _children_cpu() -> float:
@@ -233,6 +259,9 @@ def main() -> int:
     ap.add_argument("--progress", type=float, default=60.0,
                     help="print progress to stderr every this many seconds")
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--postgres", metavar="URL",
+                    help="also run each concurrency on PostgreSQL (a new database on this "
+                    "server each time; its user must be allowed to create databases)")
     ap.add_argument("--loop", default="auto", choices=("auto", "uvloop", "asyncio"),
                     help="the event loop (auto: uvloop where installed, as chinchon serve)")
     args = ap.parse_args()
@@ -245,13 +274,17 @@ def main() -> int:
           f"concurrency {' '.join(map(str, args.concurrency))}; {loop} loop; {os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     rows = []
+    backends = ["sqlite", "postgres"] if args.postgres else ["sqlite"]
     for c in args.concurrency:
-        r = asyncio.run(run_one(c, gpp, args.bots, args.timeout, args.progress))
-        rows.append(r)
-        print(f"  c={c}: {r['games']} games in {r['wall']:.1f} s", flush=True)
-    base = next((r for r in rows if r["concurrency"] == 1), None)
+        for backend in backends:  # the backends one after the other, same work
+            r = asyncio.run(run_one(c, gpp, args.bots, args.timeout, args.progress,
+                                    postgres=args.postgres if backend == "postgres" else None))
+            r["backend"] = backend
+            rows.append(r)
+            print(f"  c={c} {backend}: {r['games']} games in {r['wall']:.1f} s", flush=True)
+    base = next((r for r in rows if r["concurrency"] == 1 and r["backend"] == "sqlite"), None)
     print()
-    head = (f"{'conc':>4} {'games':>6} {'wall s':>8} {'games/s':>8} {'speed-up':>8} "
+    head = (f"{'store':>8} {'conc':>4} {'games':>6} {'wall s':>8} {'games/s':>8} {'speed-up':>8} "
             f"{'decisions/s':>11} {'referee CPU':>11} {'bots CPU':>8} {'games/ref-CPU-s':>15}  unusual")
     print(head)
     for r in rows:
@@ -261,19 +294,21 @@ def main() -> int:
         unusual = ", ".join(f"{k} {v}" for k, v in odd.items())
         if r["timeouts"] or r["illegal"]:
             unusual += f" timeouts {r['timeouts']} illegal {r['illegal']}"
-        print(f"{r['concurrency']:>4} {r['games']:>6} {r['wall']:>8.1f} {r['games_per_s']:>8.2f} "
+        print(f"{r['backend']:>8} {r['concurrency']:>4} {r['games']:>6} {r['wall']:>8.1f} "
+              f"{r['games_per_s']:>8.2f} "
               f"{sp:>8} {r['decisions_per_s']:>11,.0f} {r['referee_cpu']:>11.0%} "
               f"{r['bots_cpu']:>8.0%} {r['games_per_s'] / r['referee_cpu']:>15.2f}  "
               f"{unusual or 'none'}")
     for r in rows:
-        print(f"c={r['concurrency']}: games/s over the first / last tenth of the games "
+        print(f"{r['backend']} c={r['concurrency']}: games/s over the first / last tenth of the games "
               f"{r['first_tenth_games_per_s']:.2f} / {r['last_tenth_games_per_s']:.2f}; "
               f"Director.counts() with every game stored: {r['counts_ms_at_end']:.0f} ms "
               "(run on every progress event, 2 per game)")
-        print(f"c={r['concurrency']}: store calls on the event loop while playing: "
+        print(f"{r['backend']} c={r['concurrency']}: store calls on the event loop while playing: "
               f"{r['store_on_loop_calls']}, the longest {r['store_on_loop_ms_max']:.2f} ms, "
               f"{r['store_on_loop_ms_per_game']:.2f} ms per game")
-        print(f"c={r['concurrency']}: database {r['db_bytes_per_game'] / 1000:.1f} kB per game "
+        print(f"{r['backend']} c={r['concurrency']}: database "
+              f"{r['db_bytes_per_game'] / 1000:.1f} kB per game "
               f"(records' JSON {r['record_json_bytes_per_game'] / 1000:.1f} kB per game)")
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
     if args.json:
