@@ -90,11 +90,12 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
     from chinchon_referee.referee import Referee
     from chinchon_referee.server import start_server, tune_gc
     from chinchon_referee.storage import SqliteStore, open_store
+    from chinchon_referee.storage.postgres import create_database
     from chinchon_referee.tournament import Participant, TournamentSpec
 
     configure("warning", "text")
     with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
-        pg_db = _new_pg_database(postgres) if postgres else None
+        pg_db = create_database(postgres) if postgres else None
         store = open_store(pg_db) if pg_db else SqliteStore(str(Path(tmp) / "tournament.sqlite3"))
         tokens = TokenBook()
         spec = TournamentSpec(
@@ -209,19 +210,6 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
         "store_on_loop_ms_max": max(loop_store, default=0.0) * 1000,
         "store_on_loop_ms_per_game": sum(loop_store) * 1000 / max(finished, 1),
     }
-
-
-def _new_pg_database(base: str) -> str:
-    """A new empty database on the server of ``base``: its URL."""
-    import uuid
-
-    import psycopg
-
-    name = f"bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
-    head, sep, query = base.partition("?")
-    return head.rsplit("/", 1)[0] + "/" + name + sep + query
 
 
 def _pg_size(url: str) -> int:

@@ -16,12 +16,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from chinchon_referee.storage.postgres import create_database
 
 CI = os.environ.get("CI", "").lower() in ("true", "1", "yes")
 
@@ -86,22 +86,11 @@ def pg_cluster() -> Iterator[Cluster]:
         shutil.rmtree(top, ignore_errors=True)
 
 
-def new_database(base_url: str) -> str:
-    """A new empty database on the server of ``base_url``: its URL."""
-    import psycopg
-
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(base_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
-    head, sep, query = base_url.partition("?")
-    return head.rsplit("/", 1)[0] + "/" + name + sep + query
-
-
 @pytest.fixture
 def pg_url(request: pytest.FixtureRequest) -> str:
     """The URL of a new, empty PostgreSQL database for one test."""
     mine = os.environ.get("CHINCHON_TEST_PG")
     if mine:
-        return new_database(mine)
+        return create_database(mine)
     cluster: Cluster = request.getfixturevalue("pg_cluster")
-    return new_database(cluster.url())
+    return create_database(cluster.url())

@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import threading
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -175,6 +176,16 @@ class PostgresStore(SqlStore):
                 with contextlib.suppress(psycopg.Error):
                     self._conn.execute("SELECT pg_advisory_unlock(%s)", (SERVER_LOCK,))
             self._conn.close()
+
+
+def create_database(base_url: str) -> str:
+    """A new empty database on the server of ``base_url`` (whose user may create
+    databases), named at random: its URL. For tests and benchmarks."""
+    name = f"chinchon_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+    head, sep, query = base_url.partition("?")
+    return head.rsplit("/", 1)[0] + "/" + name + sep + query
 
 
 def _first_line(e: BaseException) -> str:
