@@ -15,7 +15,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .admin_client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UNREACHABLE, Admin, console, explain
-from .report import write_record, write_standings
+from .record_files import write_game_record
+from .report import write_standings
 
 OVER = (tpb.TOURNAMENT_STATUS_FINISHED, tpb.TOURNAMENT_STATUS_CANCELLED)
 #: Waits between reconnection attempts: doubled from the first to the last.
@@ -75,7 +76,7 @@ def cmd_export(admin: Admin, args: argparse.Namespace) -> int:
     try:
         for msg in admin.stub.ExportRecords(req, metadata=admin.metadata):
             if msg.HasField("record"):
-                write_record(records, json.loads(msg.record.record_json))
+                write_game_record(records, json.loads(msg.record.record_json))
                 n += 1
                 if n % 1000 == 0:
                     console.print(f"{n} records written")

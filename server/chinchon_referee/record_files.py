@@ -39,3 +39,14 @@ def write_record(path: str | Path, record: dict[str, Any]) -> None:
     """Write ``record`` to ``path``: gzipped JSON if the name ends in ``.gz``."""
     text = json.dumps(record, indent=1, ensure_ascii=False).encode()
     Path(path).write_bytes(gzip.compress(text, mtime=0) if str(path).endswith(".gz") else text)
+
+
+def write_game_record(rec_dir: Path, record: dict[str, Any]) -> Path:
+    """Write one game record as ``rec_dir/<gameId>.json``; its path. ValueError for a game
+    id that is not fit for a file name."""
+    game_id = str(record["gameId"])
+    if not game_id or "/" in game_id or game_id.startswith("."):
+        raise ValueError(f"not a game id fit for a file name: {game_id!r}")
+    path = rec_dir / f"{game_id}.json"
+    write_record(path, record)
+    return path

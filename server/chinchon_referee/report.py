@@ -5,13 +5,14 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from chinchon.engine import OPTIONS
 
+from .record_files import write_game_record
 from .standings import Standings
 
 MEAN_RATING = 1500.0
@@ -218,16 +219,6 @@ def markdown(
     return "\n".join(lines)
 
 
-def write_record(rec_dir: Path, rec: dict[str, Any]) -> Path:
-    """Write one game record as ``rec_dir/<gameId>.json``; its path."""
-    game_id = str(rec["gameId"])
-    if not game_id or "/" in game_id or game_id.startswith("."):
-        raise ValueError(f"not a game id fit for a file name: {game_id!r}")
-    p = rec_dir / f"{game_id}.json"
-    p.write_text(json.dumps(rec, indent=1, ensure_ascii=False), encoding="utf-8")
-    return p
-
-
 def write_standings(folder: Path, standings_json: dict[str, Any], standings_csv: str) -> None:
     """``standings.json`` and ``standings.csv`` in ``folder``."""
     (folder / "standings.json").write_text(json.dumps(standings_json, indent=2),
@@ -236,7 +227,7 @@ def write_standings(folder: Path, standings_json: dict[str, Any], standings_csv:
 
 
 def write_results(
-    folder: Path, name: str, st: Standings, records: Sequence[dict[str, Any]],
+    folder: Path, name: str, st: Standings, records: Iterable[dict[str, Any]],
     info: dict[str, Any], *, rules: Mapping[str, Any] | None = None,
     started: float | None = None, finished: float | None = None,
 ) -> list[Path]:
@@ -245,7 +236,7 @@ def write_results(
     rec_dir.mkdir(exist_ok=True)
     written = []
     for rec in records:
-        write_record(rec_dir, rec)
+        write_game_record(rec_dir, rec)
     written.append(rec_dir)
     write_standings(folder, st.to_json(), st.to_csv())
     (folder / "ratings.svg").write_text(rating_svg(st), encoding="utf-8")
