@@ -22,12 +22,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import json
 import math
 import re
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ from .server import start_server, use_loop
 from .standings import Row, Standings
 from .storage import Store, StoreError, is_url, open_store
 from .tournament import Participant, SpecError, StartMode, TournamentSpec
-from .vocabulary import GameStatus, TournamentStatus
+from .vocabulary import TournamentStatus
 from .web import RunningWeb, WebContext, parse_http, start_web
 
 console = Console(highlight=False, soft_wrap=True)
@@ -397,18 +398,31 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
     if st.duplicate_variance_reduction is not None:
         console.print(f"duplicate deals removed {st.duplicate_variance_reduction:.0%} of the "
                       "score variance of independent deals")
-    records = [g.record for g in store.games(tid) if g.status is GameStatus.FINISHED and g.record]
     info = {"tournament": tid, "games": st.games, "table size": spec.table_size,
             "time control": f"{spec.time_control.per_move:g} s per move + "
                             f"{spec.time_control.bank:g} s bank",
             "policies": asdict(spec.policies)}
     done_row = store.tournament(tid)
-    write_results(results, spec.name, st, records, info, rules=spec.rules.to_dict(),
+    write_results(results, spec.name, st, _records(store, tid), info, rules=spec.rules.to_dict(),
                   started=done_row.started if done_row else None,
                   finished=(done_row.finished if done_row else None) or time.time())
     console.print(f"results written to {results}/ (report.md, standings.json, standings.csv, "
                   f"ratings.svg, records/)")
     return 130 if interrupted else 0
+
+
+#: Records read from the store at once when the results folder is written.
+RECORD_PAGE = 200
+
+
+def _records(store: Store, tid: str) -> Iterator[dict[str, Any]]:
+    """The finished games' records of ``tid``, in schedule order, read a page at a time
+    (one page in memory, however many games)."""
+    after = -1
+    while page := store.record_texts(tid, after, RECORD_PAGE):
+        for _, _, text in page:
+            yield json.loads(text)
+        after = page[-1][1]
 
 
 def _abandon(tids: list[str], director: Director, results: Path) -> None:
@@ -419,7 +433,7 @@ def _abandon(tids: list[str], director: Director, results: Path) -> None:
     for tid in tids:
         director.set_status(tid, TournamentStatus.CANCELLED)
         director.remaining.changed()
-        for game in director.store.games(tid):
+        for game in director.store.schedule(tid):  # ids only, no record read
             (results / "records" / f"{game.id}.json").unlink(missing_ok=True)
         console.print(f"abandoned the unfinished run {tid} (--fresh): starting over")
 
