@@ -77,12 +77,14 @@ def time_store_calls(store: Any) -> list[float]:
 async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
                   progress: float = 60.0,
                   command: list[str] | None = None, tid: str | None = None,
-                  postgres: str | None = None) -> dict[str, Any]:
+                  postgres: str | None = None, watchers: int = 0) -> dict[str, Any]:
     """One tournament. ``command``: a bot program to run instead of the fast raw bot,
     started as ``command --target T --token K``, one process per stream (bench_lean.py
     runs SDK bots so). ``tid``: the tournament's id (the deals depend on it and the
     seed; None: a new random one). ``postgres``: a PostgreSQL URL whose user may create
-    databases: the tournament is stored in a new database there instead of SQLite."""
+    databases: the tournament is stored in a new database there instead of SQLite.
+    ``watchers``: serve the web view on the referee's loop and keep that many event
+    streams on it from another process (bench_web.py's watcher) while the games run."""
     from chinchon_referee.auth import TokenBook
     from chinchon_referee.config import RefereeConfig
     from chinchon_referee.director import Director
@@ -90,12 +92,15 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
     from chinchon_referee.referee import Referee
     from chinchon_referee.server import start_server, tune_gc
     from chinchon_referee.storage import SqliteStore, open_store
-    from chinchon_referee.storage.postgres import create_database
     from chinchon_referee.tournament import Participant, TournamentSpec
 
     configure("warning", "text")
     with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
-        pg_db = create_database(postgres) if postgres else None
+        pg_db = None
+        if postgres:
+            from chinchon_referee.storage.postgres import create_database
+
+            pg_db = create_database(postgres)
         store = open_store(pg_db) if pg_db else SqliteStore(str(Path(tmp) / "tournament.sqlite3"))
         tokens = TokenBook()
         spec = TournamentSpec(
@@ -116,6 +121,16 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
 
         referee.listeners.append(on_game)
         server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
+        site = None
+        if watchers:
+            from chinchon_referee.web.app import WebContext
+            from chinchon_referee.web.serving import start_web
+
+            site = await start_web(WebContext(referee=referee, db=store.target,
+                                              max_subscribers=watchers + 10,
+                                              max_per_peer=watchers + 10), "127.0.0.1", 0)
+        watcher = None
+        watch_cpu, watch_report = 0.0, ""
         children0 = _children_cpu()
         procs = []
         errs = open(Path(tmp) / "bots.log", "wb")  # noqa: SIM115 - closed below
@@ -144,6 +159,11 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
                         f"{[p.returncode for p in procs]}, stderr: "
                         f"{(Path(tmp) / 'bots.log').read_text()[-2000:]}")
                 await asyncio.sleep(0.05)
+            if site is not None:
+                watcher = await asyncio.create_subprocess_exec(
+                    sys.executable, str(HERE / "bench_web.py"), "watch", site.url, tid,
+                    str(watchers), str(timeout + 120), stderr=asyncio.subprocess.PIPE)
+                await asyncio.sleep(1.0)  # the streams open before the games begin
             total = director.counts(tid)[0]
             on_loop.clear()  # from here: what playing the games costs the loop
             pids = [p.pid for p in procs]
@@ -171,6 +191,13 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
             director.counts(tid)  # what every progress event costs once all games are stored
             counts_ms = (time.perf_counter() - tc) * 1000
         finally:
+            if watcher is not None:
+                watch_cpu = cpu_seconds(watcher.pid)
+                watcher.terminate()
+                _, err = await watcher.communicate()
+                watch_report = err.decode(errors="replace").strip()
+            if site is not None:
+                await site.stop()
             await server.stop(1.0)
             for p in procs:
                 try:
@@ -181,7 +208,7 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
             errs.close()
         # The bots exit by themselves once dismissed at the end; their CPU is counted
         # when they are reaped, less what they used before the games began.
-        bcpu = _children_cpu() - children0 - b0
+        bcpu = _children_cpu() - children0 - b0 - watch_cpu
         games = store.games(tid)
         terms: Counter[str] = Counter()
         timeouts = illegal = 0
@@ -206,7 +233,7 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
         "last_tenth_games_per_s": _rate(ends, t0, 0.9, 1.0), "counts_ms_at_end": counts_ms,
         "db_bytes_per_game": db_bytes / max(finished, 1),
         "record_json_bytes_per_game": record_json / max(finished, 1),
-        "store_on_loop_calls": len(loop_store),
+        "store_on_loop_calls": len(loop_store), "watchers": watchers, "watch": watch_report,
         "store_on_loop_ms_max": max(loop_store, default=0.0) * 1000,
         "store_on_loop_ms_per_game": sum(loop_store) * 1000 / max(finished, 1),
     }

@@ -1,12 +1,12 @@
 """Does watching slow the referee? Decisions/s of the same tournament with N web-view
 watchers (Server-Sent Events clients in another process) against none, interleaved.
 
-One in-process referee (``Referee`` + ``start_server`` + ``Director`` on a SQLite store in
-a temporary folder) with the web view started on the same event loop, as ``chinchon
-serve --http`` runs it; a round-robin of fast raw bots (``bench_server.py bot``: first
-legal action). The watcher process keeps N event streams open: a fifth on the
-tournament's events, the rest on the live tables of the games running now (it asks
-``/api/t/T`` which games run and follows them as they change), reading every byte.
+The tournament is bench_tournament.py's (``run_one``: an in-process referee, a SQLite
+store in a temporary folder, fast raw bots) with, for the watched run, the web view
+started on the same event loop, as ``chinchon serve --http`` runs it. The watcher
+process keeps N event streams open: a fifth on the tournament's events, the rest on
+the live tables of the games running now (it asks ``/api/t/T`` which games run and
+follows them as they change), reading every byte.
 Each repetition runs the tournament without watchers, then with them (same seed, same
 games), and the ratio of decisions/s is taken within the pair.
 
@@ -21,15 +21,15 @@ import asyncio
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_tournament import run_one
+
 # The bots are spawned while gRPC runs: its fork handlers would only print warnings.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
-HERE = Path(__file__).resolve().parent
-BOT = HERE / "bench_server.py"
 
 
 async def watch(base: str, tid: str, n: int, seconds: float) -> None:
@@ -77,75 +77,8 @@ async def watch(base: str, tid: str, n: int, seconds: float) -> None:
     print(f"{received[0]} bytes read by the watchers", file=sys.stderr, flush=True)
 
 
-async def run_one(watchers: int, gpp: int, bots: int, seed: str) -> dict[str, Any]:
-    from chinchon_referee.auth import TokenBook
-    from chinchon_referee.config import RefereeConfig
-    from chinchon_referee.director import Director
-    from chinchon_referee.logs import configure
-    from chinchon_referee.referee import Referee
-    from chinchon_referee.server import start_server, tune_gc
-    from chinchon_referee.storage import SqliteStore
-    from chinchon_referee.tournament import Participant, TournamentSpec
-    from chinchon_referee.web.app import WebContext
-    from chinchon_referee.web.serving import start_web
-
-    configure("warning", "text")
-    with tempfile.TemporaryDirectory(prefix="bench-web-") as tmp:
-        db = str(Path(tmp) / "tournament.sqlite3")
-        store = SqliteStore(db)
-        tokens = TokenBook()
-        concurrency = 4
-        spec = TournamentSpec(
-            name="bench web", participants=tuple(Participant(f"bot{i}") for i in range(bots)),
-            games_per_pairing=gpp, concurrency=concurrency, start="now", seed=seed)
-        config = RefereeConfig(time_control=spec.time_control, policies=spec.policies)
-        referee = Referee(config)
-        director = Director(referee, store, tokens)
-        tid, parts = director.create(spec)
-        tune_gc()
-        server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
-        site = await start_web(WebContext(referee=referee, db=db, max_subscribers=watchers + 10,
-                                          max_per_peer=watchers + 10), "127.0.0.1", 0)
-        procs = []
-        watcher = None
-        try:
-            for p in parts:
-                procs.append(await asyncio.create_subprocess_exec(
-                    sys.executable, str(BOT), "bot", "--target", server.target,
-                    "--token", p.token, "--streams", str(concurrency), "--max-seconds", "900",
-                    stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL))
-            deadline = time.monotonic() + 120
-            while not all(referee.lobby.connected(b) >= concurrency for b in spec.bots):
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the bots did not connect within 120 s")
-                await asyncio.sleep(0.05)
-            if watchers:
-                watcher = await asyncio.create_subprocess_exec(
-                    sys.executable, __file__, "watch", site.url, tid, str(watchers), "900",
-                    stderr=asyncio.subprocess.PIPE)
-                await asyncio.sleep(1.0)  # the streams open before the games begin
-            d0, c0, t0 = referee.decisions, time.process_time(), time.perf_counter()
-            await asyncio.wait_for(director.run(tid, force_start=True), 900)
-            wall = time.perf_counter() - t0
-            decisions, cpu = referee.decisions - d0, time.process_time() - c0
-        finally:
-            received = ""
-            if watcher is not None:
-                watcher.terminate()
-                _, err = await watcher.communicate()
-                received = err.decode(errors="replace").strip()
-            await site.stop()
-            await server.stop(1.0)
-            for p in procs:
-                try:
-                    await asyncio.wait_for(p.wait(), 10)
-                except TimeoutError:
-                    p.kill()
-                    await p.wait()
-            store.close()
-    return {"watchers": watchers, "wall": wall, "decisions": decisions, "received": received,
-            "decisions_per_s": decisions / wall, "referee_cpu_per_decision_us":
-            cpu / max(decisions, 1) * 1e6}
+def _cpu_per_decision_us(r: dict[str, Any]) -> float:
+    return float(r["referee_cpu"] * r["wall"] / max(r["decisions"], 1) * 1e6)
 
 
 def main() -> int:
@@ -167,19 +100,18 @@ def main() -> int:
           f"{os.getloadavg()[0]:.2f}", flush=True)
     ratios, cpu_ratios = [], []
     for i in range(args.pairs):
-        seed = f"bench-web-{i}"
-        alone = asyncio.run(run_one(0, args.games_per_pairing, args.bots, seed))
-        watched = asyncio.run(run_one(args.watchers, args.games_per_pairing, args.bots, seed))
+        tid = f"bench-web-{i}"  # the same deals for both runs of a pair
+        alone = asyncio.run(run_one(4, args.games_per_pairing, args.bots, 900, 3600, tid=tid))
+        watched = asyncio.run(run_one(4, args.games_per_pairing, args.bots, 900, 3600, tid=tid,
+                                      watchers=args.watchers))
         ratio = watched["decisions_per_s"] / alone["decisions_per_s"]
         ratios.append(ratio)
-        cpu_ratios.append(watched["referee_cpu_per_decision_us"]
-                          / alone["referee_cpu_per_decision_us"])
+        cpu_alone, cpu_watched = _cpu_per_decision_us(alone), _cpu_per_decision_us(watched)
+        cpu_ratios.append(cpu_watched / cpu_alone)
         print(f"  pair {i + 1}: none {alone['decisions_per_s']:,.0f} decisions/s "
-              f"({alone['referee_cpu_per_decision_us']:.0f} us CPU each), "
-              f"{args.watchers} watchers {watched['decisions_per_s']:,.0f} decisions/s "
-              f"({watched['referee_cpu_per_decision_us']:.0f} us CPU each; "
-              f"{watched['received']}): ratio {ratio:.3f}",
-              flush=True)
+              f"({cpu_alone:.0f} us CPU each), {args.watchers} watchers "
+              f"{watched['decisions_per_s']:,.0f} decisions/s ({cpu_watched:.0f} us CPU each; "
+              f"{watched['watch']}): ratio {ratio:.3f}", flush=True)
     print(f"watched / none, decisions/s: median {statistics.median(ratios):.3f} "
           f"(min {min(ratios):.3f}, max {max(ratios):.3f}); the referee's CPU per decision: "
           f"median {statistics.median(cpu_ratios):.3f} (min {min(cpu_ratios):.3f}, max "
