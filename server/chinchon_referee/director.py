@@ -26,7 +26,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict
 from typing import TypeVar
 
-from chinchon.engine import Outcome, Termination
+from chinchon.engine import Termination
 
 from .absence import Absences, Presence
 from .auth import TokenBook, digest, new_token
@@ -211,8 +211,8 @@ class Director:
         self.store.void_running(tid)
         self.set_status(tid, TournamentStatus.CANCELLED)
         self.remaining.ended(tid, self.spec_of(tid).bots, cancelled=True)
-        self._emit(tid, "tournament cancelled")
-        self._close_watchers(tid)
+        self.events.emit(tid, "tournament cancelled")
+        self.events.close(tid)
 
     async def run(self, tid: str, force_start: bool = False, resumed: bool = False) -> None:
         try:
@@ -221,9 +221,9 @@ class Director:
             # The referee stopped: the tournament stays "running", and its games that
             # were stopped are voided and played again when it resumes.
             log.info("tournament_paused", tournament=tid, why="the referee is shutting down")
-            self._emit(tid, "the referee is shutting down: the tournament will resume "
+            self.events.emit(tid, "the referee is shutting down: the tournament will resume "
                             "where it stopped")
-            self._close_watchers(tid)
+            self.events.close(tid)
 
     async def _run(self, tid: str, force_start: bool, resumed: bool) -> None:
         spec = self.spec_of(tid)
@@ -234,17 +234,17 @@ class Director:
         elif resumed:
             # The referee was restarted: its bots need a moment to find it again.
             wait = spec.connect_wait
-            self._emit(tid, f"resuming: waiting up to {wait:g} s for every bot to reconnect")
+            self.events.emit(tid, f"resuming: waiting up to {wait:g} s for every bot to reconnect")
             if not await self.referee.lobby.wait_all(spec.bots, wait):
                 missing = [b for b in spec.bots if not self.referee.lobby.connected(b)]
                 log.info("resuming_without", tournament=tid, missing=missing)
         voided = await self._write(self.store.void_running, tid)
         if voided:
             log.info("games_voided", tournament=tid, count=voided)
-            self._emit(tid, f"{voided} game(s) in flight when the referee stopped were voided "
+            self.events.emit(tid, f"{voided} game(s) in flight when the referee stopped were voided "
                             "and will be replayed from the same deal")
         self.set_status(tid, TournamentStatus.RUNNING)
-        self._emit(tid, "tournament started")
+        self.events.emit(tid, "tournament started")
         # The schedule is read in pages in a worker thread (no record; 100,000 games take
         # a while): the loop goes on serving the games of other tournaments meanwhile.
         games = await asyncio.to_thread(self.store.schedule, tid)
@@ -322,8 +322,8 @@ class Director:
             stop_listening()
         self.set_status(tid, TournamentStatus.FINISHED)
         self.remaining.ended(tid, spec.bots, cancelled=False)
-        self._emit(tid, "tournament finished")
-        self._close_watchers(tid)
+        self.events.emit(tid, "tournament finished")
+        self.events.close(tid)
         log.info("tournament_finished", tournament=tid)
 
     async def _wait_for_start(self, tid: str, spec: TournamentSpec) -> None:
@@ -331,10 +331,10 @@ class Director:
         if when is not None:
             delay = (when - dt.datetime.now(dt.UTC)).total_seconds()
             if delay > 0:
-                self._emit(tid, f"waiting until {when.isoformat()}")
+                self.events.emit(tid, f"waiting until {when.isoformat()}")
                 await asyncio.sleep(delay)
         elif spec.start == "when_connected":
-            self._emit(tid, "waiting for every bot to connect")
+            self.events.emit(tid, "waiting for every bot to connect")
             # Wait for everyone, but never forever: after the grace, start anyway and
             # let the absent forfeit.
             while not await self.referee.lobby.wait_all(spec.bots, max(1.0, spec.policies.reconnect_grace)):
@@ -404,7 +404,7 @@ class Director:
         # Not waited for: the game starts in this same step, as a row marked running
         # says it has (its end is written after this, in order).
         self._write_soon(self.store.mark_running, game.id)
-        self._emit(tid, f"game {game.id} started: {' vs '.join(game.players)}", game.id)
+        self.events.emit(tid, f"game {game.id} started: {' vs '.join(game.players)}", game.id)
         missing = absent.missing(game.players)
         if mode == "forfeit" and not missing:
             mode = "wait"  # its bots came back between the launch and now: play it
@@ -425,7 +425,7 @@ class Director:
                 await self._write(self.store.void_game, game.id)
                 log.warning("game_replayed", tournament=tid, game_id=game.id,
                             why=outcome.result.summary)
-                self._emit(tid, f"game {game.id} was stopped by an internal error of the "
+                self.events.emit(tid, f"game {game.id} was stopped by an internal error of the "
                                 "referee: it will be played again from the same deal", game.id)
                 return True
         if outcome.termination is Termination.FORFEIT_NO_SHOW:
@@ -442,7 +442,7 @@ class Director:
         game.stats = [asdict(s) for s in outcome.stats]
         await self._write(self.store.finish_game, game)
         self.events.game_finished(tid)
-        self._emit(tid, f"game {game.id} ended: {outcome.result.summary}", game.id, outcome.result)
+        self.events.emit(tid, f"game {game.id} ended: {outcome.result.summary}", game.id, outcome.result)
         self.remaining.played(tid, game.players)
 
     async def _write(self, write: Callable[[_A], _R], arg: _A) -> _R:
@@ -481,13 +481,6 @@ class Director:
         return compute(spec.bots, games, spec.table_size)
 
     # -- events ---------------------------------------------------------------------------
-    def _emit(self, tid: str, message: str, game_id: str = "",
-              result: Outcome | None = None) -> None:
-        self.events.emit(tid, message, game_id, result)
-
-    def _close_watchers(self, tid: str) -> None:
-        self.events.close(tid)
-
     def watch(self, tid: str) -> AsyncIterator[TournamentEvent]:
         """Live events until the tournament ends (ends at once if it already has)."""
         return self.events.watch(tid)

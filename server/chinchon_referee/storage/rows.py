@@ -140,12 +140,8 @@ def record_text(stored: str | bytes | None) -> str | None:
 
 def record_of(stored: str | bytes | None) -> dict[str, Any] | None:
     """A stored record: compressed (new rows) or JSON text (rows of version 1)."""
-    if not stored:
-        return None
-    if isinstance(stored, str):
-        d = json.loads(stored)
-    else:
-        d = json.loads(zlib.decompress(stored))
+    text = record_text(stored)
+    d = json.loads(text) if text else None
     return d if isinstance(d, dict) else None
 
 
