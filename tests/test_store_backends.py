@@ -4,6 +4,7 @@ clear StoreError; one server per database."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import time
@@ -36,6 +37,18 @@ def store(target: str) -> Iterator[SqlStore]:
     s = open_store(target, exclusive=True)
     yield s
     s.close()
+
+
+def run_sql(target: str, script: str) -> None:
+    """Run ``script`` (statements separated by ';') on the database at ``target``, with
+    the database's own driver: what another program, or an older referee, would do."""
+    if target.startswith("postgresql://"):
+        with psycopg.connect(target, autocommit=True) as c:
+            for statement in filter(str.strip, script.split(";")):
+                c.execute(statement)  # type: ignore[call-overload]
+    else:
+        with sqlite3.connect(target) as c:
+            c.executescript(script)
 
 
 def won(summary: str, winner: int = 0) -> Outcome:
@@ -160,27 +173,13 @@ def test_a_killed_server_frees_its_database(target: str) -> None:
 
 def test_a_database_of_another_schema_version_is_refused(target: str) -> None:
     open_store(target).close()
-    if target.startswith("postgresql://"):
-        with psycopg.connect(target, autocommit=True) as c:
-            c.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    else:
-        import sqlite3
-
-        with sqlite3.connect(target) as c:
-            c.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    run_sql(target, "UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(StoreError, match="schema version 99, this referee reads versions up to 2"):
         open_store(target)
 
 
 def test_a_database_of_another_program_is_refused_untouched(target: str) -> None:
-    if target.startswith("postgresql://"):
-        with psycopg.connect(target, autocommit=True) as c:
-            c.execute("CREATE TABLE invoices (n INTEGER)")
-    else:
-        import sqlite3
-
-        with sqlite3.connect(target) as c:
-            c.execute("CREATE TABLE invoices (n INTEGER)")
+    run_sql(target, "CREATE TABLE invoices (n INTEGER)")
     with pytest.raises(StoreError, match=r"not a referee database .*invoices"):
         open_store(target, exclusive=True)
 
@@ -210,15 +209,8 @@ INSERT INTO games (id, tournament_id, seq, players, deal_id, status, result, rec
 def test_a_database_of_the_previous_schema_version_is_upgraded(target: str) -> None:
     """A version 1 database (no game owners or leases) opens: its columns are added, its
     rows kept, and it says version 2 from then on."""
-    if target.startswith("postgresql://"):
-        with psycopg.connect(target, autocommit=True) as c:
-            for statement in V1_GAMES.format(real="DOUBLE PRECISION").split(";"):
-                c.execute(statement)  # type: ignore[call-overload]
-    else:
-        import sqlite3
-
-        with sqlite3.connect(target) as c:
-            c.executescript(V1_GAMES.format(real="REAL"))
+    pg = target.startswith("postgresql://")
+    run_sql(target, V1_GAMES.format(real="DOUBLE PRECISION" if pg else "REAL"))
     store = open_store(target, exclusive=True)
     try:
         (t,) = store.tournaments()
