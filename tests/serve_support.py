@@ -1,5 +1,5 @@
-"""`chinchon serve` as a child process, SDK bots as child processes, and the SQLite
-reads of the kill/resume tests (no tests here)."""
+"""`chinchon serve` as a child process, SDK bots as child processes, and the database
+reads of the kill/resume tests, SQLite or PostgreSQL (no tests here)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def free_port() -> int:
 class Serve:
     """``chinchon serve`` as a child process; stdout and stderr go to files."""
 
-    def __init__(self, tmp: Path, port: int, db: Path, n: int,
+    def __init__(self, tmp: Path, port: int, db: Path | str, n: int,
                  extra: list[str] | None = None) -> None:
         self.out = tmp / f"serve{n}.out"
         self.err = tmp / f"serve{n}.err"
@@ -66,30 +66,36 @@ class Serve:
                 self.proc.wait()
 
 
-def db_games(db: Path, tid: str) -> dict[str, dict[str, Any]]:
-    """The games of ``tid`` as the database file holds them, read with sqlite3 itself;
-    each record as its JSON text (stored compressed: zlib)."""
-    con = sqlite3.connect(db)
-    try:
-        rows = con.execute(
-            "SELECT id, seq, players, deal_id, status, voided, COALESCE(record_z, record), "
-            "stats FROM games WHERE tournament_id = ? ORDER BY seq", (tid,)).fetchall()
-    finally:
-        con.close()
+def db_games(db: Path | str, tid: str) -> dict[str, dict[str, Any]]:
+    """The games of ``tid`` as the database holds them, read with the database's own
+    driver (sqlite3, or psycopg for a postgresql:// URL); each record as its JSON text
+    (stored compressed: zlib); ``owner``: the process that played it (shared mode)."""
+    sql = ("SELECT id, seq, players, deal_id, status, voided, record_z, stats, owner, record "
+           "FROM games WHERE tournament_id = ? ORDER BY seq")
+    if str(db).startswith("postgresql://"):
+        import psycopg
+        with psycopg.connect(str(db)) as pg:
+            rows = pg.execute(sql.replace("?", "%s"), (tid,)).fetchall()  # type: ignore[call-overload]
+    else:
+        con = sqlite3.connect(db)
+        try:
+            rows = con.execute(sql, (tid,)).fetchall()
+        finally:
+            con.close()
     return {r[0]: {"seq": r[1], "players": json.loads(r[2]), "deal_id": r[3], "status": r[4],
-                   "voided": r[5], "stats": r[7],
-                   "record": zlib.decompress(r[6]).decode() if isinstance(r[6], bytes) else r[6]}
+                   "voided": r[5], "stats": r[7], "owner": r[8],
+                   "record": zlib.decompress(r[6]).decode() if r[6] is not None else r[9]}
             for r in rows}
 
 
 def launch_sdk_bots(tmp_path: Path, port: int, bots: dict[str, str],
-                    streams: int = 1) -> list[subprocess.Popen[bytes]]:
+                    streams: int = 1, tag: str = "") -> list[subprocess.Popen[bytes]]:
     """``streams`` SDK bot processes per bot (name -> engine bot) against the referee on
-    ``port``, each logging to ``tmp_path/NAME.I.log``."""
+    ``port``, each logging to ``tmp_path/NAME.TAG.I.log``."""
     procs = []
     for b, kind in bots.items():
         for i in range(streams):
-            with open(tmp_path / f"{b}.{i}.log", "wb") as err:
+            with open(tmp_path / f"{b}.{tag}{i}.log", "wb") as err:
                 procs.append(subprocess.Popen(
                     [*sdk_bot(kind), "--target", f"127.0.0.1:{port}", "--token", bot_token(b)],
                     stdout=subprocess.DEVNULL, stderr=err,
@@ -98,7 +104,7 @@ def launch_sdk_bots(tmp_path: Path, port: int, bots: dict[str, str],
     return procs
 
 
-def wait_mid_tournament(db: Path, tid: str) -> None:
+def wait_mid_tournament(db: Path | str, tid: str) -> None:
     """Wait until at least two games of ``tid`` are done and another is in flight."""
     def status() -> Counter[str]:
         return Counter(x["status"] for x in db_games(db, tid).values())

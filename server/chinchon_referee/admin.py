@@ -16,6 +16,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from .admin_bots import BotsAdmin
 from .admin_records import GamesAdmin
 from .auth import TokenBook
+from .cluster import Cluster
 from .director import Director
 from .events import TournamentEvent
 from .referee import Referee
@@ -126,8 +127,8 @@ def _event(ev: TournamentEvent) -> tpb.WatchTournamentResponse:
 
 
 def add_admin_service(server: grpc.aio.Server, referee: Referee, tokens: TokenBook,
-                      store: Store) -> dict[str, Any]:
-    director = Director(referee, store, tokens)
+                      store: Store, cluster: Cluster | None = None) -> dict[str, Any]:
+    director = Director(referee, store, tokens, cluster)
     # The generated gRPC module has no annotations (grpc_tools writes none for it).
     tpb_grpc.add_TournamentServiceServicer_to_server(  # type: ignore[no-untyped-call]
         TournamentServicer(director), server)

@@ -2,7 +2,9 @@
 connected now. Tokens are shown once, in the response that makes them; the store and
 the token book keep only digests. Rotating or revoking a token takes effect at once:
 the next call with the old token is refused, and the bot's open streams are ended
-(UNAUTHENTICATED), so a leaked token stops working mid-game too."""
+(UNAUTHENTICATED), so a leaked token stops working mid-game too. On a database shared by
+several referee processes the others are told at once (and read the registered bots at
+every heartbeat in any case), and the streams counted are every process's."""
 
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from chinchon.v1 import tournament_pb2 as tpb
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from .auth import check_token, digest, new_token
+from .cluster import BOTS
 from .director import Director
 from .logs import get_logger
+from .streams import BotStreams, end_streams, stream_counts
 from .tournament import valid_bot_name
 
 log = get_logger("admin")
@@ -29,7 +33,17 @@ class BotsAdmin:
     director: Director
 
     def _streams(self) -> Counter[str]:
-        return Counter(c.bot for c in self.director.referee.connections if not c.closed.is_set())
+        """Each bot's open streams, on every process of a shared database."""
+        out = Counter({b: c.streams for b, c in stream_counts(self.director.referee).items()})
+        if self.director.cluster is not None:
+            for b, (c, _n) in self.director.cluster.streams_elsewhere().items():
+                out[b] += c.streams
+        return out
+
+    def _told(self) -> None:
+        """The registered bots changed: the other processes read them again."""
+        if self.director.cluster is not None:
+            self.director.cluster.publish(BOTS)
 
     def _bot(self, name: str, created: float | None = None) -> tpb.BotInfo:
         when = self.director.store.bot_created().get(name) if created is None else created
@@ -38,13 +52,9 @@ class BotsAdmin:
         return tpb.BotInfo(name=name, created=ts, streams=self._streams()[name])
 
     def _end_streams(self, name: str, why: str) -> int:
-        ended = 0
-        for conn in list(self.director.referee.connections):
-            if conn.bot == name and not conn.closed.is_set():
-                conn.abort = (grpc.StatusCode.UNAUTHENTICATED, why)
-                conn.end(why)
-                ended += 1
-        return ended
+        """End the bot's streams here (the other processes end theirs when told)."""
+        self._told()
+        return end_streams(self.director.referee, name, why)
 
     async def _new_token(self, name: str, token: str, context: Any) -> str:
         """``token`` (or a generated one) once it is fit to be ``name``'s; aborts with
@@ -78,6 +88,7 @@ class BotsAdmin:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS,
                                 f"bot {name} is registered: rotate its token to change it")
         self.director.tokens.add(name, tok)
+        self._told()
         log.info("bot_added", bot=name)
         return tpb.AddBotResponse(bot=self._bot(name), token=tok)
 
@@ -108,17 +119,13 @@ class BotsAdmin:
     async def ListConnectedBots(
         self, request: tpb.ListConnectedBotsRequest, context: Any
     ) -> tpb.ListConnectedBotsResponse:
-        referee = self.director.referee
-        bots: dict[str, tpb.ConnectedBot] = {}
-        for conn in referee.connections:
-            if conn.closed.is_set():
-                continue
-            b = bots.setdefault(conn.bot, tpb.ConnectedBot(name=conn.bot))
-            b.streams += 1
-            if conn.busy:
-                b.seated += 1
-            elif conn in referee.lobby.idle.get(conn.bot, ()):
-                b.idle += 1
-            else:
-                b.other += 1
-        return tpb.ListConnectedBotsResponse(bots=[bots[n] for n in sorted(bots)])
+        here = stream_counts(self.director.referee)
+        counts = {b: (c, 1) for b, c in here.items()}
+        if self.director.cluster is not None:  # and on the other processes
+            for b, (c, n) in self.director.cluster.streams_elsewhere().items():
+                mine, m = counts.get(b, (BotStreams(), 0))
+                counts[b] = (mine + c, m + n)
+        return tpb.ListConnectedBotsResponse(bots=[
+            tpb.ConnectedBot(name=b, streams=c.streams, seated=c.seated, idle=c.idle,
+                             other=c.other, processes=n)
+            for b, (c, n) in sorted(counts.items())])

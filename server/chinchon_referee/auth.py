@@ -62,12 +62,16 @@ class TokenBook:
     def __init__(self, admin_token: str | None = None) -> None:
         self._bots: dict[str, str] = {}
         self._admin = digest(admin_token) if admin_token else None
+        #: Counts the changes: a reader of the store can tell that the book changed
+        #: while it read.
+        self.generation = 0
 
     def add(self, bot: str, token: str) -> None:
         self.add_digest(bot, digest(token))
 
     def add_digest(self, bot: str, token_digest: str) -> None:
         self._bots[token_digest] = bot
+        self.generation += 1
 
     def remove(self, bot: str) -> None:
         """Forget every token of ``bot``: they fail from the next call on. (``list`` copies
@@ -75,6 +79,14 @@ class TokenBook:
         for d, b in list(self._bots.items()):
             if b == bot:
                 self._bots.pop(d, None)
+        self.generation += 1
+
+    def digests(self) -> dict[str, set[str]]:
+        """Each bot's token digests."""
+        out: dict[str, set[str]] = {}
+        for d, b in list(self._bots.items()):
+            out.setdefault(b, set()).add(d)
+        return out
 
     def holder(self, token_digest: str) -> str | None:
         """The bot whose token has this digest, or None."""

@@ -1,9 +1,9 @@
 """The tournament director: runs scheduled round-robins on a referee, durably.
 
 Every step is written to the store as it happens: a game is marked ``running`` before
-it starts and ``finished`` (with its record) when it ends. After a crash the director
-voids the games that were running and replays them from the same deal; finished games
-are never played again.
+it starts and ``finished`` (with its record) when it ends (:mod:`.game_rows`). After a
+crash the director voids the games that were running and replays them from the same
+deal; finished games are never played again.
 
 Games are started in schedule order as soon as their bots have a free stream, up to
 the tournament's concurrency. A bot that is not connected when its game is due gets
@@ -12,117 +12,96 @@ the reconnect grace to appear; after that it forfeits that game (NO_SHOW) and is
 be played; when nothing else can, the game that is due waits the grace and forfeits
 alone. After ``policies.absence_limit`` seconds of absence its remaining games forfeit
 at once. A bot that connects again plays its postponed games normally.
+
+Sharing its database with other referee processes (a :class:`~.cluster.Cluster`), the
+director runs every tournament of the database too, and plays the games it can seat:
+it claims each before playing it; it leaves to the others a game of a bot that is
+connected to another process only (it never forfeits such a bot); it reads the
+scheduled games again when games were voided, and whenever it has none left; the
+tournament is over when the store counts every game finished. Tournaments declared,
+started or cancelled through another process, and every process's events, reach it
+through the cluster.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import enum
 import time
-import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict
-from typing import TypeVar
 
-from chinchon.engine import Termination
+from chinchon.engine import Outcome, Termination
 
-from .absence import Absences, Presence
-from .auth import TokenBook, digest, new_token
+from .auth import TokenBook
+from .cluster import BOTS, EVENT, TOURNAMENTS, Cluster
+from .cluster_link import ClusterLink
+from .declare import declare
 from .events import EventHub, TournamentEvent
+from .game_rows import Finish, GameRows
 from .logs import get_logger
-from .referee import GameOutcome, GameSpec, Referee, Seat, ShuttingDown
+from .referee import GameOutcome, Referee, Seat, ShuttingDown
 from .remaining import Remaining
 from .round_robin import RoundRobin
+from .seating import Seating
 from .standings import Standings, compute, summarize_game
-from .storage import GameRow, Store, TournamentRow
-from .tournament import Participant, SpecError, TournamentSpec, schedule, start_time
-from .twins import twin_indices, twin_running
+from .storage import GameRow, Store, StoreUnavailable
+from .tournament import Participant, TournamentSpec, schedule, start_time
+from .twins import twin_running
 from .vocabulary import GameStatus, TournamentStatus
 
 log = get_logger("director")
-_A = TypeVar("_A")
-_R = TypeVar("_R")
 #: Games read from the store at once, where a whole tournament is read.
 PAGE = 200
+#: How long a game waits before it is tried again when the database could not be
+#: reached to claim it (seconds).
+CLAIM_RETRY = 1.0
+
+
+class Played(enum.Enum):
+    """What became of a game the director launched."""
+
+    DONE = "done"          # played (or forfeited) and recorded, or stopped by a shutdown
+    AGAIN = "again"        # hit an internal error of the referee: to be played again here
+    GONE = "gone"          # claimed by another process, or its result was not this one's
+    RETRY = "retry"        # the database was out of reach: to be tried again in a moment
 
 
 class Director:
-    def __init__(self, referee: Referee, store: Store, tokens: TokenBook) -> None:
+    def __init__(self, referee: Referee, store: Store, tokens: TokenBook,
+                 cluster: Cluster | None = None) -> None:
         self.referee = referee
         self.store = store
         self.tokens = tokens
+        #: The other referee processes sharing the database (None: this one alone).
+        self.cluster = cluster
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._absent: dict[str, Absences] = {}
-        self._twins: dict[str, dict[str, int]] = {}  # tournament -> game id -> twin index
+        #: Which game starts next, and its spec.
+        self.seating = Seating(referee, store, cluster)
         #: The tournaments' live events.
         self.events = EventHub(store)
-        # The per-game writes (a game's start and end, each a transaction with an fsync)
-        # run in this thread, in order: the event loop never waits for the disk.
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
+        #: The games' rows, written in a thread of their own.
+        self.rows = GameRows(store, cluster)
         #: Games left per bot; dismisses the bots no tournament needs any more.
         self.remaining = Remaining(store, referee.lobby)
+        #: Games stopped because this process could not renew its leases in time.
+        self._lease_stopped: set[str] = set()
+        if cluster is not None:
+            ClusterLink(self, cluster)
+            cluster.on_leases_lost(self._leases_lost)
 
     # -- declaring ------------------------------------------------------------------------
     def create(self, spec: TournamentSpec, tid: str | None = None, *,
                replace_tokens: bool = False) -> tuple[str, list[Participant]]:
-        """Store a tournament and its whole schedule; register the new bots' tokens.
-
-        Returns the id and the participants with their tokens: generated ones are shown
-        only here; a bot already registered keeps its token (returned empty). Refuses
-        (SpecError, nothing stored) a schedule larger than MAX_GAMES, a token that is the
-        admin token or another bot's, and a token for a registered bot that differs from
-        its registered one (an organizer rotates a token on purpose, RotateBotToken).
-        ``replace_tokens``: the caller launches the bots itself and gives every token
-        (``tournament run``, on its own database): registered bots take them. Safe to
-        call from a worker thread (``create_async``): the store is written in short
-        transactions, so the event loop's own store calls are never held up for long."""
-        spec = spec.with_seed()
-        tid = tid or f"t-{uuid.uuid4().hex[:10]}"
-        registered = dict(self.store.bots())
-        for p in spec.participants:
-            if not p.token:
-                continue
-            if self.tokens.is_admin(p.token):
-                raise SpecError(f"participants: {p.name}'s token is the admin token "
-                                "(a bot must never hold admin rights)")
-            holder = self.tokens.holder(digest(p.token))
-            if holder is not None and holder != p.name:
-                raise SpecError(f"participants: {p.name}'s token is already the token of "
-                                f"bot {holder} (each bot needs its own)")
-            known = registered.get(p.name)
-            if known is not None and known != digest(p.token) and not replace_tokens:
-                raise SpecError(f"participants: {p.name} is registered with another token; "
-                                "leave its token out to keep the registered one, or rotate it "
-                                f"on purpose (chinchon admin bots rotate {p.name})")
-        parts = [
-            Participant(p.name, p.token or ("" if p.name in registered else new_token()),
-                        p.command, p.instances)
-            for p in spec.participants
-        ]
-        rr = self.schedule(spec, tid)
-        games = (
-            GameRow(f"{tid}-g{p.seq:05d}", tid, p.seq, list(p.players), p.deal_id)
-            for p in rr
-        )
-        stored = spec.to_dict(with_secrets=True)
-        for p in stored["participants"]:
-            p.pop("token", None)  # only digests are kept
-        self.store.create_tournament(
-            TournamentRow(tid, spec.name, stored, TournamentStatus.SCHEDULED, time.time()), games
-        )
-        for p in parts:
-            if not p.token:
-                continue  # registered: keeps its token
-            if p.name not in registered:
-                self.store.add_bot(p.name, digest(p.token))
-            elif replace_tokens:
-                self.store.set_bot_token(p.name, digest(p.token))
-                self.tokens.remove(p.name)
-            self.tokens.add(p.name, p.token)
+        """Store a tournament and its schedule, and register its new bots (see
+        :func:`.declare.declare`); the other processes of a shared database hear of it."""
+        tid, parts = declare(self.store, self.tokens, spec, tid, replace_tokens=replace_tokens)
         self.remaining.changed()
-        log.info("tournament_created", tournament=tid, name=spec.name, games=len(rr))
+        if self.cluster is not None:
+            self.cluster.publish(BOTS)
+            self.cluster.publish(TOURNAMENTS)
         return tid, parts
 
     async def create_async(self, spec: TournamentSpec) -> tuple[str, list[Participant]]:
@@ -183,8 +162,10 @@ class Director:
             raise KeyError(tid)
         if row.status.over:
             raise ValueError(f"tournament {tid} is {row.status}")
-        self.set_status(tid, TournamentStatus.RUNNING)
+        await self.set_status(tid, TournamentStatus.RUNNING)
         self._tasks[tid] = asyncio.ensure_future(self.run(tid))
+        if self.cluster is not None:
+            self.cluster.publish(TOURNAMENTS)
 
     async def settle(self, timeout: float) -> None:
         """Wait up to ``timeout`` s for every tournament's task to end (after the referee
@@ -198,7 +179,18 @@ class Director:
         if task is not None:
             await task
 
-    async def cancel(self, tid: str) -> None:
+    def active(self, tid: str) -> bool:
+        """A run of ``tid`` is in progress here."""
+        task = self._tasks.get(tid)
+        return task is not None and not task.done()
+
+    def run_soon(self, tid: str) -> None:
+        """Run ``tid`` here (it was started through another process)."""
+        if not self.active(tid):
+            self._tasks[tid] = asyncio.ensure_future(self.run(tid))
+
+    async def stop_task(self, tid: str) -> None:
+        """Stop the run of ``tid`` here, writing nothing."""
         task = self._tasks.get(tid)
         if task is not None and not task.done():
             task.cancel()
@@ -206,17 +198,26 @@ class Director:
                 await task
             except asyncio.CancelledError:
                 pass
+
+    async def cancel(self, tid: str) -> None:
+        await self.stop_task(tid)
         if self.store.tournament(tid) is None:
             raise KeyError(tid)
-        self.store.void_running(tid)
-        self.set_status(tid, TournamentStatus.CANCELLED)
+        # Every process's games of it: a result another process writes after this is
+        # refused (the row is not its any more).
+        await self.rows.write(self.store.void_running, tid)
+        await self.set_status(tid, TournamentStatus.CANCELLED)
         self.remaining.ended(tid, self.spec_of(tid).bots, cancelled=True)
-        self.events.emit(tid, "tournament cancelled")
+        self._emit(tid, "tournament cancelled")
         self.events.close(tid)
 
     async def run(self, tid: str, force_start: bool = False, resumed: bool = False) -> None:
         try:
             await self._run(tid, force_start, resumed)
+        except StoreUnavailable as e:
+            # Sharing the database, the run starts again at the next reading of the
+            # tournaments (ClusterLink); alone, at the next start of the referee.
+            log.error("tournament_run_stopped", tournament=tid, error=str(e))
         except ShuttingDown:
             # The referee stopped: the tournament stays "running", and its games that
             # were stopped are voided and played again when it resumes.
@@ -226,9 +227,11 @@ class Director:
             self.events.close(tid)
 
     async def _run(self, tid: str, force_start: bool, resumed: bool) -> None:
-        spec = self.spec_of(tid)
-        row = self.store.tournament(tid)
-        assert row is not None
+        row = await asyncio.to_thread(self.store.tournament, tid)
+        if row is None:
+            raise KeyError(tid)
+        spec = TournamentSpec.from_dict({k: v for k, v in row.spec.items()
+                                         if not k.startswith("_")})
         if row.status is TournamentStatus.SCHEDULED and not force_start:
             await self._wait_for_start(tid, spec)
         elif resumed:
@@ -238,44 +241,57 @@ class Director:
             if not await self.referee.lobby.wait_all(spec.bots, wait):
                 missing = [b for b in spec.bots if not self.referee.lobby.connected(b)]
                 log.info("resuming_without", tournament=tid, missing=missing)
-        voided = await self._write(self.store.void_running, tid)
+        voided = await self.rows.void_stopped(tid)
         if voided:
             log.info("games_voided", tournament=tid, count=voided)
             self.events.emit(tid, f"{voided} game(s) in flight when the referee stopped were voided "
                             "and will be replayed from the same deal")
-        self.set_status(tid, TournamentStatus.RUNNING)
-        self.events.emit(tid, "tournament started")
+        if await self.set_status(tid, TournamentStatus.RUNNING) or self.cluster is None:
+            self._emit(tid, "tournament started")
         # The schedule is read in pages in a worker thread (no record; 100,000 games take
         # a while): the loop goes on serving the games of other tournaments meanwhile.
         games = await asyncio.to_thread(self.store.schedule, tid)
         if spec.duplicate_deals:
-            self._twins[tid] = twin_indices(games)
+            self.seating.know_twins(tid, games)
         pending = [g for g in games if g.status is not GameStatus.FINISHED]
         del games
         self.remaining.track(tid, pending)
         running: set[asyncio.Task[None]] = set()
-        absent = self._absences(tid, spec)
+        absent = self.seating.absences(tid, spec)
         # Set by whatever may let a game start: a game ended, a stream came to the lobby
         # idle (a bot connected or came back, a game gave its streams back), the lobby
-        # closed (shutdown). An absence running past its limit wakes the loop by timer.
+        # closed (shutdown), a heartbeat of the cluster. An absence running past its
+        # limit wakes the loop by timer.
         changed = asyncio.Event()
 
         replayed: set[str] = set()  # games played again after an internal error
         in_play: Counter[str] = Counter()  # deal id -> games of it in play (twins wait)
+        in_flight: set[str] = set()  # ids of the games launched and not over
+        # Shared: the scheduled games are read again when games were voided (cluster
+        # voids changed) or this process has none left (``look``: something happened).
+        voids_seen = self.cluster.voids if self.cluster is not None else 0
+        look = False
 
         def launch(game: GameRow, mode: str, seats: list[Seat] | None = None) -> None:
             pending.remove(game)
             in_play[game.deal_id] += 1
+            in_flight.add(game.id)
 
             async def one() -> None:
+                nonlocal look
                 try:
-                    again = await self._play(tid, spec, game, mode, seats,
-                                             may_replay=game.id not in replayed)
-                    if again:
+                    what = await self._play(tid, spec, game, mode, seats,
+                                            may_replay=game.id not in replayed)
+                    if what is Played.AGAIN:
                         replayed.add(game.id)
+                    elif what is Played.RETRY:
+                        await asyncio.sleep(CLAIM_RETRY)  # the database is out of reach
+                    if what in (Played.AGAIN, Played.RETRY):
                         pending.insert(0, game)
                 finally:
                     in_play[game.deal_id] -= 1
+                    in_flight.discard(game.id)
+                    look = True
                     # Out of ``running`` before the loop wakes (the task's done callback
                     # would come one pass later, after the loop has looked).
                     running.discard(asyncio.current_task())  # type: ignore[arg-type]
@@ -285,20 +301,35 @@ class Director:
             running.add(t)
             t.add_done_callback(running.discard)
 
+        def beat() -> None:
+            nonlocal look
+            look = True
+            changed.set()
+
         stop_listening = self.referee.lobby.listen(changed.set)
+        stop_beat = self.cluster.on_beat(beat) if self.cluster is not None else (lambda: None)
         try:
-            while pending or running:
+            while True:
                 if self.referee.closing is not None:
                     # No game starts once the referee shuts down; those in progress end or
                     # are stopped (without a result) by the shutdown.
                     await asyncio.gather(*running, return_exceptions=True)
                     raise ShuttingDown(self.referee.closing)
+                if self.cluster is None:
+                    if not pending and not running:
+                        break
+                elif self.cluster.voids != voids_seen or (look and not pending):
+                    voids_seen, look = self.cluster.voids, False
+                    fresh = await self.rows.scheduled(tid, in_flight)
+                    if fresh is None and not running:
+                        break  # every game is finished, by whichever process
+                    pending[:] = fresh or []
                 for b in absent.returned(self.referee.lobby.connected):
                     log.info("bot_back", tournament=tid, bot=b)
                 if len(running) < spec.concurrency:
                     # Never two games of one deal at once (with nothing running, all may go).
                     ready = [g for g in pending if not twin_running(g, in_play)]
-                    chosen = self._next_game(tid, spec, ready, absent, idle=not running)
+                    chosen = self.seating.next_game(tid, spec, ready, absent, idle=not running)
                     if chosen is not None:
                         launch(*chosen)
                         continue
@@ -320,11 +351,12 @@ class Director:
                     waiter.cancel()
         finally:
             stop_listening()
-        self.set_status(tid, TournamentStatus.FINISHED)
+            stop_beat()
+        if await self.set_status(tid, TournamentStatus.FINISHED) or self.cluster is None:
+            self._emit(tid, "tournament finished")
+            log.info("tournament_finished", tournament=tid)
         self.remaining.ended(tid, spec.bots, cancelled=False)
-        self.events.emit(tid, "tournament finished")
         self.events.close(tid)
-        log.info("tournament_finished", tournament=tid)
 
     async def _wait_for_start(self, tid: str, spec: TournamentSpec) -> None:
         when = start_time(spec.start)
@@ -344,67 +376,29 @@ class Director:
                     log.info("starting_without", tournament=tid, missing=missing)
                     break
 
-    def _absences(self, tid: str, spec: TournamentSpec) -> Absences:
-        return self._absent.setdefault(tid, Absences(spec.policies.absence_limit))
-
-    def _next_game(
-        self, tid: str, spec: TournamentSpec, pending: list[GameRow], absent: Absences,
-        idle: bool,
-    ) -> tuple[GameRow, str, list[Seat] | None] | None:
-        """The game to start now and how ("seated", "forfeit" or "wait"), or None.
-
-        In schedule order: a game of a bot absent past the absence limit forfeits at
-        once; a game of a bot absent for less is postponed; any other game starts when
-        its bots have free streams. When nothing runs (``idle``) and nothing can start,
-        the first pending game is due: its bots get the grace, then they forfeit it."""
-        now = time.monotonic()
-        for game in pending:
-            presence = absent.presence(game.players, now)
-            if presence is Presence.FORFEIT:
-                return game, "forfeit", None
-            if presence is Presence.POSTPONE:
-                continue
-            seats = self.referee.seats_for(self._game_spec(tid, spec, game))
-            if seats is not None:
-                return game, "seated", seats
-        if idle and pending:
-            return pending[0], "wait", None
-        return None
-
-    def _game_spec(self, tid: str, spec: TournamentSpec, game: GameRow) -> GameSpec:
-        return GameSpec(
-            game_id=game.id, rules=spec.rules, players=game.players, seed=spec.seed,
-            deal_id=game.deal_id, time_control=spec.time_control, policies=spec.policies,
-            tournament_id=tid, labels={"tournament": tid, "seq": str(game.seq)},
-            relabel=self._twin_index(tid, spec, game),
-        )
-
-    def _twin_index(self, tid: str, spec: TournamentSpec, game: GameRow) -> int | None:
-        """The suit relabelling of a twin game (duplicate deals), None otherwise."""
-        if not spec.duplicate_deals:
-            return None
-        if game.id not in self._twins.get(tid, {}):
-            self._twins[tid] = twin_indices(self.store.schedule(tid))
-        return self._twins[tid][game.id]
-
     async def _play(
         self, tid: str, spec: TournamentSpec, game: GameRow, mode: str, seats: list[Seat] | None,
         may_replay: bool = True,
-    ) -> bool:
-        """Play (or forfeit) one game and record it. Returns True when the game is to be
-        played again instead: it hit an internal error of the referee (not a bot's
-        fault) for the first time; its row is back to ``scheduled``."""
-        gs = self._game_spec(tid, spec, game)
-        absent = self._absences(tid, spec)
+    ) -> Played:
+        """Play (or forfeit) one game and record it."""
+        gs = self.seating.game_spec(tid, spec, game)
+        absent = self.seating.absences(tid, spec)
         if mode == "forfeit" and self.referee.closing is not None:
             # The shutdown began after this forfeit was launched: no result. The game
             # stays scheduled, and the resumed tournament plays it if the bot is back.
             log.info("game_not_recorded", tournament=tid, game_id=game.id)
-            return False
-        # Not waited for: the game starts in this same step, as a row marked running
-        # says it has (its end is written after this, in order).
-        self._write_soon(self.store.mark_running, game.id)
-        self.events.emit(tid, f"game {game.id} started: {' vs '.join(game.players)}", game.id)
+            return Played.DONE
+        try:
+            mine = await self.rows.begin(game, spec.duplicate_deals)
+        except StoreUnavailable as e:
+            log.warning("game_not_claimed", tournament=tid, game_id=game.id, error=str(e))
+            mine = None
+        if not mine:
+            for s in seats or []:
+                if s.conn is not None:
+                    self.referee.lobby.give_back(s.conn)
+            return Played.RETRY if mine is None else Played.GONE
+        self._emit(tid, f"game {game.id} started: {' vs '.join(game.players)}", game.id)
         missing = absent.missing(game.players)
         if mode == "forfeit" and not missing:
             mode = "wait"  # its bots came back between the launch and now: play it
@@ -420,48 +414,73 @@ class Director:
                 # Stopped before its end (or before its start): no result; the row stays
                 # "running" and is voided, then played again, when the tournament resumes.
                 log.info("game_not_recorded", tournament=tid, game_id=game.id)
-                return False
-            if outcome.termination is Termination.ABORTED and may_replay:
-                await self._write(self.store.void_game, game.id)
+                return Played.DONE
+            lost = game.id in self._lease_stopped
+            if outcome.termination is Termination.ABORTED and (may_replay or lost):
+                self._lease_stopped.discard(game.id)
+                try:
+                    await self.rows.void(game.id, lambda: self.referee.closing is not None)
+                except StoreUnavailable:
+                    return Played.DONE  # shutting down: voided when the tournament resumes
                 log.warning("game_replayed", tournament=tid, game_id=game.id,
                             why=outcome.result.summary)
-                self.events.emit(tid, f"game {game.id} was stopped by an internal error of the "
-                                "referee: it will be played again from the same deal", game.id)
-                return True
+                why = "this process lost its database" if lost else "an internal error of the referee"
+                self._emit(tid, f"game {game.id} was stopped by {why}: it will be played again "
+                           "from the same deal", game.id)
+                return Played.RETRY if lost else Played.AGAIN
         if outcome.termination is Termination.FORFEIT_NO_SHOW:
             gone = [b for i, b in enumerate(game.players) if i not in outcome.winners]
             absent.mark(gone, time.monotonic())
             log.info("bots_absent", tournament=tid, bots=gone,
                      forfeit_all_after=spec.policies.absence_limit)
-        await self._finish(tid, game, outcome)
-        return False
+        return await self._finish(tid, game, outcome)
 
-    async def _finish(self, tid: str, game: GameRow, outcome: GameOutcome) -> None:
+    async def _finish(self, tid: str, game: GameRow, outcome: GameOutcome) -> Played:
         game.result = outcome.result
         game.record = outcome.record
         game.stats = [asdict(s) for s in outcome.stats]
-        await self._write(self.store.finish_game, game)
+        try:
+            done = await self.rows.finish(game, lambda: self.referee.closing is not None)
+        except StoreUnavailable:
+            log.warning("game_not_recorded", tournament=tid, game_id=game.id,
+                        why="the database is out of reach and the referee is shutting down")
+            return Played.DONE
+        if done is Finish.LOST:
+            log.warning("game_result_dropped", tournament=tid, game_id=game.id,
+                        why="its lease ran out while the database was out of reach: it was "
+                        "voided, and is played again from the same deal")
+            return Played.GONE
         self.events.game_finished(tid)
-        self.events.emit(tid, f"game {game.id} ended: {outcome.result.summary}", game.id, outcome.result)
+        self._emit(tid, f"game {game.id} ended: {outcome.result.summary}", game.id,
+                   outcome.result, game.players)
         self.remaining.played(tid, game.players)
+        return Played.DONE
 
-    async def _write(self, write: Callable[[_A], _R], arg: _A) -> _R:
-        """``write(arg)`` in the store's writer thread (writes keep their order)."""
-        return await asyncio.get_running_loop().run_in_executor(self._writer, write, arg)
+    def _leases_lost(self) -> None:
+        """The database is out of reach and this process's leases may run out: its games
+        stop now, before another process may take them (:mod:`.cluster`)."""
+        self._lease_stopped |= self.referee.stop(
+            self.rows.claimed, "this referee process lost its database for too long")
 
-    def _write_soon(self, write: Callable[[_A], None], arg: _A) -> None:
-        """``write(arg)`` in the writer thread, not waited for: it is written before any
-        later write, and a failure is logged."""
-        def done(f: Future[None]) -> None:
-            if f.exception() is not None:
-                log.error("store_write_failed", write=getattr(write, "__name__", "?"),
-                          error=str(f.exception()))
-
-        self._writer.submit(write, arg).add_done_callback(done)
-
-    def set_status(self, tid: str, status: TournamentStatus) -> None:
-        self.store.set_tournament_status(tid, status)
+    async def set_status(self, tid: str, status: TournamentStatus) -> bool:
+        """Store the status of ``tid`` (in the writer thread, after the games' writes;
+        tried again while the database is out of reach); False if it had it already."""
+        changed = await self.rows.retried(self.store.set_tournament_status, tid, status,
+                                          closing=lambda: self.referee.closing is not None)
         self.events.status_set(tid, status)
+        return changed
+
+    # -- the other processes --------------------------------------------------------------
+    def _emit(self, tid: str, message: str, game_id: str = "", result: Outcome | None = None,
+              players: Sequence[str] = ()) -> None:
+        """An event for the watchers of every process (those of this one, and through the
+        cluster the others'); ``players``: of a game that ended."""
+        ev = self.events.emit(tid, message, game_id, result)
+        if self.cluster is not None:
+            self.cluster.publish(
+                EVENT, t=tid, m=message, g=game_id, ts=ev.time, p=list(players),
+                s=ev.status.value if ev.status is not None else None,
+                r=result.to_json() if result is not None else None)
 
     # -- results --------------------------------------------------------------------------
     def counts(self, tid: str) -> tuple[int, int]:

@@ -59,13 +59,33 @@ class EventHub:
         return p
 
     def emit(self, tid: str, message: str, game_id: str = "",
-             result: Outcome | None = None) -> None:
-        """Tell the watchers of ``tid``."""
+             result: Outcome | None = None) -> TournamentEvent:
+        """Tell the watchers of ``tid``; returns the event."""
         total, done = self._progress_of(tid)
         ev = TournamentEvent(time.time(), tid, self._status.get(tid), total, done, message,
                              game_id, result)
         for q in self._watchers.get(tid, []):
             q.put_nowait(ev)
+        return ev
+
+    def deliver(self, ev: TournamentEvent) -> None:
+        """An event of another referee process sharing the database: counted (a game's
+        end, when ``ev.result`` is set), told to the watchers of this process with its
+        progress as counted here, and the end of their watch if the tournament is over."""
+        tid = ev.tournament_id
+        if ev.result is not None and tid in self._progress:
+            self._progress[tid][1] += 1
+        if ev.status is not None:
+            self._status[tid] = ev.status
+        if tid not in self._watchers:
+            return
+        total, done = self._progress_of(tid)
+        here = TournamentEvent(ev.time, tid, self._status.get(tid), total, done, ev.message,
+                               ev.game_id, ev.result)
+        for q in self._watchers.get(tid, []):
+            q.put_nowait(here)
+        if ev.status is not None and ev.status.over:
+            self.close(tid)
 
     def close(self, tid: str) -> None:
         """The tournament's events are over: every watch of it ends."""

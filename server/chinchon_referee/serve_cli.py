@@ -14,6 +14,7 @@ from typing import Any
 
 from .admin import add_admin_service
 from .auth import TokenBook, digest
+from .cluster import LEASE, Cluster
 from .config import Limits, Policies, RefereeConfig, TimeControl
 from .logs import LogFormat, configure, get_logger
 from .referee import GameOutcome, Referee
@@ -37,6 +38,13 @@ def register(sub: Any) -> None:
                    help="HOST:PORT to listen on (port 0: any free port; default 127.0.0.1:50051)")
     p.add_argument("--db", default="chinchon.sqlite3",
                    help="SQLite database file, or a postgresql:// URL (needs the postgres extra)")
+    p.add_argument("--shared", action="store_true",
+                   help="share the database (a postgresql:// URL) with other `chinchon serve "
+                   "--shared` processes, on this host or others: they play its tournaments "
+                   "together (docs/deployment.md)")
+    p.add_argument("--lease", type=float, default=LEASE, metavar="SECONDS",
+                   help="with --shared: a game whose process stops renewing its lease this "
+                   f"long (killed, cut off) is played again by another (default {LEASE:g})")
     p.add_argument("--http", metavar="HOST:PORT",
                    help="also serve the web view (tournaments, live games, replays; read-only) "
                    "on HOST:PORT; PORT alone binds 127.0.0.1 (docs/web.md)")
@@ -156,6 +164,11 @@ async def serve(args: argparse.Namespace) -> int:
         if not 0 <= args.web_full_view_delay < float("inf"):
             raise ValueError(f"--web-full-view-delay {args.web_full_view_delay}: "
                              "give seconds, 0 or more")
+        if not 0 < args.lease < float("inf"):
+            raise ValueError(f"--lease {args.lease}: give seconds, more than 0")
+        if args.shared and not is_url(args.db):
+            raise ValueError(f"--shared: processes share a PostgreSQL database (--db "
+                             f"postgresql://...), not the SQLite file {args.db}")
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -170,7 +183,7 @@ async def serve(args: argparse.Namespace) -> int:
     _warn_about_secrets(args, admin)
     tokens = TokenBook(admin.token)
     try:
-        store = open_store(args.db, exclusive=True)
+        store = open_store(args.db, exclusive=not args.shared, shared=args.shared)
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -201,8 +214,12 @@ async def serve(args: argparse.Namespace) -> int:
     referee = Referee(config, practice_secret=store.secret("practice_secret"))
     referee.listeners.append(persist_outcomes(store, config.limits))
 
+    cluster = (Cluster(store, referee, tokens, url=args.db, lease=args.lease,
+                       address=args.address, http=args.http or "")
+               if args.shared else None)
+
     def add_services(server: Any, ref: Referee, book: TokenBook) -> dict[str, Any]:
-        return add_admin_service(server, ref, book, store)
+        return add_admin_service(server, ref, book, store, cluster)
 
     try:
         running = await start_server(args.address, config, tokens, tls, referee, add_services)
@@ -220,13 +237,19 @@ async def serve(args: argparse.Namespace) -> int:
             print(f"error: --http {args.http}: {e}", file=sys.stderr)
             return 2
         print(json.dumps({"event": "web", "url": site.url, "port": site.port}), flush=True)
+    if cluster is not None:
+        cluster.address = f"{args.address.rpartition(':')[0]}:{running.port}"
+        cluster.http = site.url if site is not None else ""
+        await cluster.start()
     tune_gc()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):  # before "listening": a SIGTERM right
         loop.add_signal_handler(sig, stop.set)  # after it stops the server gracefully
     print(json.dumps({"event": "listening", "port": running.port, "address": args.address,
-                      "loop": args.loop_used}), flush=True)
+                      "loop": args.loop_used,
+                      **({"process": cluster.owner} if cluster is not None else {})}),
+          flush=True)
     await stop.wait()
     log.info("shutting_down", games_running=referee.games_running)
     if site is not None:
@@ -235,6 +258,8 @@ async def serve(args: argparse.Namespace) -> int:
     director = running.extras.get("director")
     if director is not None:
         await director.settle(5.0)  # tournaments record nothing more before the store closes
+    if cluster is not None:
+        await cluster.stop()
     store.close()
     return 0
 

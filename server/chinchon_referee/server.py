@@ -18,6 +18,7 @@ from .auth import AuthInterceptor, TokenBook
 from .config import RefereeConfig
 from .logs import get_logger
 from .referee import Referee, RefereeServicer
+from .store_errors import StoreErrorInterceptor
 
 log = get_logger("server")
 
@@ -140,7 +141,7 @@ async def start_server(
     tokens = tokens or TokenBook()
     referee = referee or Referee(config)
     server = grpc.aio.server(
-        interceptors=[AuthInterceptor(tokens)], options=server_options(config)
+        interceptors=[AuthInterceptor(tokens), StoreErrorInterceptor()], options=server_options(config)
     )
     add_referee_service(server, RefereeServicer(referee, tokens))
     extras = add_services(server, referee, tokens) if add_services else {}

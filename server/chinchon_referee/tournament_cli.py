@@ -232,7 +232,7 @@ async def _play(director: Director, tid: str, name: str, stop: asyncio.Event,
                 quiet: bool) -> bool:
     """Run the tournament's remaining games with a progress bar, until they are all
     played or ``stop`` is set (the games in flight are then cancelled: returns True)."""
-    director.set_status(tid, TournamentStatus.RUNNING)
+    await director.set_status(tid, TournamentStatus.RUNNING)
     total, done = director.counts(tid)
     task = asyncio.ensure_future(director.run(tid, force_start=True))
     interrupted = False
@@ -431,7 +431,7 @@ def _abandon(tids: list[str], director: Director, results: Path) -> None:
     it exported to ``results/records`` when it was interrupted are removed, so that the
     folder holds the new run's records only (the database keeps the old games)."""
     for tid in tids:
-        director.set_status(tid, TournamentStatus.CANCELLED)
+        director.store.set_tournament_status(tid, TournamentStatus.CANCELLED)
         director.remaining.changed()
         for game in director.store.schedule(tid):  # ids only, no record read
             (results / "records" / f"{game.id}.json").unlink(missing_ok=True)

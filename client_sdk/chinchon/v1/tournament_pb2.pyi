@@ -417,18 +417,20 @@ class RevokeBotResponse(_message.Message):
     def __init__(self, streams_ended: _Optional[int] = ...) -> None: ...
 
 class ConnectedBot(_message.Message):
-    __slots__ = ("name", "streams", "seated", "idle", "other")
+    __slots__ = ("name", "streams", "seated", "idle", "other", "processes")
     NAME_FIELD_NUMBER: _ClassVar[int]
     STREAMS_FIELD_NUMBER: _ClassVar[int]
     SEATED_FIELD_NUMBER: _ClassVar[int]
     IDLE_FIELD_NUMBER: _ClassVar[int]
     OTHER_FIELD_NUMBER: _ClassVar[int]
+    PROCESSES_FIELD_NUMBER: _ClassVar[int]
     name: str
     streams: int
     seated: int
     idle: int
     other: int
-    def __init__(self, name: _Optional[str] = ..., streams: _Optional[int] = ..., seated: _Optional[int] = ..., idle: _Optional[int] = ..., other: _Optional[int] = ...) -> None: ...
+    processes: int
+    def __init__(self, name: _Optional[str] = ..., streams: _Optional[int] = ..., seated: _Optional[int] = ..., idle: _Optional[int] = ..., other: _Optional[int] = ..., processes: _Optional[int] = ...) -> None: ...
 
 class ListConnectedBotsRequest(_message.Message):
     __slots__ = ()

@@ -4,7 +4,7 @@ stops games at shutdown, and keeps the incidents bot authors should hear about."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from chinchon.engine import Outcome, Termination, new_game
@@ -49,6 +49,7 @@ class Referee:
         self.lobby = Lobby()
         self._decisions = DecisionCount()
         self.games_running = 0
+        self._playing: dict[str, GameRunner] = {}  # game id -> its runner, while it runs
         #: Set while no game is in progress (see :meth:`wait_games`).
         self._idle = asyncio.Event()
         self._idle.set()
@@ -168,8 +169,18 @@ class Referee:
         self._idle.clear()
         given = [s.conn for s in seats]
         runner = GameRunner(spec, seats, self.services, type(self).fault_hook)
+        self._playing[spec.game_id] = runner
         try:
             outcome = await runner.run()
+        except asyncio.CancelledError:
+            if runner.stopped is None:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()  # the cancel was this referee's way to stop the game
+            log.warning("game_stopped", game_id=spec.game_id, why=runner.stopped)
+            outcome = self._aborted(spec, seats, runner.stopped)
+            await runner.tell_ended(outcome_to_wire(outcome.result))
         except ShuttingDown:
             log.info("game_stopped", game_id=spec.game_id, why="the referee is shutting down")
             raise
@@ -180,6 +191,7 @@ class Referee:
                           message=outcome.result.summary)
             await runner.tell_ended(outcome_to_wire(outcome.result))
         finally:
+            self._playing.pop(spec.game_id, None)
             self.games_running -= 1
             if not self.games_running:
                 self._idle.set()
@@ -191,6 +203,19 @@ class Referee:
         for listener in self.listeners:
             await listener(outcome)
         return outcome
+
+    def stop(self, game_ids: Iterable[str], why: str) -> set[str]:
+        """Stop these games now, without a result: each ends ABORTED (``why`` its
+        summary, told to its bots), and its caller decides whether it is played again.
+        Games not being played here are left alone. Returns the ids of those stopped."""
+        stopped = set()
+        for gid in list(game_ids):
+            runner = self._playing.get(gid)
+            if runner is not None and runner.task is not None and runner.stopped is None:
+                runner.stopped = why
+                runner.task.cancel()
+                stopped.add(gid)
+        return stopped
 
     async def _release(self, seats: Sequence[Seat] | None) -> None:
         """Give the seats' streams back to the lobby (which ends them, saying why, once

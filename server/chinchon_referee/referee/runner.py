@@ -112,6 +112,8 @@ class GameRunner:
         self.names = [s.name for s in seats]
         self.encoder = RequestEncoder(spec.game_id, spec.rules)
         self.task: asyncio.Task[Any] | None = None  # the task playing the game
+        #: Why the referee stopped the game before its end (Referee.stop), if it did.
+        self.stopped: str | None = None
         self.over = False
         #: Practice games take turns with each other (one step per pass of the loop:
         #: see pace.py) and hand their CPU-heavy work to the practice worker process.

@@ -3,8 +3,14 @@
 The same schema and queries as SQLite (``sql.py``). A server opens its database with
 ``exclusive=True``: a session advisory lock (released by PostgreSQL when the server's
 connection ends, even at ``kill -9``) keeps a second server off the same database.
-The schema is created, or checked against :data:`~.rows.SCHEMA_VERSION`, under a
-transaction-level advisory lock, so that two servers starting at once do not race.
+``shared=True`` instead (``serve --shared``): the same lock, shared, so that several
+referee processes use the database together and no exclusive one joins them. The schema
+is created, or checked against :data:`~.rows.SCHEMA_VERSION`, under a transaction-level
+advisory lock, so that two servers starting at once do not race.
+
+A connection that breaks (the server restarted, the network dropped) is opened again
+at the next call, and its lock taken again; the call that found it broken raises
+:class:`~.rows.StoreUnavailable`, and so do calls while the server cannot be reached.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Any
 
 import psycopg
 
-from .rows import SCHEMA_VERSION, StoreError, upgrade_steps
+from .rows import SCHEMA_VERSION, StoreError, StoreUnavailable, upgrade_steps
 from .sql import Cursor, SqlStore, Tx, schema_sql
 
 #: How this backend spells what the schema upgrades need (rows.UPGRADES).
@@ -66,7 +72,8 @@ class _PgTx:
 
 
 class PostgresStore(SqlStore):
-    def __init__(self, url: str, exclusive: bool = False, read_only: bool = False) -> None:
+    def __init__(self, url: str, exclusive: bool = False, read_only: bool = False,
+                 shared: bool = False) -> None:
         """Connect to the database at ``url`` and check (or create) its schema;
         StoreError if it cannot be used. ``exclusive``: hold it for this process's life
         (a server): StoreError naming the holder if another server holds it.
@@ -78,14 +85,16 @@ class PostgresStore(SqlStore):
         self._read_lock = threading.Lock()
         self._held = False
         self._read_only = read_only
+        self._shared = shared
         self._conn = self._connect()
         try:
             if read_only:
                 self._check_version()
             else:
                 self._check_schema()
-            if exclusive:
+            if exclusive or shared:
                 self._hold()
+            if exclusive:
                 self._drop_orphans()
             # Reads have a connection of their own: they never wait behind a write.
             self._reader = self._connect()
@@ -141,7 +150,9 @@ class PostgresStore(SqlStore):
                              "serve` once (it is upgraded then)")
 
     def _hold(self) -> None:
-        (got,), = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (SERVER_LOCK,)).fetchall()
+        take = "pg_try_advisory_lock_shared" if self._shared else "pg_try_advisory_lock"
+        (got,), = self._conn.execute(f"SELECT {take}(%s)",  # type: ignore[call-overload]
+                                     (SERVER_LOCK,)).fetchall()
         if got:
             self._held = True
             return
@@ -153,18 +164,54 @@ class PostgresStore(SqlStore):
             (SERVER_LOCK,)).fetchone()
         who = (f"{holder[0] or 'unknown'}" + (f" at {holder[1]}" if holder and holder[1] else "")
                if holder else "unknown")
+        if self._shared:
+            raise StoreError(
+                f"{self.where} is in use by a referee that holds it alone ({who}); stop it "
+                "first: processes that share a database all run `chinchon serve --shared`")
         raise StoreError(
             f"{self.where} is in use by another referee ({who}); stop it first or use "
-            "another database (two servers on one database would replay each other's games)")
+            "another database (two servers on one database would replay each other's games; "
+            "several processes can share it with `chinchon serve --shared`)")
+
+    def _lock_deal(self, c: Tx, deal_id: str) -> None:
+        c.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (deal_id,))
+
+    def _writer(self) -> psycopg.Connection[Any]:
+        """The write connection, opened again (its lock taken again) if it broke."""
+        if self._conn.broken or self._conn.closed:
+            self._conn = self._connect_again()
+            if self._held:
+                self._held = False
+                self._hold()
+        return self._conn
+
+    def _connect_again(self) -> psycopg.Connection[Any]:
+        try:
+            return self._connect()
+        except StoreError as e:
+            raise StoreUnavailable(str(e)) from None
 
     @contextmanager
     def _tx(self) -> Iterator[Tx]:
-        with self._lock, self._conn.transaction():
-            yield _PgTx(self._conn)
+        with self._lock:
+            try:
+                conn = self._writer()
+                with conn.transaction():
+                    yield _PgTx(conn)
+            except (psycopg.OperationalError, psycopg.InterfaceError) as e:
+                raise StoreUnavailable(f"{self.where}: {_first_line(e)}") from None
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._read_lock:
-            return list(self._reader.execute(_pg(sql), tuple(args)).fetchall())
+            for attempt in (1, 2):  # a read is tried again once on a new connection
+                try:
+                    if self._reader.broken or self._reader.closed:
+                        self._reader = self._connect_again()
+                    return list(self._reader.execute(_pg(sql), tuple(args)).fetchall())
+                except (psycopg.OperationalError, psycopg.InterfaceError) as e:
+                    if attempt == 2 or not (self._reader.broken or self._reader.closed):
+                        raise StoreUnavailable(f"{self.where}: {_first_line(e)}") from None
+            raise AssertionError("unreachable")
 
     def close(self) -> None:
         with self._read_lock:
@@ -173,8 +220,10 @@ class PostgresStore(SqlStore):
             if self._held:
                 # Unlocked now, not when the server notices the session ended: a server
                 # started right after this one ends must find the database free.
+                free = "pg_advisory_unlock_shared" if self._shared else "pg_advisory_unlock"
                 with contextlib.suppress(psycopg.Error):
-                    self._conn.execute("SELECT pg_advisory_unlock(%s)", (SERVER_LOCK,))
+                    self._conn.execute(f"SELECT {free}(%s)",  # type: ignore[call-overload]
+                                       (SERVER_LOCK,))
             self._conn.close()
 
 

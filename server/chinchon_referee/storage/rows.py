@@ -40,6 +40,11 @@ class StoreError(Exception):
     version, or held by another server); the message says which database and why."""
 
 
+class StoreUnavailable(StoreError):
+    """The database cannot be reached now (its server restarted, the network dropped):
+    nothing was written; the same call may work a moment later."""
+
+
 @dataclass
 class GameRow:
     id: str
@@ -84,6 +89,21 @@ class TournamentRow:
     created: float
     started: float | None = None
     finished: float | None = None
+
+
+@dataclass(frozen=True)
+class ProcessRow:
+    """A referee process sharing the database (``serve --shared``), as it last said."""
+
+    owner: str
+    #: Its gRPC address and its web view's URL ("" if none), as it was told to serve them.
+    address: str
+    http: str
+    #: The bots with a stream on it: name -> (streams, seated, idle, other).
+    bots: dict[str, tuple[int, int, int, int]]
+    started: float
+    #: Its last heartbeat (a ``time.time()``).
+    seen: float
 
 
 def upgrade_steps(where: str, found: str, dialect: dict[str, str]) -> list[str]:
@@ -221,7 +241,9 @@ class Store(ABC):
     def tournaments(self) -> list[TournamentRow]: ...
 
     @abstractmethod
-    def set_tournament_status(self, tid: str, status: TournamentStatus) -> None: ...
+    def set_tournament_status(self, tid: str, status: TournamentStatus) -> bool:
+        """Set the status of ``tid``; False if it had it already (another process of a
+        shared database set it first)."""
 
     @abstractmethod
     def set_tournament_spec(self, tid: str, spec: dict[str, Any]) -> None:
@@ -272,7 +294,10 @@ class Store(ABC):
     def mark_running(self, game_id: str) -> None: ...
 
     @abstractmethod
-    def finish_game(self, row: GameRow) -> None: ...
+    def finish_game(self, row: GameRow, owner: str | None = None) -> bool:
+        """Record a game's end (a practice game's row is made); False if nothing was
+        written: it had finished already, or, with ``owner``, it is not running for
+        ``owner`` any more (its lease ran out and it was voided, to be played again)."""
 
     @abstractmethod
     def prune_games(self, keep: int, older_than: float) -> int:
@@ -281,23 +306,47 @@ class Store(ABC):
         many were deleted. Tournament games are never deleted."""
 
     @abstractmethod
-    def claim_game(self, game_id: str, owner: str, lease: float) -> bool:
-        """Take a scheduled game for ``owner`` with a lease; False if it is not scheduled."""
+    def claim_game(self, game_id: str, owner: str, lease: float, deal_id: str | None = None) -> bool:
+        """Take a scheduled game for ``owner`` with a lease; False if it is not scheduled
+        (or, with ``deal_id``, another game of that deal is running)."""
 
     @abstractmethod
     def renew_leases(self, owner: str, lease: float) -> int: ...
 
     @abstractmethod
-    def void_expired(self) -> int:
-        """Set running games whose lease ran out back to scheduled; how many."""
+    def heartbeat(self, row: ProcessRow) -> None:
+        """Say that the process ``row.owner`` is alive, and which bots it holds."""
+
+    @abstractmethod
+    def processes(self, seen_after: float) -> list[ProcessRow]:
+        """The processes heard from after ``seen_after`` (a ``time.time()``)."""
+
+    @abstractmethod
+    def forget_processes(self, owner: str | None, seen_before: float) -> int:
+        """Delete the row of ``owner`` (a process that stops) and those not heard from
+        since ``seen_before``."""
+
+    @abstractmethod
+    def game_owner(self, game_id: str) -> str | None:
+        """The process playing ``game_id`` (shared mode), None if it is not running."""
+
+    @abstractmethod
+    def void_expired(self, grace: float = 0.0) -> int:
+        """Set running games whose lease ran out more than ``grace`` seconds ago back to
+        scheduled; how many."""
 
     @abstractmethod
     def void_running(self, tid: str) -> int: ...
 
     @abstractmethod
-    def void_game(self, game_id: str) -> None:
+    def void_game(self, game_id: str, owner: str | None = None) -> None:
         """Set one running game back to ``scheduled`` (counted in ``voided``), to be
-        played again."""
+        played again; with ``owner``, only if it is still that process's."""
+
+    @abstractmethod
+    def void_owned(self, owner: str) -> int:
+        """Set the games ``owner`` is playing back to ``scheduled`` (a process of a shared
+        database that stops hands its games back at once); how many."""
 
     @abstractmethod
     def close(self) -> None: ...

@@ -24,6 +24,7 @@ from .rows import (
     ANY_GAME,
     GameFilter,
     GameRow,
+    ProcessRow,
     Store,
     TournamentRow,
     hands_json,
@@ -36,80 +37,20 @@ from .rows import (
     result_of,
     winners_json,
 )
+from .schema import KEYS, TABLES, schema_sql
 
 #: The columns of a game row without its record, and with it.
 _LIGHT = ("id, tournament_id, seq, players, deal_id, status, voided, result, stats, hands, "
           "finished")
 _FULL = _LIGHT + ", record, record_z"
 
-#: Game rows written per transaction when a tournament is created: the store's lock
-#: (which every call of the event loop takes) is never held for long.
-CREATE_CHUNK = 2000
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS bots (
-    name TEXT PRIMARY KEY,
-    token_digest TEXT NOT NULL,
-    created {real} NOT NULL
-);
-CREATE TABLE IF NOT EXISTS tournaments (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    spec TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created {real} NOT NULL,
-    started {real},
-    finished {real}
-);
-CREATE TABLE IF NOT EXISTS games (
-    id TEXT PRIMARY KEY,
-    tournament_id TEXT,
-    seq INTEGER NOT NULL,
-    players TEXT NOT NULL,
-    deal_id TEXT NOT NULL,
-    status TEXT NOT NULL,
-    voided INTEGER NOT NULL DEFAULT 0,
-    result TEXT,
-    record TEXT,
-    stats TEXT,
-    started {real},
-    finished {real},
-    owner TEXT,
-    lease_until {real},
-    record_z {blob},
-    record_size INTEGER,
-    termination TEXT,
-    winners TEXT,
-    hands TEXT
-);
-CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id, seq);
-CREATE INDEX IF NOT EXISTS games_by_finish ON games (finished) WHERE tournament_id IS NULL;
-CREATE INDEX IF NOT EXISTS games_by_lease ON games (lease_until) WHERE status = 'running';
-CREATE INDEX IF NOT EXISTS games_by_status ON games (tournament_id, status);
-"""
-
-
-def schema_sql(dialect: dict[str, str]) -> str:
-    """The tables and indexes of this schema version, in a backend's types."""
-    return _SCHEMA.format(**dialect)
-
+__all__ = ["KEYS", "TABLES", "SqlStore", "schema_sql"]
 
 #: Games read at once when a tournament's schedule is read.
 SCHEDULE_PAGE = 2000
-
-#: The tables, in the order a copy must write them, with their columns.
-TABLES: dict[str, tuple[str, ...]] = {
-    "meta": ("key", "value"),
-    "bots": ("name", "token_digest", "created"),
-    "tournaments": ("id", "name", "spec", "status", "created", "started", "finished"),
-    "games": ("id", "tournament_id", "seq", "players", "deal_id", "status", "voided",
-              "result", "record", "stats", "started", "finished", "owner", "lease_until",
-              "record_z", "record_size", "termination", "winners", "hands"),
-}
-#: Each table's key, for copies in pages.
-KEYS = {"meta": "key", "bots": "name", "tournaments": "id", "games": "id"}
-
+#: Game rows written per transaction when a tournament is created: the store's lock
+#: (which every call of the event loop takes) is never held for long.
+CREATE_CHUNK = 2000
 
 def _termination(row: GameRow) -> str | None:
     return None if row.result is None else row.result.termination.value
@@ -227,17 +168,19 @@ class SqlStore(Store):
         )
         return [self._tournament(r) for r in rows]
 
-    def set_tournament_status(self, tid: str, status: TournamentStatus) -> None:
+    def set_tournament_status(self, tid: str, status: TournamentStatus) -> bool:
         status = TournamentStatus(status)  # a word not in the vocabulary fails here
         now = time.time()
         with self._tx() as c:
-            c.execute("UPDATE tournaments SET status = ? WHERE id = ?", (status.value, tid))
+            changed = c.execute("UPDATE tournaments SET status = ? WHERE id = ? AND status != ?",
+                                (status.value, tid, status.value)).rowcount == 1
             if status is TournamentStatus.RUNNING:
                 c.execute(
                     "UPDATE tournaments SET started = COALESCE(started, ?) WHERE id = ?", (now, tid)
                 )
-            if status.over:
+            if status.over and changed:
                 c.execute("UPDATE tournaments SET finished = ? WHERE id = ?", (now, tid))
+            return changed
 
     def set_tournament_spec(self, tid: str, spec: dict[str, Any]) -> None:
         with self._tx() as c:
@@ -340,17 +283,28 @@ class SqlStore(Store):
                 (time.time(), game_id),
             )
 
-    def claim_game(self, game_id: str, owner: str, lease: float) -> bool:
+    def _lock_deal(self, c: Tx, deal_id: str) -> None:
+        """Serialize, until the transaction ends, the claims of games of one deal (SQLite
+        writes one transaction at a time already)."""
+
+    def claim_game(self, game_id: str, owner: str, lease: float, deal_id: str | None = None) -> bool:
         """Take the scheduled game ``game_id`` for ``owner`` (a referee process), with a
         lease of ``lease`` seconds: True for exactly one of several processes that try
         (the update of one row is atomic in both databases); False if it is not
-        scheduled any more (another process took it, or it finished)."""
+        scheduled any more (another process took it, or it finished). ``deal_id``: also
+        False while another game of that deal (a duplicate-deal twin) is running, on
+        any process: a bot in both would see one game's hidden cards in the other."""
         now = time.time()
+        sql = ("UPDATE games SET status = 'running', started = ?, owner = ?, lease_until = ? "
+               "WHERE id = ? AND status = 'scheduled'")
+        args: list[Any] = [now, owner, now + lease, game_id]
         with self._tx() as c:
-            cur = c.execute(
-                "UPDATE games SET status = 'running', started = ?, owner = ?, lease_until = ? "
-                "WHERE id = ? AND status = 'scheduled'", (now, owner, now + lease, game_id))
-            return cur.rowcount == 1
+            if deal_id is not None:
+                self._lock_deal(c, deal_id)
+                sql += (" AND NOT EXISTS (SELECT 1 FROM games t WHERE t.deal_id = ? "
+                        "AND t.status = 'running')")
+                args.append(deal_id)
+            return c.execute(sql, args).rowcount == 1
 
     def renew_leases(self, owner: str, lease: float) -> int:
         """Extend the leases of every game ``owner`` is playing; how many."""
@@ -359,7 +313,7 @@ class SqlStore(Store):
                 "UPDATE games SET lease_until = ? WHERE owner = ? AND status = 'running'",
                 (time.time() + lease, owner)).rowcount
 
-    def void_expired(self) -> int:
+    def void_expired(self, grace: float = 0.0) -> int:
         """Set back to scheduled (counted in ``voided``) the running games whose lease ran
         out: their process died or lost the database. They are played again, from the
         same deal, by whichever process claims them next."""
@@ -367,20 +321,23 @@ class SqlStore(Store):
             return c.execute(
                 "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL, "
                 "owner = NULL, lease_until = NULL "
-                "WHERE status = 'running' AND lease_until < ?", (time.time(),)).rowcount
+                "WHERE status = 'running' AND lease_until < ?", (time.time() - grace,)).rowcount
 
-    def finish_game(self, row: GameRow) -> None:
+    def finish_game(self, row: GameRow, owner: str | None = None) -> bool:
         z, size = pack_record(row.record)  # before the transaction: it holds the lock
+        sql = ("UPDATE games SET status = 'finished', result = ?, record_z = ?, "
+               "record_size = ?, stats = ?, finished = ?, lease_until = NULL, termination = ?, "
+               "winners = ?, hands = ? WHERE id = ? AND status != 'finished'")
+        args: list[Any] = [result_json(row.result), z, size, json.dumps(row.stats), time.time(),
+                           _termination(row), winners_json(row), hands_json(row), row.id]
+        if owner is not None:
+            sql += " AND status = 'running' AND owner = ?"
+            args.append(owner)
         with self._tx() as c:
-            cur = c.execute(
-                "UPDATE games SET status = 'finished', result = ?, record_z = ?, record_size = ?, "
-                "stats = ?, finished = ?, lease_until = NULL, termination = ?, winners = ?, "
-                "hands = ? WHERE id = ? AND status != 'finished'",
-                (result_json(row.result), z, size, json.dumps(row.stats), time.time(),
-                 _termination(row), winners_json(row), hands_json(row), row.id),
-            )
-            if cur.rowcount == 0 and row.tournament_id is None:
-                c.execute(
+            cur = c.execute(sql, args)
+            done = cur.rowcount == 1
+            if not done and owner is None and row.tournament_id is None:
+                done = c.execute(
                     "INSERT INTO games (id, tournament_id, seq, players, deal_id, status,"
                     " result, record_z, record_size, stats, finished, termination, winners,"
                     " hands) VALUES (?, NULL, 0, ?, ?, 'finished', ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -388,7 +345,34 @@ class SqlStore(Store):
                     (row.id, json.dumps(row.players), row.deal_id, result_json(row.result),
                      z, size, json.dumps(row.stats), time.time(), _termination(row),
                      winners_json(row), hands_json(row)),
-                )
+                ).rowcount == 1
+            return done
+
+    # processes sharing the database ---------------------------------------------------
+    def heartbeat(self, row: ProcessRow) -> None:
+        with self._tx() as c:
+            c.execute("DELETE FROM processes WHERE owner = ?", (row.owner,))
+            c.execute("INSERT INTO processes (owner, address, http, bots, started, seen) "
+                      "VALUES (?, ?, ?, ?, ?, ?)",
+                      (row.owner, row.address, row.http, json.dumps(row.bots, sort_keys=True),
+                       row.started, row.seen))
+
+    def processes(self, seen_after: float) -> list[ProcessRow]:
+        rows = self._query("SELECT owner, address, http, bots, started, seen FROM processes "
+                           "WHERE seen > ? ORDER BY started", (seen_after,))
+        return [ProcessRow(o, a, h, {k: (int(v[0]), int(v[1]), int(v[2]), int(v[3]))
+                                     for k, v in json.loads(b).items()}, s, n)
+                for o, a, h, b, s, n in rows]
+
+    def forget_processes(self, owner: str | None, seen_before: float) -> int:
+        with self._tx() as c:
+            return c.execute("DELETE FROM processes WHERE owner = ? OR seen < ?",
+                             (owner, seen_before)).rowcount
+
+    def game_owner(self, game_id: str) -> str | None:
+        rows = self._query("SELECT owner FROM games WHERE id = ? AND status = 'running'",
+                           (game_id,))
+        return str(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def prune_games(self, keep: int, older_than: float) -> int:
         with self._tx() as c:
@@ -403,8 +387,17 @@ class SqlStore(Store):
     def void_running(self, tid: str) -> int:
         return self._void("tournament_id", tid)
 
-    def void_game(self, game_id: str) -> None:
-        self._void("id", game_id)
+    def void_game(self, game_id: str, owner: str | None = None) -> None:
+        if owner is None:
+            self._void("id", game_id)
+            return
+        with self._tx() as c:
+            c.execute("UPDATE games SET status = 'scheduled', voided = voided + 1, "
+                      "started = NULL, owner = NULL, lease_until = NULL "
+                      "WHERE id = ? AND status = 'running' AND owner = ?", (game_id, owner))
+
+    def void_owned(self, owner: str) -> int:
+        return self._void("owner", owner)
 
     def _void(self, column: str, value: str) -> int:
         """Set the running games whose ``column`` is ``value`` back to scheduled."""

@@ -1,0 +1,310 @@
+"""This referee process's part in a PostgreSQL database shared by several
+(``chinchon serve --shared``): who it is, who the others are, and what they tell it.
+
+Every process plays the games it can seat (it holds an idle stream of every player) and
+claims each in the store first, so that a game is played by one process only
+(:meth:`Store.claim_game`). A claimed game holds a lease, which its process renews at
+every heartbeat, four times per lease:
+
+- the process writes its row in ``processes``: its addresses, and the bots with
+  streams on it (so that no process forfeits a bot that another one holds);
+- it renews its games' leases, then voids the games whose lease ran out (their process
+  died, or lost the database): they are played again, from the same deal, by whichever
+  process claims them;
+- it reads the other processes' rows and the registered bots (a token rotated or
+  revoked through another process takes effect here too).
+
+A message bus (PostgreSQL's ``NOTIFY``) carries the tournaments' events to every process
+(a watcher hears every game, whichever process plays it), and word that tournaments or
+bots changed or games were voided, so that the others act at once rather than at their
+next heartbeat. A process that lost the bus for a while reads the store again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from .auth import TokenBook
+from .logs import get_logger
+from .referee import Referee
+from .storage import ProcessRow, Store, StoreError, open_bus
+from .streams import BotStreams, end_streams, stream_counts
+
+log = get_logger("cluster")
+
+#: A claimed game's lease, by default (seconds): a process that stops renewing its leases
+#: (killed, or cut off from the database) has its games played again by the others after
+#: this long.
+LEASE = 10.0
+#: Heartbeats per lease: a lease is renewed this many times before it runs out.
+BEATS_PER_LEASE = 4
+#: A process that could not renew its leases for a whole lease stops its games (they end
+#: without a result, to be played again); the others void a game only this part of a
+#: lease after its lease ran out: so a game is never played by two processes at once,
+#: even with clocks apart by a few seconds.
+STOP_AFTER = 1.0
+VOID_GRACE = 0.5
+#: A process not heard from for this many leases is taken off the processes table.
+FORGET_AFTER = 6
+#: Message kinds on the bus.
+EVENT, TOURNAMENTS, BOTS, VOIDED = "event", "tournaments", "bots", "voided"
+
+
+def process_name() -> str:
+    """A name for this process, unique among the processes of a database."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+class Cluster:
+    def __init__(self, store: Store, referee: Referee, tokens: TokenBook, *, url: str,
+                 lease: float = LEASE, address: str = "", http: str = "") -> None:
+        if not lease > 0:
+            raise ValueError(f"lease {lease}: give seconds, more than 0")
+        self.store = store
+        self.referee = referee
+        self.tokens = tokens
+        self.lease = lease
+        self.address = address
+        self.http = http
+        self.owner = process_name()
+        self.started = time.time()
+        #: Counts the voidings this process heard of (its own, or another's): a
+        #: tournament's run reads its scheduled games again when it changes.
+        self.voids = 0
+        #: Called on the event loop for each message from another process, by kind.
+        self.handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
+        #: Called after every heartbeat, and when the bus was lost and is back.
+        self._wake: list[Callable[[], None]] = []
+        self._others: dict[str, ProcessRow] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        #: Called (on the loop) when this process could not renew its leases in time, and
+        #: again every heartbeat until it can.
+        self._lost: list[Callable[[], None]] = []
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._jobs: set[asyncio.Task[None]] = set()
+        self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bus-sender")
+        self._bus = open_bus(store.target, self._received, self._reconnected)
+
+    def soon(self, job: Coroutine[Any, Any, None]) -> None:
+        """Run ``job`` on the loop, kept until it ends."""
+        task = asyncio.ensure_future(job)
+        self._jobs.add(task)
+        task.add_done_callback(self._jobs.discard)
+
+    @property
+    def tick(self) -> float:
+        """Seconds between two heartbeats."""
+        return self.lease / BEATS_PER_LEASE
+
+    async def start(self) -> None:
+        """Listen to the others, say this process is here, and beat from now on."""
+        self._loop = asyncio.get_running_loop()
+        await asyncio.to_thread(self._bus.start)
+        await self.beat()
+        self._task = asyncio.ensure_future(self._beating())
+        log.info("process_joined", owner=self.owner, lease=self.lease,
+                 others=sorted(self._others))
+
+    def on_leases_lost(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when this process's leases may run out before it can renew
+        them (the database is out of reach): it must stop its games."""
+        self._lost.append(callback)
+
+    def _arm(self, renewed: float) -> None:
+        """The leases were renewed by a call that began at ``renewed`` (the loop's clock)."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        if self._loop is not None:
+            self._watchdog = self._loop.call_at(renewed + STOP_AFTER * self.lease,
+                                                self._leases_lost)
+
+    def _leases_lost(self) -> None:
+        log.error("leases_lost", owner=self.owner,
+                  why="the database is out of reach: this process stops its games (they are "
+                  "played again from the same deal) until it can renew its leases")
+        for callback in list(self._lost):
+            callback()
+        if self._loop is not None:
+            self._watchdog = self._loop.call_later(self.tick, self._leases_lost)
+
+    async def stop(self) -> None:
+        """Stop beating, hand back the games this process was playing (voided: the
+        others play them again), and take this process off the table. Call it once its
+        games are over or stopped."""
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        try:
+            # The games stopped by the shutdown go back to the others now, not when
+            # their leases run out.
+            handed = await asyncio.to_thread(self.store.void_owned, self.owner)
+            await asyncio.to_thread(self.store.forget_processes, self.owner, 0.0)
+        except StoreError as e:
+            log.warning("process_row_left", error=str(e))
+        else:
+            if handed:
+                self.voids += 1
+                self.publish(VOIDED, n=handed)
+                log.info("games_handed_back", count=handed)
+        await asyncio.to_thread(self._sender.shutdown, True)  # what was said goes out first
+        await asyncio.to_thread(self._bus.stop)
+
+    def on_beat(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` after every heartbeat; returns the function that stops it."""
+        self._wake.append(callback)
+
+        def stop() -> None:
+            if callback in self._wake:
+                self._wake.remove(callback)
+
+        return stop
+
+    # -- who holds which bot --------------------------------------------------------------
+    def present_elsewhere(self, bot: str) -> bool:
+        """Another live process holds a stream of ``bot``."""
+        return any(bot in p.bots for p in self._others.values())
+
+    def streams_elsewhere(self) -> dict[str, tuple[BotStreams, int]]:
+        """Each bot's streams on the other live processes, and on how many of them."""
+        out: dict[str, tuple[BotStreams, int]] = {}
+        for p in self._others.values():
+            for bot, counts in p.bots.items():
+                s, n = out.get(bot, (BotStreams(), 0))
+                out[bot] = (s + BotStreams(*counts), n + 1)
+        return out
+
+    @property
+    def others(self) -> list[ProcessRow]:
+        return sorted(self._others.values(), key=lambda p: p.started)
+
+    # -- the bus --------------------------------------------------------------------------
+    def publish(self, kind: str, **fields: Any) -> None:
+        """Tell every other process (not waited for; a failure is logged)."""
+        payload = json.dumps({"o": self.owner, "k": kind, **fields}, separators=(",", ":"))
+
+        def send() -> None:
+            try:
+                self._bus.publish(payload)
+            except (StoreError, ValueError) as e:
+                log.warning("bus_message_lost", kind=kind, error=str(e))
+
+        self._sender.submit(send)
+
+    def _received(self, payload: str) -> None:  # the bus's listening thread
+        try:
+            msg = json.loads(payload)
+        except ValueError:
+            return
+        if not isinstance(msg, dict) or msg.get("o") == self.owner or self._loop is None:
+            return
+        self._loop.call_soon_threadsafe(self._dispatch, msg)
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        kind = msg.get("k")
+        if kind == VOIDED:
+            self.voids += 1
+            self._woken()
+        elif kind == BOTS:  # read the registered bots now
+            self.soon(self.beat())
+        handler = self.handlers.get(str(kind))
+        if handler is None:
+            return
+        try:
+            handler(msg)
+        except (KeyError, TypeError, ValueError) as e:
+            log.warning("bus_message_unreadable", kind=kind, error=str(e))
+
+    def _reconnected(self) -> None:  # the bus's listening thread
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._missed)
+
+    def _missed(self) -> None:
+        """The bus was lost for a while: whatever was said meanwhile is read from the
+        store instead (the runs read their scheduled games again)."""
+        log.info("bus_back", owner=self.owner)
+        self.voids += 1
+        handler = self.handlers.get(TOURNAMENTS)
+        if handler is not None:
+            handler({})
+        self.soon(self.beat())
+
+    def _woken(self) -> None:
+        for callback in list(self._wake):
+            callback()
+
+    # -- the heartbeat --------------------------------------------------------------------
+    async def _beating(self) -> None:
+        loop = asyncio.get_running_loop()
+        due = loop.time()
+        while True:
+            # At a steady rate, however long a heartbeat takes (never two at once).
+            due = max(due + self.tick, loop.time())
+            await asyncio.sleep(due - loop.time())
+            await self.beat()
+
+    async def beat(self) -> None:
+        """One heartbeat (see the module's doc); a database out of reach is logged and
+        tried again at the next."""
+        counts = {b: (c.streams, c.seated, c.idle, c.other)
+                  for b, c in stream_counts(self.referee).items()}
+        generation = self.tokens.generation
+        began = asyncio.get_running_loop().time()
+        try:
+            voided, others, registered = await asyncio.to_thread(self._beat_io, counts)
+        except StoreError as e:
+            log.warning("heartbeat_failed", owner=self.owner, error=str(e))
+            return
+        self._arm(began)
+        self._others = {p.owner: p for p in others if p.owner != self.owner}
+        if voided:
+            log.info("games_voided", count=voided, why="their process stopped renewing its "
+                     "leases: they will be played again from the same deal")
+            self.voids += 1
+            self.publish(VOIDED, n=voided)
+        if generation == self.tokens.generation:
+            self.sync_tokens(registered)
+        self._woken()
+
+    def _beat_io(self, counts: dict[str, tuple[int, int, int, int]]
+                 ) -> tuple[int, list[ProcessRow], list[tuple[str, str]]]:
+        # Renewed first: a process never voids a game of its own.
+        self.store.renew_leases(self.owner, self.lease)
+        now = time.time()
+        self.store.heartbeat(ProcessRow(self.owner, self.address, self.http, counts,
+                                        self.started, now))
+        voided = self.store.void_expired(VOID_GRACE * self.lease)
+        self.store.forget_processes(None, now - FORGET_AFTER * self.lease)
+        return voided, self.store.processes(now - self.lease), self.store.bots()
+
+    def sync_tokens(self, registered: list[tuple[str, str]]) -> None:
+        """Bring the token book to the registered bots (as read from the store): a bot
+        whose token changed or that was revoked through another process loses its
+        streams here too."""
+        want = dict(registered)
+        have = self.tokens.digests()
+        for bot, d in want.items():
+            if have.get(bot) != {d}:
+                self.tokens.remove(bot)
+                self.tokens.add_digest(bot, d)
+                if bot in have:
+                    n = end_streams(self.referee, bot, "the bot's token was rotated by the "
+                                    "organizer: connect with the new token")
+                    log.info("bot_token_rotated_elsewhere", bot=bot, streams_ended=n)
+        for bot in have.keys() - want.keys():
+            self.tokens.remove(bot)
+            n = end_streams(self.referee, bot, "the bot's token was revoked by the organizer")
+            log.info("bot_revoked_elsewhere", bot=bot, streams_ended=n)

@@ -1,0 +1,282 @@
+"""Several `chinchon serve --shared` processes on one PostgreSQL database play one
+tournament together: every game exactly once, whichever process a client asks, and a
+process killed (-9) mid-tournament or cut off from the database loses no result."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import psycopg
+import pytest
+from chinchon.engine import RuleSet, ShuffleSource, new_game
+from chinchon.v1 import game_pb2 as g
+from chinchon.v1 import tournament_pb2 as tpb
+from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
+from chinchon_referee.storage import StoreError, open_store
+
+from tests.helpers import ADMIN
+from tests.postgres_support import pg_cluster, pg_url  # noqa: F401  (fixtures)
+from tests.serve_support import Serve, admin_spec, db_games, free_port, launch_sdk_bots, stop_all
+from tests.tournament_support import PLAYED, check_record
+from tests.waits import until_sync
+
+AUTH = (("authorization", f"Bearer {ADMIN}"),)
+#: A short lease: a killed process's games are played again within seconds.
+LEASE = 3.0
+#: Short games (a player is out past 20 points): a few hundred games in the time.
+LIMIT = 20
+
+
+@pytest.fixture
+def url(request: pytest.FixtureRequest) -> str:
+    """A new database of the test session's PostgreSQL cluster."""
+    return str(request.getfixturevalue("pg_url"))
+
+
+class Shared:
+    """``n`` referee processes sharing the database ``url``, and the bots' processes:
+    each bot has one stream on every process (as a bot does with one address per
+    process)."""
+
+    def __init__(self, tmp: Path, url: str, n: int) -> None:
+        self.tmp, self.url = tmp, url
+        # Logged at info level: each process's err file tells what it did.
+        self.servers = [Serve(tmp, free_port(), url, i, ["--shared", "--lease", str(LEASE),
+                                                         "--log-level", "info"])
+                        for i in range(n)]
+        self.bots: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def ports(self) -> list[int]:
+        return [s._listening()[0]["port"] for s in self.servers if s.proc.poll() is None]
+
+    def stub(self, i: int) -> tuple[grpc.Channel, tpb_grpc.TournamentServiceStub]:
+        ch = grpc.insecure_channel(f"127.0.0.1:{self.servers[i]._listening()[0]['port']}")
+        return ch, tpb_grpc.TournamentServiceStub(ch)
+
+    def launch(self, bots: dict[str, str]) -> None:
+        for i, port in enumerate(self.ports):
+            self.bots += launch_sdk_bots(self.tmp, port, bots, tag=f"p{i}.")
+
+    def close(self) -> None:
+        stop_all(self.bots, self.servers)
+
+
+@pytest.fixture
+def shared(tmp_path: Path, url: str, request: pytest.FixtureRequest) -> Iterator[Shared]:
+    s = Shared(tmp_path, url, request.param)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def watch(stub: tpb_grpc.TournamentServiceStub, tid: str,
+          events: list[tpb.WatchTournamentResponse]) -> threading.Thread:
+    def run() -> None:
+        for ev in stub.WatchTournament(tpb.WatchTournamentRequest(tournament_id=tid),
+                                       metadata=AUTH, timeout=300):
+            events.append(ev)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    until_sync(lambda: events, "the watch did not begin", 10)
+    return t
+
+
+def create(stub: tpb_grpc.TournamentServiceStub, bots: list[str], per_pair: int,
+           seed: str) -> str:
+    spec = admin_spec("shared cup", bots, score_limit=LIMIT, reconnect_grace=10.0,
+                      games_per_pairing=per_pair, concurrency=4, seed=seed)
+    return str(stub.CreateTournament(tpb.CreateTournamentRequest(spec=spec), metadata=AUTH,
+                                     timeout=30).tournament.id)
+
+
+def check_all_played_once(url: str, tid: str, seed: str, total: int) -> dict[str, dict[str, object]]:
+    """Every game of ``tid`` finished, played to its end from its own deal."""
+    games = db_games(url, tid)
+    assert len(games) == total
+    assert Counter(v["status"] for v in games.values()) == {"finished": total}
+    for k, v in games.items():
+        rec = json.loads(str(v["record"]))
+        assert rec["gameId"] == k and rec["result"]["termination"] in PLAYED
+        check_record(rec)
+        dealt = ShuffleSource(seed, str(v["deal_id"])).chance(new_game(RuleSet(score_limit=LIMIT)))
+        assert rec["actions"][0]["deal"]["deck"] == [str(c) for c in dealt.deck]
+    return games
+
+
+def bot_games(tmp: Path) -> int:
+    """The games the SDK bot processes say they played (each prints it as it exits)."""
+    n = 0
+    for log in tmp.glob("s?.p*.log"):
+        found = re.findall(r"^(\d+) games, ", log.read_text(encoding="utf-8"), re.M)
+        n += sum(int(x) for x in found)
+    return n
+
+
+BOTS = {"sa": "greedy", "sb": "random", "sc": "greedy", "sd": "random"}
+
+
+@pytest.mark.parametrize(("shared", "per_pair"), [(2, 20), (3, 34)], indirect=["shared"],
+                         ids=["2-processes-120-games", "3-processes-204-games"])
+def test_processes_share_a_tournament_and_play_every_game_once(
+        shared: Shared, per_pair: int) -> None:
+    total = 6 * per_pair
+    ch, stub = shared.stub(0)
+    with ch:
+        tid = create(stub, list(BOTS), per_pair, "shared-seed")
+    # The watch is on the last process: it hears every process's games.
+    events: list[tpb.WatchTournamentResponse] = []
+    ch, stub = shared.stub(len(shared.servers) - 1)
+    with ch:
+        watcher = watch(stub, tid, events)
+        shared.launch(BOTS)
+        watcher.join(240)
+        assert not watcher.is_alive(), "the tournament did not finish"
+        assert events[-1].tournament.status == tpb.TOURNAMENT_STATUS_FINISHED
+        ended = Counter(e.game_id for e in events if e.HasField("result"))
+        assert len(ended) == total and set(ended.values()) == {1}, ended.most_common(3)
+        for e in events:
+            if e.HasField("result"):
+                assert e.result.termination in (g.TERMINATION_NORMAL, g.TERMINATION_CHINCHON)
+    games = check_all_played_once(shared.url, tid, "shared-seed", total)
+    assert all(v["voided"] == 0 for v in games.values())
+    # Every process played a share, and asked anywhere, the answers are the same.
+    owners = Counter(str(v["owner"]) for v in games.values())
+    assert len(owners) == len(shared.servers), owners
+    answers = []
+    for i in range(len(shared.servers)):
+        ch, stub = shared.stub(i)
+        with ch:
+            info = stub.ListTournaments(tpb.ListTournamentsRequest(), metadata=AUTH, timeout=10)
+            st = stub.GetStandings(tpb.GetStandingsRequest(tournament_id=tid), metadata=AUTH,
+                                   timeout=30)
+            answers.append((info.SerializeToString(deterministic=True),
+                            st.SerializeToString(deterministic=True)))
+            assert [(t.games_total, t.games_done) for t in info.tournaments] == [(total, total)]
+    assert len(set(answers)) == 1
+    # The bots were dismissed by every process, and together played each seat once.
+    for p in shared.bots:
+        assert p.wait(60) == 0
+    assert bot_games(shared.tmp) == 2 * total
+
+
+@pytest.mark.parametrize("shared", [2], indirect=True)
+def test_a_process_killed_mid_tournament_leaves_its_games_to_the_other(shared: Shared) -> None:
+    per_pair, seed = 12, "kill-shared"
+    total = 6 * per_pair
+    ch, stub = shared.stub(1)
+    with ch:
+        tid = create(stub, list(BOTS), per_pair, seed)
+    shared.launch(BOTS)
+    victim = shared.servers[0]
+    victim_name = victim._listening()[0]["process"]
+    survivor_name = shared.servers[1]._listening()[0]["process"]
+
+    def mid() -> bool:
+        games = list(db_games(shared.url, tid).values())
+        playing = {v["owner"] for v in games if v["status"] == "running"}
+        return sum(v["status"] == "finished" for v in games) >= 6 and playing == {
+            victim_name, survivor_name}
+
+    until_sync(mid, "both processes playing", 120)
+    victim.kill9()
+    before = db_games(shared.url, tid)
+    done_before = {k: v for k, v in before.items() if v["status"] == "finished"}
+    lost = {k for k, v in before.items() if v["status"] == "running" and v["owner"] == victim_name}
+    assert lost and done_before
+
+    events: list[tpb.WatchTournamentResponse] = []
+    ch, stub = shared.stub(1)
+    with ch:
+        watcher = watch(stub, tid, events)
+        watcher.join(240)
+        assert not watcher.is_alive(), "the tournament did not finish"
+        assert events[-1].tournament.status == tpb.TOURNAMENT_STATUS_FINISHED
+        assert events[-1].tournament.games_done == total
+    after = check_all_played_once(shared.url, tid, seed, total)
+    # Games finished before the kill are untouched, byte for byte.
+    for k, v in done_before.items():
+        assert after[k]["record"] == v["record"] and after[k]["voided"] == 0
+    # The killed process's games in flight were voided (their leases ran out) and played
+    # again from their deal by the other process; no other game was voided.
+    assert {k for k, v in after.items() if v["voided"]} == lost
+    assert all(after[k]["voided"] == 1 and after[k]["owner"] == survivor_name for k in lost)
+    ended = Counter(e.game_id for e in events if e.HasField("result"))
+    assert set(ended.values()) <= {1} and not set(ended) & set(done_before)
+
+
+@pytest.mark.parametrize("shared", [1, 2], indirect=True, ids=["alone", "with-another"])
+def test_a_process_cut_off_from_the_database_loses_no_result(shared: Shared) -> None:
+    """For a few seconds every connection of process 0 is cut as soon as it is made
+    (PostgreSQL ends its sessions): it keeps its results, writes them when the database
+    is back, and the tournament ends with every game played once."""
+    per_pair, seed = 10, "cut-shared"
+    total = 6 * per_pair
+    ch, stub = shared.stub(0)
+    with ch:
+        tid = create(stub, list(BOTS), per_pair, seed)
+    shared.launch(BOTS)
+    target = shared.servers[0]
+    until_sync(lambda: sum(v["status"] == "finished"
+                           for v in db_games(shared.url, tid).values()) >= 4, "progress", 120)
+    cut = 0
+    with psycopg.connect(shared.url, autocommit=True) as admin:
+        app = f"chinchon-referee pid {target.proc.pid}"
+        deadline = 3.0  # seconds of cuts, on the database's own clock
+        (start,), = admin.execute("SELECT extract(epoch FROM clock_timestamp())").fetchall()
+        while True:
+            (now,), = admin.execute("SELECT extract(epoch FROM clock_timestamp())").fetchall()
+            if float(now) - float(start) > deadline:
+                break
+            cut += admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE application_name = %s", (app,)).fetchall()[0][0]
+    assert cut >= 2
+    events: list[tpb.WatchTournamentResponse] = []
+    ch, stub = shared.stub(0)
+    with ch:
+        watcher = watch(stub, tid, events)
+        watcher.join(240)
+        assert not watcher.is_alive(), "the tournament did not finish"
+        assert events[-1].tournament.status == tpb.TOURNAMENT_STATUS_FINISHED
+    check_all_played_once(shared.url, tid, seed, total)
+    assert target.proc.poll() is None  # it carried on
+    for p in shared.bots:
+        assert p.wait(60) == 0
+    # Each game was played once, but those voided: a game stopped when the process
+    # could not renew its lease, or whose lease ran out (its result was then dropped),
+    # was played again, from its deal, and recorded once.
+    voided = sum(int(str(v["voided"])) for v in db_games(shared.url, tid).values())
+    assert bot_games(shared.tmp) == 2 * (total + voided)
+
+
+def test_a_database_is_shared_or_held_alone_never_both(url: str, tmp_path: Path) -> None:
+    first = open_store(url, shared=True)
+    second = open_store(url, shared=True)
+    try:
+        with pytest.raises(StoreError, match="chinchon serve --shared"):
+            open_store(url, exclusive=True)
+    finally:
+        first.close()
+        second.close()
+    alone = open_store(url, exclusive=True)
+    try:
+        with pytest.raises(StoreError, match="holds it alone"):
+            open_store(url, shared=True)
+    finally:
+        alone.close()
+    with pytest.raises(StoreError, match="PostgreSQL"):
+        open_store(str(tmp_path / "x.sqlite3"), shared=True)
+    res = subprocess.run(
+        ["chinchon", "serve", "--shared", "--db", str(tmp_path / "x.sqlite3"),
+         "--admin-token", ADMIN], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "--shared: processes share a PostgreSQL" in res.stderr
