@@ -22,6 +22,9 @@ from chinchon_referee.storage import SqliteStore
 
 from tests.fixture_types import SpawnBot, SpawnChild, StartAdminServer, StartServer
 from tests.helpers import BotProc, spawn, start, stop
+
+# PostgreSQL for the tests that need it (started once, on first use): fixtures.
+from tests.postgres_support import db_target, pg_cluster, pg_url  # noqa: F401
 from tests.tournament_support import InProcess
 
 

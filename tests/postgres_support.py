@@ -94,3 +94,12 @@ def pg_url(request: pytest.FixtureRequest) -> str:
         return create_database(mine)
     cluster: Cluster = request.getfixturevalue("pg_cluster")
     return create_database(cluster.url())
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new database of each backend in turn: a SQLite file, then a PostgreSQL URL
+    (for the tests that must pass on both)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "referee.sqlite3")
+    return str(request.getfixturevalue("pg_url"))

@@ -88,6 +88,22 @@ def db_games(db: Path | str, tid: str) -> dict[str, dict[str, Any]]:
             for r in rows}
 
 
+def tournament_status(db: Path | str, tid: str) -> str:
+    """The status of tournament ``tid`` as the database holds it."""
+    sql = "SELECT status FROM tournaments WHERE id = ?"
+    if str(db).startswith("postgresql://"):
+        import psycopg
+        with psycopg.connect(str(db)) as pg:
+            (status,), = pg.execute(sql.replace("?", "%s"), (tid,)).fetchall()  # type: ignore[call-overload]
+        return str(status)
+    con = sqlite3.connect(db)
+    try:
+        (status,) = con.execute(sql, (tid,)).fetchone()
+    finally:
+        con.close()
+    return str(status)
+
+
 def launch_sdk_bots(tmp_path: Path, port: int, bots: dict[str, str],
                     streams: int = 1, tag: str = "") -> list[subprocess.Popen[bytes]]:
     """``streams`` SDK bot processes per bot (name -> engine bot) against the referee on

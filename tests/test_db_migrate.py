@@ -17,7 +17,6 @@ from chinchon_referee.storage.sql import TABLES
 from chinchon_referee.vocabulary import GameStatus
 
 from tests.helpers import ADMIN
-from tests.postgres_support import pg_cluster, pg_url  # noqa: F401  (fixtures)
 from tests.serve_support import Serve, admin_spec, free_port, launch_sdk_bots
 from tests.tournament_support import CLI
 from tests.waits import until_sync
@@ -70,7 +69,7 @@ def _standings(db: str) -> str:
     return proc.stdout
 
 
-def test_a_tournament_runs_on_postgres(tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+def test_a_tournament_runs_on_postgres(tmp_path: Path, pg_url: str) -> None:
     _run_cup(tmp_path, pg_url, "results")
     store = open_store(pg_url)
     try:
@@ -86,7 +85,7 @@ def test_a_tournament_runs_on_postgres(tmp_path: Path, pg_url: str) -> None:  # 
 
 
 def test_a_sqlite_database_migrates_to_postgres_with_nothing_lost(
-    tmp_path: Path, pg_url: str,  # noqa: F811
+    tmp_path: Path, pg_url: str,
 ) -> None:
     db = str(tmp_path / "cup.sqlite3")
     _run_cup(tmp_path, db, "results")
@@ -128,7 +127,7 @@ def test_migrate_names_a_missing_source(tmp_path: Path) -> None:
 
 
 def test_serve_on_postgres_takes_its_admin_token_from_a_file_and_holds_the_database(
-    tmp_path: Path, pg_url: str,  # noqa: F811
+    tmp_path: Path, pg_url: str,
 ) -> None:
     no_token = subprocess.run([*CLI, "serve", "--address", "127.0.0.1:0", "--db", pg_url],
                               capture_output=True, text=True, timeout=60,
@@ -148,7 +147,7 @@ def test_serve_on_postgres_takes_its_admin_token_from_a_file_and_holds_the_datab
 
 
 def test_a_served_tournament_on_postgres_answers_alike_over_grpc_and_the_web_view(
-    tmp_path: Path, pg_url: str,  # noqa: F811
+    tmp_path: Path, pg_url: str,
 ) -> None:
     """`chinchon serve --db postgresql://… --http`: a tournament created with the admin
     API and played by SDK bots; GetStandings, ListGames and the web view's standings

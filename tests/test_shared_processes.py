@@ -22,7 +22,6 @@ from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon_referee.storage import StoreError, open_store
 
 from tests.helpers import ADMIN
-from tests.postgres_support import pg_cluster, pg_url  # noqa: F401  (fixtures)
 from tests.serve_support import Serve, admin_spec, db_games, free_port, launch_sdk_bots, stop_all
 from tests.tournament_support import PLAYED, check_record
 from tests.waits import until_sync

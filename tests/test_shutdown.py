@@ -18,7 +18,7 @@ from chinchon_referee.config import Policies, TimeControl
 from chinchon_referee.director import Director
 from chinchon_referee.referee import GameOutcome, ShuttingDown
 from chinchon_referee.server import RunningServer, start_server
-from chinchon_referee.storage import SqliteStore
+from chinchon_referee.storage import SqliteStore, open_store
 from chinchon_referee.tournament import TournamentSpec
 
 from tests.helpers import ADMIN, sdk_bot, spawn, spec, start, stop
@@ -128,20 +128,21 @@ async def test_no_game_starts_and_no_bot_is_waited_for_once_the_shutdown_begins(
 
 
 def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
-    tmp_path: Path,
+    db_target: str,
 ) -> None:
-    """SDK bot processes play a tournament over a real SQLite file; the server is stopped
-    gracefully mid-tournament. The game in progress ends within the grace and counts, no
-    game starts after the shutdown began, nobody forfeits (the old shutdown went on
-    seating games through the grace, then recorded a disconnect forfeit and a no-show
-    for every game left). A new server on the same file resumes the tournament to its
-    end: every game is played exactly once, and none is forfeited."""
-    db = tmp_path / "t.sqlite3"
+    """SDK bot processes play a tournament over a real database (a SQLite file, then a
+    PostgreSQL database); the server is stopped gracefully mid-tournament. The game in
+    progress ends within the grace and counts, no game starts after the shutdown began,
+    nobody forfeits (the old shutdown went on seating games through the grace, then
+    recorded a disconnect forfeit and a no-show for every game left). A new server on
+    the same database resumes the tournament to its end: every game is played exactly
+    once, and none is forfeited."""
+    db = db_target
 
     async def first_server() -> str:
         tokens = TokenBook(ADMIN)
         server = await start_server("127.0.0.1:0", None, tokens)
-        store = SqliteStore(str(db))
+        store = open_store(db, exclusive=True)
         director = Director(server.referee, store, tokens)
         spec_ = TournamentSpec.from_dict(spec_dict(
             "paused", ["a", "b"], games_per_pairing=12, concurrency=1,
@@ -184,7 +185,7 @@ def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
     async def second_server(tid: str) -> None:
         tokens = TokenBook(ADMIN)
         server = await start_server("127.0.0.1:0", None, tokens)
-        store = SqliteStore(str(db))
+        store = open_store(db, exclusive=True)
         director = Director(server.referee, store, tokens)
         for name, dig in store.bots():  # as `chinchon serve` does: the stored digests
             tokens.add_digest(name, dig)

@@ -18,7 +18,6 @@ from chinchon_referee.storage import GameRow, SqlStore, StoreError, TournamentRo
 from chinchon_referee.storage.sql import TABLES
 from chinchon_referee.vocabulary import GameStatus, TournamentStatus
 
-from tests.postgres_support import pg_cluster, pg_url  # noqa: F401  (fixtures)
 from tests.waits import until_sync
 
 BACKENDS = ["sqlite", "postgres"]

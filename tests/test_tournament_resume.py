@@ -1,11 +1,10 @@
 """`chinchon serve` killed (SIGKILL) or stopped (SIGTERM) mid-tournament, restarted and
-resumed with no game lost or played twice."""
+resumed with no game lost or played twice; on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
 import json
 import signal
-import sqlite3
 import subprocess
 import threading
 import time
@@ -27,6 +26,7 @@ from tests.serve_support import (
     free_port,
     launch_sdk_bots,
     stop_all,
+    tournament_status,
     wait_mid_tournament,
 )
 from tests.tournament_support import (
@@ -39,9 +39,9 @@ from tests.waits import until_sync
 # -- d: kill -9 and resume through `chinchon serve` and the admin API ------------------------
 
 
-def test_kill_9_mid_tournament_then_resume(tmp_path: Path) -> None:
+def test_kill_9_mid_tournament_then_resume(tmp_path: Path, db_target: str) -> None:
     port = free_port()
-    db = tmp_path / "referee.sqlite3"
+    db = db_target
     admin = (("authorization", f"Bearer {ADMIN}"),)
     bots = {"ka": "greedy", "kb": "random", "kc": "greedy"}
     servers: list[Serve] = []
@@ -192,7 +192,7 @@ def test_kill_9_mid_tournament_then_resume(tmp_path: Path) -> None:
 QUIET = 1.0
 
 
-def test_sigterm_mid_tournament_then_resume(tmp_path: Path) -> None:
+def test_sigterm_mid_tournament_then_resume(tmp_path: Path, db_target: str) -> None:
     """``chinchon serve`` stopped with SIGTERM in the middle of a tournament, with a short
     reconnect grace: it exits 0; no game is forfeited because of the shutdown (before,
     the game cut at the end of the grace became a disconnect forfeit, and each game left
@@ -200,7 +200,7 @@ def test_sigterm_mid_tournament_then_resume(tmp_path: Path) -> None:
     database, it resumes; the SDK bots, which retry a referee that is shutting down,
     come back by themselves, and every game is played to its end exactly once."""
     port = free_port()
-    db = tmp_path / "referee.sqlite3"
+    db = db_target
     admin = (("authorization", f"Bearer {ADMIN}"),)
     servers: list[Serve] = []
     bot_procs: list[subprocess.Popen[bytes]] = []
@@ -224,13 +224,7 @@ def test_sigterm_mid_tournament_then_resume(tmp_path: Path) -> None:
         assert 2 <= len(done) < 10
         for v in done.values():
             assert json.loads(v["record"])["result"]["termination"] in PLAYED
-        con = sqlite3.connect(db)
-        try:
-            (t_status,) = con.execute("SELECT status FROM tournaments WHERE id = ?",
-                                      (tid,)).fetchone()
-        finally:
-            con.close()
-        assert t_status == "running"
+        assert tournament_status(db, tid) == "running"
 
         servers.append(Serve(tmp_path, port, db, 2))
         until_sync(lambda: all(v["status"] == "finished" for v in db_games(db, tid).values()),
