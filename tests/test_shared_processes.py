@@ -8,6 +8,8 @@ import json
 import re
 import subprocess
 import threading
+import urllib.error
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,10 +23,11 @@ from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon_referee.storage import StoreError, open_store
 
-from tests.helpers import ADMIN
+from tests.helpers import ADMIN, bot_token, sdk_bot
 from tests.serve_support import Serve, admin_spec, db_games, free_port, launch_sdk_bots, stop_all
 from tests.tournament_support import PLAYED, check_record
 from tests.waits import until_sync
+from tests.web_support import PACED_BOT
 
 AUTH = (("authorization", f"Bearer {ADMIN}"),)
 #: A short lease: a killed process's games are played again within seconds.
@@ -48,13 +51,19 @@ class Shared:
         self.tmp, self.url = tmp, url
         # Logged at info level: each process's err file tells what it did.
         self.servers = [Serve(tmp, free_port(), url, i, ["--shared", "--lease", str(LEASE),
-                                                         "--log-level", "info"])
+                                                         "--log-level", "info",
+                                                         "--http", "127.0.0.1:0"])
                         for i in range(n)]
         self.bots: list[subprocess.Popen[bytes]] = []
 
     @property
     def ports(self) -> list[int]:
         return [s._listening()[0]["port"] for s in self.servers if s.proc.poll() is None]
+
+    def web(self, i: int) -> str:
+        """The web view's URL of process ``i``."""
+        lines = self.servers[i].out.read_text(encoding="utf-8").splitlines()
+        return next(str(json.loads(x)["url"]) for x in lines if '"web"' in x).rstrip("/")
 
     def stub(self, i: int) -> tuple[grpc.Channel, tpb_grpc.TournamentServiceStub]:
         ch = grpc.insecure_channel(f"127.0.0.1:{self.servers[i]._listening()[0]['port']}")
@@ -256,6 +265,72 @@ def test_a_process_cut_off_from_the_database_loses_no_result(shared: Shared) -> 
     # was played again, from its deal, and recorded once.
     voided = sum(int(str(v["voided"])) for v in db_games(shared.url, tid).values())
     assert bot_games(shared.tmp) == 2 * (total + voided)
+
+
+def http(url: str) -> tuple[int, str, str]:
+    """GET ``url`` without following a redirect: (status, Location, body)."""
+    class Keep(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: object, **kwargs: object) -> None:
+            return None
+
+    try:
+        with urllib.request.build_opener(Keep).open(url, timeout=10) as r:
+            return r.status, "", r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Location", ""), e.read().decode()
+
+
+@pytest.mark.parametrize("shared", [2], indirect=True)
+def test_the_web_view_of_any_process_shows_the_games_of_every_process(shared: Shared) -> None:
+    """Bots connected to process 1 only: their games are played there; process 0's web
+    view lists them as running elsewhere, and sends a watcher to process 1's."""
+    ch, stub = shared.stub(0)
+    with ch:
+        tid = create(stub, ["wa", "wb"], 3, "web-shared")
+    port = shared.ports[1]
+    for b in ("wa", "wb"):
+        with open(shared.tmp / f"{b}.log", "wb") as err:
+            shared.bots.append(subprocess.Popen(
+                [*sdk_bot(PACED_BOT), "--target", f"127.0.0.1:{port}", "--token", bot_token(b)],
+                stdout=subprocess.DEVNULL, stderr=err))
+    a, b = shared.web(0), shared.web(1)
+
+    def elsewhere() -> list[dict[str, object]]:
+        status, _, body = http(f"{a}/api/t/{tid}")
+        assert status == 200
+        return [g for g in json.loads(body)["running"] if g.get("elsewhere")]
+
+    seen: list[tuple[str, dict[str, object]]] = []
+
+    def followed() -> bool:
+        """A game running elsewhere: process 0 sends its page and its table to process
+        1, which shows the table (False if each game listed ended meanwhile)."""
+        for running in elsewhere():
+            gid = str(running["id"])
+            page = http(f"{a}/g/{gid}")
+            table = http(f"{a}/api/g/{gid}/table")
+            if page[0] != 307 or table[0] != 307:
+                continue  # it ended meanwhile
+            assert page[1] == f"{b}/g/{gid}" and table[1] == f"{b}/api/g/{gid}/table"
+            status, _, body = http(table[1])
+            if status == 200:
+                seen.append((gid, json.loads(body)))
+                return True
+        return False
+
+    until_sync(followed, "a game of process 1 followed from process 0's web view", 90)
+    gid, table = seen[0]
+    assert [s["name"] for s in table["seats"]] == db_games(shared.url, tid)[gid]["players"]
+    ch, stub = shared.stub(1)
+    with ch:
+        until_sync(lambda: stub.ListTournaments(tpb.ListTournamentsRequest(), metadata=AUTH,
+                                                timeout=10).tournaments[0].status
+                   == tpb.TOURNAMENT_STATUS_FINISHED, "the tournament finished", 120)
+    # The same tournament page from either process once it is over.
+    pages = [json.loads(http(f"{w}/api/t/{tid}")[2]) for w in (a, b)]
+    assert pages[0]["progress"] == pages[1]["progress"]
+    assert all(p["running"] == [] for p in pages)
+    assert pages[0]["standings"] == pages[1]["standings"]
 
 
 def test_a_database_is_shared_or_held_alone_never_both(url: str, tmp_path: Path) -> None:

@@ -187,6 +187,11 @@ class Cluster:
                 out[bot] = (s + BotStreams(*counts), n + 1)
         return out
 
+    def web_of(self, owner: str) -> str | None:
+        """The web view's URL of the live process ``owner`` (None: it has none)."""
+        p = self._others.get(owner)
+        return p.http or None if p is not None else None
+
     @property
     def others(self) -> list[ProcessRow]:
         return sorted(self._others.values(), key=lambda p: p.started)

@@ -48,6 +48,10 @@ def register(sub: Any) -> None:
     p.add_argument("--http", metavar="HOST:PORT",
                    help="also serve the web view (tournaments, live games, replays; read-only) "
                    "on HOST:PORT; PORT alone binds 127.0.0.1 (docs/web.md)")
+    p.add_argument("--http-url", metavar="URL",
+                   help="with --shared and --http: the URL at which browsers reach this "
+                   "process's web view (the others send a game's watchers there; default: "
+                   "the --http address)")
     p.add_argument("--web-full-view-delay", type=float, default=60.0, metavar="SECONDS",
                    help="the web view's full view of a game in progress (every hand; the "
                    "admin token only) shows the table as it was SECONDS ago (default 60; "
@@ -231,7 +235,8 @@ async def serve(args: argparse.Namespace) -> int:
         try:
             site = await start_web(WebContext(
                 referee=referee, db=args.db, is_admin=tokens.is_admin,
-                full_view_delay=args.web_full_view_delay), *http)
+                full_view_delay=args.web_full_view_delay,
+                web_of=cluster.web_of if cluster is not None else None), *http)
         except OSError as e:
             await running.stop(grace=0.0)
             print(f"error: --http {args.http}: {e}", file=sys.stderr)
@@ -239,7 +244,7 @@ async def serve(args: argparse.Namespace) -> int:
         print(json.dumps({"event": "web", "url": site.url, "port": site.port}), flush=True)
     if cluster is not None:
         cluster.address = f"{args.address.rpartition(':')[0]}:{running.port}"
-        cluster.http = site.url if site is not None else ""
+        cluster.http = (args.http_url or site.url) if site is not None else ""
         await cluster.start()
     tune_gc()
     stop = asyncio.Event()

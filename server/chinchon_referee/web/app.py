@@ -72,6 +72,11 @@ class WebContext:
     #: The full view shows a table as it was this many seconds ago at least (0: as it
     #: is now, which lets whoever sees the screen feed a bot: unsafe).
     full_view_delay: float = 60.0
+    #: Sharing the database with other referee processes: the web view's URL of a
+    #: process (by its name), None if it has none or is not known. A game played
+    #: by another process is shown in the running lists, and its pages send the
+    #: browser to that process's web view.
+    web_of: Callable[[str], str | None] | None = None
 
 
 class WebApp:
@@ -188,11 +193,39 @@ class WebApp:
                 "tournaments": [t.public() for t in rows], "bots": self._bots(),
                 "running": self.live.running(), "records": sorted(self.ctx.records)}
 
+    async def _running(self, tid: str) -> list[dict[str, Any]]:
+        """The games of ``tid`` in progress: here (with their scores), and, sharing the
+        database, those of the other processes (who plays; their page is theirs)."""
+        running = self.live.running(tid)
+        if self.ctx.web_of is not None and self.reader is not None:
+            here = {g["id"] for g in running}
+            for gid, players in await self.run(self.reader.running_games, tid):
+                if gid not in here:
+                    running.append({"id": gid, "tournament": tid, "players": players,
+                                    "scores": [], "hand_no": None, "practice": False,
+                                    "elsewhere": True})
+        return running
+
+    async def _elsewhere(self, gid: str) -> str | None:
+        """Sharing the database: the web view of the process that plays ``gid``, when
+        it is not played here (None otherwise)."""
+        web_of = self.ctx.web_of
+        if web_of is None or self.reader is None or self.live.topic(gid) is not None:
+            return None
+        owner = await self.run(self.reader.owner_of, gid)
+        return None if owner is None else web_of(owner)
+
+    async def _redirect_elsewhere(self, request: web.Request) -> None:
+        """A game played by another process: its page and live views are that process's."""
+        url = await self._elsewhere(request.match_info["gid"])
+        if url is not None:
+            raise web.HTTPTemporaryRedirect(url.rstrip("/") + request.path_qs)
+
     async def tournament(self, tid: str) -> dict[str, Any] | None:
         if self.reader is None:
             return None
         reader = self.reader
-        running = self.live.running(tid)
+        running = await self._running(tid)
 
         async def make() -> dict[str, Any] | None:
             return await self.run(tournament_snapshot, reader, tid, running)
@@ -225,6 +258,8 @@ class WebApp:
     # -- handlers -----------------------------------------------------------------------
     async def h_page(self, request: web.Request) -> web.FileResponse:
         name = request.match_info.route.name or "index"
+        if name == "game":
+            await self._redirect_elsewhere(request)
         return web.FileResponse(STATIC / f"{name}.html")
 
     async def h_home(self, request: web.Request) -> web.Response:
@@ -340,6 +375,7 @@ class WebApp:
         return (lambda: self.live.delayed(gid, delay)), True
 
     async def h_table(self, request: web.Request) -> web.Response:
+        await self._redirect_elsewhere(request)
         snap = self._table_view(request)[0]()
         if snap is None:
             raise web.HTTPNotFound(text="this game is not in progress here")
@@ -347,6 +383,7 @@ class WebApp:
 
     async def h_live(self, request: web.Request) -> web.StreamResponse:
         gid = request.match_info["gid"]
+        await self._redirect_elsewhere(request)
         view, full = self._table_view(request)
         topic = self.live.topic(gid)
         if topic is None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from chinchon.engine import HandScore, Outcome
 
-from ..storage import SqlStore, open_store
+from ..storage import GameFilter, SqlStore, open_store
 from ..vocabulary import GameStatus, TournamentStatus
 
 #: Records read per query when streaming a tournament's archive.
@@ -131,6 +131,16 @@ class Reader:
         if row is None:
             return None
         return StoredRecord(row.id, row.tournament_id, row.status, row.record)
+
+    def owner_of(self, game_id: str) -> str | None:
+        """The referee process playing ``game_id`` (a shared database), None if none."""
+        return self.store.game_owner(game_id)
+
+    def running_games(self, tid: str) -> list[tuple[str, list[str]]]:
+        """(id, players) of the games of ``tid`` running now, on any process (at most a
+        page: a tournament runs at most its concurrency per process)."""
+        rows = self.store.games_page(tid, -1, PAGE, GameFilter(status=GameStatus.RUNNING))
+        return [(g.id, g.players) for g in rows]
 
     def record_batches(self, tid: str) -> Iterator[list[tuple[str, str]]]:
         """(game id, record JSON text) of the finished games of ``tid``, ``BATCH`` at a

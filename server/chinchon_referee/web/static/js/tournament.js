@@ -122,7 +122,9 @@ function render(d) {
       h("div", {}, h("h2", {}, "Head to head"), headToHead(d.standings))),
     h("section", {}, h("h2", {}, "Games running now"),
       d.running.length ? h("ul", { id: "running" }, d.running.map((g) => h("li", {},
-        h("a", { href: `/g/${encodeURIComponent(g.id)}` }, g.id), ` ${g.players.join(" vs ")} · hand ${g.hand_no} · ${g.scores.join("–")}`)))
+        h("a", { href: `/g/${encodeURIComponent(g.id)}` }, g.id), g.elsewhere
+          ? ` ${g.players.join(" vs ")} · on another referee process`
+          : ` ${g.players.join(" vs ")} · hand ${g.hand_no} · ${g.scores.join("–")}`)))
         : h("p", { id: "running", class: "none" }, "None.")),
     h("section", {}, h("h2", {}, "Event log"),
       d.events.length ? h("ul", { id: "events", class: "events" }, d.events.map((e) => h("li", { class: `ev-${e.kind}` },
