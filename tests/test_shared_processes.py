@@ -23,10 +23,11 @@ from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon_referee.storage import StoreError, open_store
 
+from tests.admin_support import hello
 from tests.helpers import ADMIN, bot_token, sdk_bot
 from tests.serve_support import Serve, admin_spec, db_games, free_port, launch_sdk_bots, stop_all
 from tests.tournament_support import PLAYED, check_record
-from tests.waits import until_sync
+from tests.waits import until_async, until_sync
 from tests.web_support import PACED_BOT
 
 AUTH = (("authorization", f"Bearer {ADMIN}"),)
@@ -331,6 +332,48 @@ def test_the_web_view_of_any_process_shows_the_games_of_every_process(shared: Sh
     assert pages[0]["progress"] == pages[1]["progress"]
     assert all(p["running"] == [] for p in pages)
     assert pages[0]["standings"] == pages[1]["standings"]
+
+
+@pytest.mark.parametrize("shared", [2], indirect=True)
+async def test_a_token_rotated_on_one_process_ends_the_streams_on_every_process(
+        shared: Shared) -> None:
+    """Bots are registered, rotated and revoked through process 0: process 1 takes each
+    change at once (the bus), ending the bot's streams there too."""
+    a, b = (f"127.0.0.1:{p}" for p in shared.ports)
+    ch, stub = shared.stub(0)
+    with ch:
+        added = stub.AddBot(tpb.AddBotRequest(name="rt"), metadata=AUTH, timeout=10)
+        # Known at once on process 1 (told through the bus, read at each heartbeat too).
+        await until_async(lambda: stream_on_now(b, added.token),
+                          "the new bot admitted by process 1", 10)
+        streams = [await hello(a, added.token), await hello(b, added.token)]
+        rotated = stub.RotateBotToken(tpb.RotateBotTokenRequest(name="rt"), metadata=AUTH,
+                                      timeout=10)
+        for call in streams:
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await call.read()
+            assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert "rotated" in (err.value.details() or "")
+        await until_async(lambda: stream_on_now(b, rotated.token),
+                          "the new token works on process 1", 10)
+        assert not await stream_on_now(b, added.token)
+        stream = await hello(b, rotated.token)
+        stub.RevokeBot(tpb.RevokeBotRequest(name="rt"), metadata=AUTH, timeout=10)
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await stream.read()
+        assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert not await stream_on_now(b, rotated.token)
+
+
+async def stream_on_now(target: str, token: str) -> bool:
+    """Whether ``token`` opens a stream on ``target`` now (False: UNAUTHENTICATED)."""
+    try:
+        call = await hello(target, token)
+    except grpc.aio.AioRpcError as e:
+        assert e.code() == grpc.StatusCode.UNAUTHENTICATED
+        return False
+    call.cancel()
+    return True
 
 
 def test_a_database_is_shared_or_held_alone_never_both(url: str, tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 #: How often a condition is looked at again.
 POLL = 0.02
@@ -21,6 +21,16 @@ async def until(condition: Callable[[], object], what: str, timeout: float = 30,
     did not happen, with ``detail()`` when given (the state it was in)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise _failure(what, timeout, detail)
+        await asyncio.sleep(POLL)
+
+
+async def until_async(condition: Callable[[], Awaitable[object]], what: str,
+                      timeout: float = 30, detail: Callable[[], object] | None = None) -> None:
+    """``until`` for a condition that must be awaited (a call to another process)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await condition():
         if asyncio.get_running_loop().time() > deadline:
             raise _failure(what, timeout, detail)
         await asyncio.sleep(POLL)

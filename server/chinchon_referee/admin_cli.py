@@ -235,9 +235,10 @@ def cmd_bots(admin: Admin, args: argparse.Namespace) -> int:
 
 def cmd_connected(admin: Admin, args: argparse.Namespace) -> int:
     bots = admin.call(admin.stub.ListConnectedBots, tpb.ListConnectedBotsRequest()).bots
-    t = _table("bots connected now", "bot", "streams", "seated", "idle", "other")
+    t = _table("bots connected now", "bot", "streams", "seated", "idle", "other", "processes")
     for b in bots:
-        t.add_row(escape(b.name), str(b.streams), str(b.seated), str(b.idle), str(b.other))
+        t.add_row(escape(b.name), str(b.streams), str(b.seated), str(b.idle), str(b.other),
+                  str(b.processes or 1))
     console.print(t)
     if not bots:
         console.print("no bot is connected")

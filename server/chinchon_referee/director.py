@@ -46,15 +46,13 @@ from .referee import GameOutcome, Referee, Seat, ShuttingDown
 from .remaining import Remaining
 from .round_robin import RoundRobin
 from .seating import Seating
-from .standings import Standings, compute, summarize_game
+from .standings import Standings, stored_standings
 from .storage import GameRow, Store, StoreUnavailable
 from .tournament import Participant, TournamentSpec, schedule, start_time
 from .twins import twin_running
 from .vocabulary import GameStatus, TournamentStatus
 
 log = get_logger("director")
-#: Games read from the store at once, where a whole tournament is read.
-PAGE = 200
 #: How long a game waits before it is tried again when the database could not be
 #: reached to claim it (seconds).
 CLAIM_RETRY = 1.0
@@ -488,16 +486,10 @@ class Director:
         return self.store.game_counts(tid)
 
     def standings(self, tid: str) -> Standings:
-        """The standings over the finished games, read a page at a time (their scores
-        only, not their action logs; only the summaries are kept). Seconds for a large
-        tournament: call it in a worker thread."""
+        """The standings over the finished games (seconds for a large tournament: call
+        it in a worker thread)."""
         spec = self.spec_of(tid)
-        games, after = [], -1
-        while page := self.store.finished_scores(tid, after, PAGE):
-            games += [summarize_game(g.players, g.result, g.hands or [], g.stats, g.deal_id)
-                      for g in page if g.result is not None]
-            after = page[-1].seq
-        return compute(spec.bots, games, spec.table_size)
+        return stored_standings(self.store, tid, spec.bots, spec.table_size)
 
     # -- events ---------------------------------------------------------------------------
     def watch(self, tid: str) -> AsyncIterator[TournamentEvent]:

@@ -23,6 +23,11 @@ from typing import Any
 from chinchon.engine import Termination
 from chinchon.engine.outcome import HandScore, Outcome
 
+from .storage import Store
+
+#: Finished games read from the store at once.
+PAGE = 200
+
 ELO = 400.0 / math.log(10.0)
 PRIOR_SD = 2.0  # on the log-strength scale: about 350 Elo; only matters for tiny samples
 
@@ -359,3 +364,15 @@ def duplicate_variance_reduction(games: Sequence[GameSummary]) -> float | None:
     if var_single == 0:
         return None
     return 1.0 - var_group / (var_single / size)
+
+
+def stored_standings(store: Store, tid: str, bots: Sequence[str], table_size: int) -> Standings:
+    """The standings of tournament ``tid`` over its finished games, read a page at a time
+    (their scores only, not their action logs; only the summaries are kept). Seconds for
+    a large tournament: call it in a worker thread."""
+    games, after = [], -1
+    while page := store.finished_scores(tid, after, PAGE):
+        games += [summarize_game(g.players, g.result, g.hands or [], g.stats, g.deal_id)
+                  for g in page if g.result is not None]
+        after = page[-1].seq
+    return compute(bots, games, table_size)
