@@ -29,12 +29,20 @@ class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
     def __init__(self, director: Director) -> None:
         self.director = director
 
-    def _info(self, tid: str) -> tpb.TournamentInfo:
+    def _read_info(self, tid: str) -> tpb.TournamentInfo:
         row = self.director.store.tournament(tid)
         assert row is not None
         total, done = self.director.counts(tid)
         return tpb.TournamentInfo(id=tid, name=row.name, status=row.status.to_proto(),
                                   games_total=total, games_done=done)
+
+    async def _info(self, tid: str) -> tpb.TournamentInfo:
+        """A tournament's status and progress, read in a worker thread (the store is
+        never read on the event loop that plays the games)."""
+        return await asyncio.to_thread(self._read_info, tid)
+
+    def _read_infos(self) -> list[tpb.TournamentInfo]:
+        return [self._read_info(t.id) for t in self.director.store.tournaments()]
 
     async def CreateTournament(
         self, request: tpb.CreateTournamentRequest, context: Any
@@ -48,7 +56,7 @@ class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
         if spec.start is not StartMode.MANUAL:
             self.director.start(tid)
         return tpb.CreateTournamentResponse(
-            tournament=self._info(tid),
+            tournament=await self._info(tid),
             participants=[tpb.Participant(name=p.name, token=p.token, command=list(p.command))
                           for p in parts],
         )
@@ -57,7 +65,7 @@ class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
         self, request: tpb.ListTournamentsRequest, context: Any
     ) -> tpb.ListTournamentsResponse:
         return tpb.ListTournamentsResponse(
-            tournaments=[self._info(t.id) for t in self.director.store.tournaments()]
+            tournaments=await asyncio.to_thread(self._read_infos)
         )
 
     async def StartTournament(
@@ -68,14 +76,14 @@ class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
             await self.director.start_now(request.tournament_id)
         except ValueError as e:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(e))
-        return tpb.StartTournamentResponse(tournament=self._info(request.tournament_id))
+        return tpb.StartTournamentResponse(tournament=await self._info(request.tournament_id))
 
     async def CancelTournament(
         self, request: tpb.CancelTournamentRequest, context: Any
     ) -> tpb.CancelTournamentResponse:
         await self._known(request.tournament_id, context)
         await self.director.cancel(request.tournament_id)
-        return tpb.CancelTournamentResponse(tournament=self._info(request.tournament_id))
+        return tpb.CancelTournamentResponse(tournament=await self._info(request.tournament_id))
 
     async def GetStandings(
         self, request: tpb.GetStandingsRequest, context: Any
@@ -97,7 +105,7 @@ class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
         h2h = [tpb.HeadToHead(bot=a, opponent=b, score=s, games=n)
                for (a, b), (s, n) in sorted(st.head_to_head.items())]
         return tpb.GetStandingsResponse(
-            tournament=self._info(tid), rows=rows, head_to_head=h2h,
+            tournament=await self._info(tid), rows=rows, head_to_head=h2h,
             duplicate_variance_reduction=st.duplicate_variance_reduction or 0.0,
             standings_json=json.dumps(st.to_json()),
         )

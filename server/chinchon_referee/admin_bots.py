@@ -45,8 +45,11 @@ class BotsAdmin:
         if self.director.cluster is not None:
             self.director.cluster.publish(BOTS)
 
-    def _bot(self, name: str, created: float | None = None) -> tpb.BotInfo:
-        when = self.director.store.bot_created().get(name) if created is None else created
+    async def _registered(self, name: str) -> float | None:
+        """When ``name`` was registered (read in a worker thread)."""
+        return (await asyncio.to_thread(self.director.store.bot_created)).get(name)
+
+    def _bot(self, name: str, when: float | None) -> tpb.BotInfo:
         ts = Timestamp()
         ts.FromNanoseconds(int((when or 0) * 1e9))
         return tpb.BotInfo(name=name, created=ts, streams=self._streams()[name])
@@ -84,32 +87,33 @@ class BotsAdmin:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 "name: 1 to 64 ASCII letters, digits, '-', '_' or '.'")
         tok = await self._new_token(name, request.token, context)
-        if not self.director.store.add_bot(name, digest(tok)):
+        if not await asyncio.to_thread(self.director.store.add_bot, name, digest(tok)):
             await context.abort(grpc.StatusCode.ALREADY_EXISTS,
                                 f"bot {name} is registered: rotate its token to change it")
         self.director.tokens.add(name, tok)
         self._told()
         log.info("bot_added", bot=name)
-        return tpb.AddBotResponse(bot=self._bot(name), token=tok)
+        return tpb.AddBotResponse(bot=self._bot(name, await self._registered(name)), token=tok)
 
     async def RotateBotToken(
         self, request: tpb.RotateBotTokenRequest, context: Any
     ) -> tpb.RotateBotTokenResponse:
         name = request.name
-        if name not in self.director.store.bot_created():
+        if name not in await asyncio.to_thread(self.director.store.bot_created):
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no registered bot '{name}'")
         tok = await self._new_token(name, request.token, context)
-        self.director.store.set_bot_token(name, digest(tok))
+        await asyncio.to_thread(self.director.store.set_bot_token, name, digest(tok))
         self.director.tokens.remove(name)
         self.director.tokens.add(name, tok)
         ended = self._end_streams(name, "the bot's token was rotated by the organizer: "
                                         "connect with the new token")
         log.info("bot_token_rotated", bot=name, streams_ended=ended)
-        return tpb.RotateBotTokenResponse(bot=self._bot(name), token=tok, streams_ended=ended)
+        return tpb.RotateBotTokenResponse(bot=self._bot(name, await self._registered(name)),
+                                          token=tok, streams_ended=ended)
 
     async def RevokeBot(self, request: tpb.RevokeBotRequest, context: Any) -> tpb.RevokeBotResponse:
         name = request.name
-        if not self.director.store.remove_bot(name):
+        if not await asyncio.to_thread(self.director.store.remove_bot, name):
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no registered bot '{name}'")
         self.director.tokens.remove(name)
         ended = self._end_streams(name, "the bot's token was revoked by the organizer")

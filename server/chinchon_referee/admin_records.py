@@ -78,7 +78,7 @@ class GamesAdmin:
     director: Director
 
     async def _known(self, tid: str, context: Any) -> None:
-        if not tid or self.director.store.tournament(tid) is None:
+        if not tid or await asyncio.to_thread(self.director.store.tournament, tid) is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no tournament '{tid}'")
 
     async def ListGames(self, request: tpb.ListGamesRequest, context: Any) -> tpb.ListGamesResponse:

@@ -14,6 +14,7 @@ from chinchon.engine import Outcome
 from .cluster import EVENT, TOURNAMENTS, Cluster
 from .events import TournamentEvent
 from .logs import get_logger
+from .remaining import participants
 from .storage import StoreUnavailable
 from .vocabulary import TournamentStatus
 
@@ -90,6 +91,6 @@ class ClusterLink:
                     await self._stopped_elsewhere(t.id, t.status)
             elif not active and (t.status is TournamentStatus.RUNNING
                                  or t.spec.get("start") != "manual"):
-                self.director.remaining.changed()
+                self.director.remaining.declared(t.id, participants(t.spec))
                 self.director.run_soon(t.id)
 

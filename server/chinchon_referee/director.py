@@ -96,7 +96,7 @@ class Director:
         """Store a tournament and its schedule, and register its new bots (see
         :func:`.declare.declare`); the other processes of a shared database hear of it."""
         tid, parts = declare(self.store, self.tokens, spec, tid, replace_tokens=replace_tokens)
-        self.remaining.changed()
+        self.remaining.declared(tid, [p.name for p in parts])
         if self.cluster is not None:
             self.cluster.publish(BOTS)
             self.cluster.publish(TOURNAMENTS)
@@ -121,15 +121,9 @@ class Director:
     # -- running --------------------------------------------------------------------------
     def start(self, tid: str, resumed: bool = False) -> None:
         """Run (or resume) a tournament in the background. ``resumed``: it was running
-        when the referee stopped (its bots are given time to reconnect first)."""
-        row = self.store.tournament(tid)
-        if row is None:
-            raise KeyError(tid)
-        if row.status.over:
-            raise ValueError(f"tournament {tid} is {row.status}")
-        task = self._tasks.get(tid)
-        if task is None or task.done():
-            self._tasks[tid] = asyncio.ensure_future(self.run(tid, resumed=resumed))
+        when the referee stopped (its bots are given time to reconnect first). Its row
+        is read by the run, off the event loop: a finished one ends it at once."""
+        self.run_soon(tid, resumed)
 
     def resume_all(self) -> list[str]:
         """At start-up: pick up every tournament that was running, or scheduled to start
@@ -145,23 +139,16 @@ class Director:
 
     async def start_now(self, tid: str) -> None:
         """Start at once, whatever the declared start (admin StartTournament)."""
-        task = self._tasks.get(tid)
-        if task is not None and not task.done():
-            row = self.store.tournament(tid)
-            if row is not None and row.status is TournamentStatus.RUNNING:
-                return
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
-        row = self.store.tournament(tid)
+        row = await asyncio.to_thread(self.store.tournament, tid)
         if row is None:
             raise KeyError(tid)
+        if self.active(tid) and row.status is TournamentStatus.RUNNING:
+            return
+        await self.stop_task(tid)
         if row.status.over:
             raise ValueError(f"tournament {tid} is {row.status}")
         await self.set_status(tid, TournamentStatus.RUNNING)
-        self._tasks[tid] = asyncio.ensure_future(self.run(tid))
+        self.run_soon(tid)
         if self.cluster is not None:
             self.cluster.publish(TOURNAMENTS)
 
@@ -182,10 +169,10 @@ class Director:
         task = self._tasks.get(tid)
         return task is not None and not task.done()
 
-    def run_soon(self, tid: str) -> None:
-        """Run ``tid`` here (it was started through another process)."""
+    def run_soon(self, tid: str, resumed: bool = False) -> None:
+        """Run ``tid`` here, unless it runs already."""
         if not self.active(tid):
-            self._tasks[tid] = asyncio.ensure_future(self.run(tid))
+            self._tasks[tid] = asyncio.ensure_future(self.run(tid, resumed=resumed))
 
     async def stop_task(self, tid: str) -> None:
         """Stop the run of ``tid`` here, writing nothing."""
@@ -199,13 +186,12 @@ class Director:
 
     async def cancel(self, tid: str) -> None:
         await self.stop_task(tid)
-        if self.store.tournament(tid) is None:
-            raise KeyError(tid)
+        spec = await asyncio.to_thread(self.spec_of, tid)  # KeyError: no such tournament
         # Every process's games of it: a result another process writes after this is
         # refused (the row is not its any more).
         await self.rows.write(self.store.void_running, tid)
         await self.set_status(tid, TournamentStatus.CANCELLED)
-        self.remaining.ended(tid, self.spec_of(tid).bots, cancelled=True)
+        self.remaining.ended(tid, spec.bots, cancelled=True)
         self._emit(tid, "tournament cancelled")
         self.events.close(tid)
 
@@ -225,9 +211,14 @@ class Director:
             self.events.close(tid)
 
     async def _run(self, tid: str, force_start: bool, resumed: bool) -> None:
-        row = await asyncio.to_thread(self.store.tournament, tid)
-        if row is None:
-            raise KeyError(tid)
+        # Read off the loop, with the counts the events start from.
+        row, counts = await asyncio.to_thread(
+            lambda: (self.store.tournament(tid), self.store.game_counts(tid)))
+        if row is None or row.status.over:
+            log.info("tournament_not_run", tournament=tid,
+                     why="no such tournament" if row is None else f"it is {row.status}")
+            return
+        self.events.prime(tid, row.status, counts)
         spec = TournamentSpec.from_dict({k: v for k, v in row.spec.items()
                                          if not k.startswith("_")})
         if row.status is TournamentStatus.SCHEDULED and not force_start:

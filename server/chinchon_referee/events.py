@@ -39,6 +39,12 @@ class EventHub:
         self._status: dict[str, TournamentStatus] = {}
         self._progress: dict[str, list[int]] = {}
 
+    def prime(self, tid: str, status: TournamentStatus, counts: tuple[int, int]) -> None:
+        """What the store says of ``tid`` (read by the caller off the event loop): its
+        events carry it from now on, kept up to date as games end."""
+        self._status[tid] = status
+        self._progress[tid] = list(counts)
+
     def status_set(self, tid: str, status: TournamentStatus) -> None:
         """The tournament's status changed (the caller stored it)."""
         self._status[tid] = status
@@ -94,20 +100,19 @@ class EventHub:
 
     async def watch(self, tid: str) -> AsyncIterator[TournamentEvent]:
         """Live events until the tournament ends (ends at once if it already has)."""
-        row = self.store.tournament(tid)
-        if row is None:
-            raise KeyError(tid)
-        total, done = self.store.game_counts(tid)
-        first = TournamentEvent(time.time(), tid, row.status, total, done,
-                                f"tournament is {row.status}")
-        if row.status.over:
-            yield first
-            return
-        # Listen before the first yield: nothing emitted while the caller handles it is lost.
+        # Listening before the store is read (in a worker thread): nothing emitted
+        # meanwhile, the end included, is lost.
         q: asyncio.Queue[TournamentEvent | None] = asyncio.Queue()
         self._watchers.setdefault(tid, []).append(q)
         try:
-            yield first
+            row, (total, done) = await asyncio.to_thread(
+                lambda: (self.store.tournament(tid), self.store.game_counts(tid)))
+            if row is None:
+                raise KeyError(tid)
+            yield TournamentEvent(time.time(), tid, row.status, total, done,
+                                  f"tournament is {row.status}")
+            if row.status.over:
+                return
             while (ev := await q.get()) is not None:
                 yield ev
         finally:

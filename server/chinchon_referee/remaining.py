@@ -11,9 +11,9 @@ again. A bot no tournament of this referee has ended for (one that connected bef
 tournament was created) is never dismissed: it waits.
 
 Driven by the director's events (a tournament is declared or runs, a game is finished,
-a tournament ends); the store's list of tournaments is read again only after one was
-declared or ended, never per stream (a dismissed bot reconnecting in a loop costs a
-dictionary look-up).
+a tournament ends); the store's list of tournaments is read once, when the referee
+starts, never on the event loop after that, nor per stream (a dismissed bot reconnecting
+in a loop costs a dictionary look-up).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .storage import GameRow, Store
 log = get_logger("remaining")
 
 
-def _participants(spec: dict[str, Any]) -> set[str]:
+def participants(spec: dict[str, Any]) -> set[str]:
     """The bots of a stored tournament (its spec as ``TournamentSpec.to_dict`` wrote it)."""
     return {str(p.get("name", "")) for p in spec.get("participants", []) if isinstance(p, dict)}
 
@@ -46,19 +46,23 @@ class Remaining:
         self._left: dict[str, Counter[str]] = {}
         #: Bots dismissed, and why: a queue stream of theirs is dismissed on arrival.
         self._gone: dict[str, Dismissal] = {}
-        #: The bots of each tournament not over, as last read from the store, and the
-        #: :attr:`_generation` it was read in (None: not read yet).
-        self._open: tuple[int, dict[str, set[str]]] | None = None
-        #: Counts the changes to the list of tournaments not over (declared, ended...).
-        self._generation = 0
+        #: The bots of each tournament not over: read from the store once, here, then
+        #: kept up to date by the events below (never read again on the event loop).
+        self._open: dict[str, set[str]] = {}
+        self.reload()
         lobby.dismissal = self.dismissal_for
 
-    def changed(self) -> None:
-        """The store's list of tournaments not over changed outside the events below: a
-        tournament was declared (it may need bots that were dismissed), or one was
-        marked over directly in the store. Safe to call from a worker thread, after the
-        store was written."""
-        self._generation += 1
+    def reload(self) -> None:
+        """Read the tournaments not over from the store (in the caller's thread: at
+        start-up, or after a tournament was marked over directly in the store)."""
+        self._open = {row.id: participants(row.spec) for row in self._store.tournaments()
+                      if not row.status.over}
+
+    def declared(self, tid: str, bots: Iterable[str]) -> None:
+        """Tournament ``tid`` of ``bots`` was declared (here, or through another process
+        of a shared database): it may need bots that were dismissed. Safe to call from
+        a worker thread."""
+        self._open[tid] = set(bots)
 
     def track(self, tid: str, games: Iterable[GameRow]) -> None:
         """Tournament ``tid`` runs, with ``games`` still to be finished."""
@@ -87,7 +91,7 @@ class Remaining:
         """Tournament ``tid`` (of ``bots``) finished, or was cancelled (its status is
         stored already)."""
         self._left.pop(tid, None)
-        self._generation += 1
+        self._open.pop(tid, None)
         if cancelled:
             why = Dismissal(DismissReason.TOURNAMENT_CANCELLED, tid,
                             f"tournament {tid} was cancelled and no other tournament has "
@@ -121,14 +125,4 @@ class Remaining:
         if any(left.get(bot) for left in self._left.values()):
             return True
         return any(tid not in self._left and bot in bots
-                   for tid, bots in self._not_over().items())
-
-    def _not_over(self) -> dict[str, set[str]]:
-        """The bots of each tournament that is not over (scheduled or running)."""
-        generation = self._generation
-        if self._open is None or self._open[0] != generation:
-            # Read after the generation: a tournament declared meanwhile bumps it again.
-            self._open = (generation, {row.id: _participants(row.spec)
-                                       for row in self._store.tournaments()
-                                       if not row.status.over})
-        return self._open[1]
+                   for tid, bots in list(self._open.items()))

@@ -432,7 +432,7 @@ def _abandon(tids: list[str], director: Director, results: Path) -> None:
     folder holds the new run's records only (the database keeps the old games)."""
     for tid in tids:
         director.store.set_tournament_status(tid, TournamentStatus.CANCELLED)
-        director.remaining.changed()
+        director.remaining.reload()
         for game in director.store.schedule(tid):  # ids only, no record read
             (results / "records" / f"{game.id}.json").unlink(missing_ok=True)
         console.print(f"abandoned the unfinished run {tid} (--fresh): starting over")
