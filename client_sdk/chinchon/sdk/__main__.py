@@ -99,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
                          "organizer's CA or the referee's self-signed certificate)")
     ap.add_argument("--reconnect-for", type=float, default=60.0, metavar="SECONDS",
                     help="keep trying to reach the referee this long after losing it, on a "
-                         "fresh channel each time (default 60: longer than a restarted "
-                         "referee takes to come back and wait 30 s for its bots)")
+                         "fresh channel each time, each address on its own (default 60: "
+                         "longer than a restarted referee takes to come back and wait 30 s "
+                         "for its bots)")
     ap.add_argument("--full-observations", action="store_true",
                     help="ask for the whole observation in every request (as bots of other "
                          "languages get it) instead of lean requests the SDK rebuilds it "

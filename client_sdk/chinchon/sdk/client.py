@@ -23,7 +23,9 @@ Whether ``choose`` takes the third parameter is decided once, when the bot is gi
 :class:`BotClient` (or :func:`run_bot`), from its signature.
 
 Or from the command line: ``python -m chinchon.sdk --target HOST:PORT --token T
---bot my_bot.py:MyBot`` (a class, an instance or a function of the file).
+--bot my_bot.py:MyBot`` (a class, an instance or a function of the file). Several
+referee processes: ``--target HOST1:PORT,HOST2:PORT``, one stream on each
+(:mod:`chinchon.sdk.targets`).
 """
 
 from __future__ import annotations
