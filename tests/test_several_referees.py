@@ -16,7 +16,7 @@ from chinchon.sdk import parse_targets
 
 from tests.fixture_types import SpawnBot, SpawnChild, StartEnv
 from tests.helpers import node_bot, sdk_bot
-from tests.several_support import connected, play_both, start_bot, two_referees
+from tests.several_support import Side, connected, play_both, start_bot, two_referees
 from tests.waits import until
 
 
@@ -34,30 +34,47 @@ async def test_the_sdk_plays_two_referees_tournaments_and_exits_0(
         assert f"{side.target}: {side.games} games" in err and "dismissed by the referee" in err, err
         assert err.count(f" vs {side.opponent}: ") == side.games, err
     assert f"{sum(s.games for s in sides)} games, " in err, err
+    assert "action refused" not in err, err  # each stream's games kept apart (lean decoders)
 
 
+def _ended_on(lang: str, side: Side, err: str) -> int:
+    """How many games on ``side`` the bot's stderr says ended: the SDK's game lines name
+    the opponent, the Node bot's lines the address."""
+    if lang == "sdk":
+        return err.count(f" vs {side.opponent}: ")
+    return sum(f"[{side.target}] game t-" in ln and " ended: " in ln for ln in err.splitlines())
+
+
+@pytest.mark.parametrize("lang", ["sdk", "node"])
 async def test_a_referee_that_goes_away_does_not_stop_the_games_on_the_other(
-        envs: StartEnv, bots: SpawnBot, children: SpawnChild) -> None:
-    """Referee a stops after the bot's first game there: the bot's stream to a fails,
-    retries for --reconnect-for and gives up on a alone (a warning), while b's
-    tournament goes on to its end, every game normal; dismissed by b, the bot exits 0."""
-    a, b = await two_referees(envs, bots, "py", games=4)
-    bot = await start_bot(children, [*sdk_bot("greedy"), "--reconnect-for", "1",
-                                     "--target", f"{a.target},{b.target}"], "py", None)
-    await connected((a, b), "py")
+        lang: str, envs: StartEnv, bots: SpawnBot, children: SpawnChild) -> None:
+    """Referee a stops after the bot's first game there (b's tournament under way): the
+    bot's stream to a fails, retries for --reconnect-for and gives up on a alone (a
+    warning), while b's tournament goes on to its end, every game normal; dismissed by
+    b, the bot exits 0."""
+    a, b = await two_referees(envs, bots, lang, games=4)
+    command = sdk_bot("greedy") if lang == "sdk" else node_bot()
+    bot = await start_bot(children, [*command, "--reconnect-for", "1",
+                                     "--target", f"{a.target},{b.target}"], lang, None)
+    await connected((a, b), lang)
     run_a = asyncio.ensure_future(a.env.director.run(a.tid, force_start=True))
     run_b = asyncio.ensure_future(b.env.director.run(b.tid, force_start=True))
-    await until(lambda: f" vs {a.opponent}: " in "".join(bot.err), "a game played on a", 30,
+    await until(lambda: _ended_on(lang, a, "".join(bot.err)) > 0, "a game played on a", 30,
                 lambda: "".join(bot.err))
     await a.env.server.stop(0)
+    assert len([g for g in b.env.store.games(b.tid) if g.result]) < b.games  # b: mid-run
     await asyncio.wait_for(run_a, 10)  # a's tournament is paused by the shutdown
     await asyncio.wait_for(run_b, 60)
     assert len(b.env.store.games(b.tid)) == b.games and b.unplayed() == []
     assert await bot.wait(15) == 0, "".join(bot.err)
     err = "".join(bot.err)
-    assert f"cannot reach the referee at {a.target}; giving up on that address" in err, err
-    assert f"{a.target}: " in err and "unreachable, gave up" in err, err
-    assert err.count(f" vs {b.opponent}: ") == b.games, err
+    assert _ended_on(lang, b, err) == b.games, err
+    if lang == "sdk":
+        assert f"cannot reach the referee at {a.target}; giving up on that address" in err, err
+        assert f"{a.target}: " in err and "unreachable, gave up" in err, err
+    else:
+        assert f"[{a.target}] cannot reach the referee at {a.target}" in err, err
+        assert "playing on the other addresses" in err, err
 
 
 async def test_a_refused_token_at_one_address_is_fatal(
