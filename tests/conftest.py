@@ -20,7 +20,7 @@ from chinchon_referee.processes import spawn as spawn_process
 from chinchon_referee.server import RunningServer, start_server
 from chinchon_referee.storage import SqliteStore
 
-from tests.fixture_types import SpawnBot, SpawnChild, StartAdminServer, StartServer
+from tests.fixture_types import SpawnBot, SpawnChild, StartAdminServer, StartEnv, StartServer
 from tests.helpers import BotProc, spawn, start, stop
 
 # PostgreSQL for the tests that need it (started once, on first use): fixtures.
@@ -93,6 +93,26 @@ async def env(tmp_path: Path) -> AsyncIterator[InProcess]:
     try:
         yield env
     finally:
+        await env.close()
+
+
+@pytest.fixture
+async def envs(tmp_path: Path) -> AsyncIterator[StartEnv]:
+    """A factory of independent in-process referees (``await envs(name)``: each an
+    ``env``, its SQLite store in its own folder ``tmp_path / name``); every one is closed
+    afterwards (ask for it before ``bots`` and ``children``: their processes are killed
+    first)."""
+    started: list[InProcess] = []
+
+    async def _start(name: str) -> InProcess:
+        folder = tmp_path / name
+        folder.mkdir()
+        env = await InProcess.start(folder)
+        started.append(env)
+        return env
+
+    yield _start
+    for env in reversed(started):
         await env.close()
 
 

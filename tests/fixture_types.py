@@ -10,6 +10,7 @@ from chinchon_referee.server import RunningServer
 from chinchon_referee.storage import SqliteStore
 
 from tests.helpers import BotProc
+from tests.tournament_support import InProcess
 
 #: The ``servers`` fixture: ``await servers(names, config=None, port=0)`` starts a referee
 #: server knowing ``names`` on ``port`` (0: a free one); every server started is stopped
@@ -25,3 +26,7 @@ SpawnChild = Callable[..., Awaitable[BotProc]]
 #: The ``admin_servers`` fixture: ``await admin_servers(tokens, db)`` starts a referee
 #: server with the admin API over a SQLite store at ``db``: the server and the store.
 StartAdminServer = Callable[[TokenBook, Path], Awaitable[tuple[RunningServer, SqliteStore]]]
+#: The ``envs`` fixture: ``await envs(name)`` starts an independent in-process referee
+#: (an ``env``: server, director, SQLite store in ``tmp_path / name``); every one is
+#: closed after the test.
+StartEnv = Callable[[str], Awaitable[InProcess]]

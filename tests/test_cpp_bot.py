@@ -1,7 +1,7 @@
 """The C++ sample bot (sample_bots/cpp), built with CMake from the repository's protos
 and played for real: the conformance check, a practice session with the token from the
-environment, a reconnect to a restarted referee, and a tournament against the Python
-and Node bots.
+environment, a reconnect to a restarted referee, a tournament against the Python
+and Node bots, and two referees at once (several addresses in ``--target``).
 
 The build needs the distribution's C++ gRPC toolchain (``.ci/run`` installs it). Under
 CI (``CI=true``) a missing toolchain fails these tests; elsewhere they are skipped with
@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 from chinchon_referee.server import RunningServer
 
-from tests.fixture_types import SpawnChild, StartServer
+from tests.fixture_types import SpawnBot, SpawnChild, StartEnv, StartServer
 from tests.helpers import NODE_BOT, ROOT, BotProc, bot_token, play, spec
+from tests.several_support import play_both, start_bot, two_referees
 from tests.test_serve import ALICE, serve
 from tests.waits import until
 
@@ -225,3 +226,36 @@ command = [{json.dumps(str(cpp_bot))}]
     for rec in (results / "records").glob("*.json"):
         result = json.loads(rec.read_text(encoding="utf-8"))["result"]
         assert result["termination"] in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON"), result
+
+
+async def test_cpp_bot_plays_two_referees_tournaments_and_exits_0(
+    cpp_bot: Path, envs: StartEnv, bots: SpawnBot, children: SpawnChild,
+) -> None:
+    """Several referee processes (docs/bots.md): started once with two addresses, the bot
+    holds one stream on each of two independent referees, plays both tournaments to the
+    end (every game normal) and, dismissed by both, exits 0."""
+    sides = await two_referees(envs, bots, "cpp")
+    bot = await start_bot(children, [str(cpp_bot), "--target", f"{sides[0].target},{sides[1].target}"],
+                          "cpp", None)
+    await play_both(sides, "cpp", bot)
+    err = "".join(bot.err)
+    for side in sides:
+        assert f"[{side.target}] dismissed by the referee (DISMISS_REASON_GAMES_PLAYED)" in err, err
+        assert err.count(f"[{side.target}] game t-") == 2 * side.games, err  # started, ended
+    assert "every stream has ended: 4 games" in err, err
+
+
+async def test_cpp_bot_treats_a_refused_token_at_one_address_as_fatal(
+    cpp_bot: Path, envs: StartEnv, bots: SpawnBot, children: SpawnChild,
+) -> None:
+    """Referee b does not know the bot's token: the bot exits 3 at once, naming b, though
+    a accepted it. Several addresses and --practice: a usage error."""
+    (a,) = await two_referees(envs, bots, "cpp", sides=("a",))
+    b = await envs("b")
+    bot = await start_bot(children, [str(cpp_bot)], "cpp", f"{a.target},{b.server.target}")
+    assert await bot.wait(20) == 3, "".join(bot.err)
+    assert f"token refused by the referee at {b.server.target}" in "".join(bot.err)
+    usage = await asyncio.to_thread(
+        subprocess.run, [str(cpp_bot), "--target", "h:1,k:2", "--token", "t", "--practice", "greedy"],
+        capture_output=True, text=True, timeout=30)
+    assert usage.returncode == 2 and "--practice plays on one referee" in usage.stderr, usage.stderr

@@ -2,17 +2,25 @@
 //
 //   chinchon_bot --target HOST:PORT --token TOKEN            wait in the queue, play
 //   chinchon_bot ... --practice greedy --games 5             practice against a house bot
+//   chinchon_bot --target HOST1:PORT,HOST2:PORT --token TOKEN  several referee processes
 //
-// The target and token may also come from CHINCHON_TARGET / CHINCHON_TOKEN.
+// The target and token may also come from CHINCHON_TARGET / CHINCHON_TOKEN. Several
+// addresses, comma-separated: referee processes sharing one database, each playing the
+// games of bots that hold a stream on it; the bot holds one channel and one stream on
+// each (one thread per address), each reconnecting on its own.
 // It only ever sends one of the request's legal_actions, so it never breaks a rule:
 // close whenever a close is legal; draw from the stock; discard the highest-point card
 // that is not in a meld; let the referee lay off and lay down the best.
 //
-// Exit codes: 0 the referee ended the stream normally; 1 it closed it with an error;
-// 2 bad command line; 3 token refused (UNAUTHENTICATED); 4 referee unreachable.
+// Exit codes: 0 the referee ended the stream normally (or dismissed the bot); 1 it closed
+// it with an error; 2 bad command line; 3 token refused (UNAUTHENTICATED); 4 referee
+// unreachable. With several addresses: the bot exits once every stream has ended, 0 if
+// one at least ended normally, 4 if none could be reached; 3 or 1 at any address ends it
+// at once.
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -21,6 +29,7 @@
 #include <iostream>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -39,6 +48,7 @@ constexpr auto kReconnectBudget = std::chrono::seconds(60);
 
 struct Options {
   std::string target, token;
+  std::vector<std::string> targets;  // target split at its commas
   std::string practice;  // empty: queue mode (tournament games)
   int games = 1;
   bool tls = false;
@@ -47,12 +57,41 @@ struct Options {
 };
 
 const char* kUsage =
-    "usage: chinchon_bot [--target HOST:PORT] [--token TOKEN] [--practice OPPONENT]\n"
-    "                    [--games N] [--tls] [--tls-roots FILE.pem] [--verbose]\n"
+    "usage: chinchon_bot [--target HOST:PORT[,HOST:PORT...]] [--token TOKEN]\n"
+    "                    [--practice OPPONENT] [--games N] [--tls] [--tls-roots FILE.pem]\n"
+    "                    [--verbose]\n"
     "  --target/--token default to $CHINCHON_TARGET / $CHINCHON_TOKEN\n"
+    "  --target a:1,b:2   several referee processes: one stream on each (not with --practice)\n"
     "  --practice random|greedy|strong|any   practice games instead of the queue\n";
 
-void log(const std::string& line) { std::cerr << "[cpp-bot] " << line << std::endl; }
+// Several addresses: each line says which one it is about (set once, before any thread).
+bool g_several = false;
+std::mutex g_log_mu;
+
+void log(const std::string& line) {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  std::cerr << "[cpp-bot] " << line << std::endl;
+}
+
+void log_at(const std::string& target, const std::string& line) {
+  log(g_several ? "[" + target + "] " + line : line);
+}
+
+// The addresses of "a:1,b:2" (spaces around them dropped); nullopt if one is empty or
+// given twice.
+std::optional<std::vector<std::string>> split_targets(const std::string& text) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  std::stringstream ss(text + ",");
+  for (std::string part; std::getline(ss, part, ',');) {
+    const auto b = part.find_first_not_of(" \t"), e = part.find_last_not_of(" \t");
+    if (b == std::string::npos) return std::nullopt;
+    part = part.substr(b, e - b + 1);
+    if (!seen.insert(part).second) return std::nullopt;
+    out.push_back(part);
+  }
+  return out;
+}
 
 std::optional<std::string> read_file(const std::string& path) {
   std::ifstream in(path);
@@ -96,6 +135,17 @@ std::optional<Options> parse_args(int argc, char** argv) {
     }
   }
   if (o.target.empty()) { log("--target (or CHINCHON_TARGET) is required"); return std::nullopt; }
+  auto targets = split_targets(o.target);
+  if (!targets) {
+    log("--target: an address is empty or given twice in '" + o.target + "'");
+    return std::nullopt;
+  }
+  o.targets = *targets;
+  if (!o.practice.empty() && o.targets.size() > 1) {
+    log("--practice plays on one referee: give one --target address, not " +
+        std::to_string(o.targets.size()));
+    return std::nullopt;
+  }
   if (o.token.empty()) { log("--token (or CHINCHON_TOKEN) is required"); return std::nullopt; }
   return o;
 }
@@ -193,7 +243,7 @@ v1::Action choose(const v1::ActionRequest& req) {
 
 // A fresh channel for every connection attempt: a channel remembers its failures and
 // backs off on its own; a new one with a local subchannel pool dials at once.
-std::shared_ptr<grpc::Channel> make_channel(const Options& o) {
+std::shared_ptr<grpc::Channel> make_channel(const Options& o, const std::string& target) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(16 * 1024 * 1024);  // practice GameEnded carries the record
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);     // the referee refuses pings < 5 s apart
@@ -205,7 +255,7 @@ std::shared_ptr<grpc::Channel> make_channel(const Options& o) {
     ssl.pem_root_certs = o.tls_roots;  // empty: gRPC's default roots
     creds = grpc::SslCredentials(ssl);
   }
-  return grpc::CreateCustomChannel(o.target, creds, args);
+  return grpc::CreateCustomChannel(target, creds, args);
 }
 
 // Messages read by a reader thread, so the main thread can skip to the newest request.
@@ -216,15 +266,19 @@ struct Inbox {
   bool closed = false;
 };
 
+// Over every stream (one thread each).
 struct Stats {
-  int games = 0, wins = 0;
+  std::atomic<int> games{0}, wins{0};
 };
 
 // One Play stream, from Hello to the end. `welcomed` says whether the referee answered.
 // `dismissed`: the referee said nothing more is scheduled for the bot (exit, do not
 // reconnect).
-grpc::Status play_stream(const Options& o, bool& welcomed, bool& dismissed, Stats& stats) {
-  auto stub = v1::RefereeService::NewStub(make_channel(o));
+// Everything here is per stream (its inbox, its pending request): streams to several
+// addresses, one thread each, never share a game's state.
+grpc::Status play_stream(const Options& o, const std::string& target, bool& welcomed,
+                         bool& dismissed, Stats& stats) {
+  auto stub = v1::RefereeService::NewStub(make_channel(o, target));
   grpc::ClientContext ctx;
   ctx.AddMetadata("authorization", "Bearer " + o.token);
   auto stream = stub->Play(&ctx);
@@ -266,11 +320,11 @@ grpc::Status play_stream(const Options& o, bool& welcomed, bool& dismissed, Stat
       switch (msg.kind_case()) {
         case v1::PlayResponse::kWelcome:
           welcomed = true;
-          log("welcome " + msg.welcome().bot_name() + " (" + msg.welcome().protocol() + ")");
+          log_at(target, "welcome " + msg.welcome().bot_name() + " (" + msg.welcome().protocol() + ")");
           break;
         case v1::PlayResponse::kGameStarted:
           pending.reset();
-          log("game " + msg.game_started().game_id() + " seat " +
+          log_at(target, "game " + msg.game_started().game_id() + " seat " +
               std::to_string(msg.game_started().seat()) +
               (msg.game_started().resumed() ? " (resumed)" : ""));
           break;
@@ -278,14 +332,14 @@ grpc::Status play_stream(const Options& o, bool& welcomed, bool& dismissed, Stat
           pending = msg.action_request();  // a newer request replaces an older one
           break;
         case v1::PlayResponse::kActionRejected:
-          log("rejected: " + msg.action_rejected().error().violation() + " " +
+          log_at(target, "rejected: " + msg.action_rejected().error().violation() + " " +
               msg.action_rejected().error().message());
           break;
         case v1::PlayResponse::kDefaultPlayed:
           if (pending && pending->request_id() == msg.default_played().request_id()) {
             pending.reset();  // too late: the referee played for us
           }
-          log("timeout: the referee played for us, strike " +
+          log_at(target, "timeout: the referee played for us, strike " +
               std::to_string(msg.default_played().strikes()));
           break;
         case v1::PlayResponse::kGameEnded: {
@@ -293,15 +347,15 @@ grpc::Status play_stream(const Options& o, bool& welcomed, bool& dismissed, Stat
           const auto& end = msg.game_ended();
           ++stats.games;
           for (int w : end.result().winners()) stats.wins += (w == end.seat());
-          log("game " + end.game_id() + " ended: " + end.result().summary());
+          log_at(target, "game " + end.game_id() + " ended: " + end.result().summary());
           break;
         }
         case v1::PlayResponse::kError:
-          log("error " + v1::ErrorCode_Name(msg.error().code()) + ": " + msg.error().message());
+          log_at(target, "error " + v1::ErrorCode_Name(msg.error().code()) + ": " + msg.error().message());
           break;
         case v1::PlayResponse::kDismissed:  // nothing more is scheduled: the stream ends (OK)
           dismissed = true;
-          log("dismissed by the referee (" + v1::DismissReason_Name(msg.dismissed().reason()) +
+          log_at(target, "dismissed by the referee (" + v1::DismissReason_Name(msg.dismissed().reason()) +
               "): " + msg.dismissed().message());
           break;
         default:
@@ -312,7 +366,7 @@ grpc::Status play_stream(const Options& o, bool& welcomed, bool& dismissed, Stat
       v1::PlayRequest reply;
       reply.mutable_action()->set_request_id(pending->request_id());
       *reply.mutable_action()->mutable_action() = choose(*pending);
-      if (o.verbose) log("request " + std::to_string(pending->request_id()) + ": " +
+      if (o.verbose) log_at(target, "request " + std::to_string(pending->request_id()) + ": " +
                          reply.action().action().ShortDebugString());
       pending.reset();
       stream->Write(reply);
@@ -325,34 +379,35 @@ grpc::Status play_stream(const Options& o, bool& welcomed, bool& dismissed, Stat
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  auto opts = parse_args(argc, argv);
-  if (!opts) { std::cerr << kUsage; return kExitUsage; }
-  Stats stats;
+namespace {
+
+// One address, from the first dial until its stream ends for good: the exit code the
+// bot would have for it alone.
+int serve_address(const Options& o, const std::string& target, Stats& stats) {
   auto failing_since = std::chrono::steady_clock::now();
   auto delay = std::chrono::milliseconds(250);
   for (;;) {
     bool welcomed = false, dismissed = false;
-    grpc::Status st = play_stream(*opts, welcomed, dismissed, stats);
-    std::string summary = std::to_string(stats.games) + " games, " +
-                          std::to_string(stats.wins) + " won";
+    grpc::Status st = play_stream(o, target, welcomed, dismissed, stats);
+    std::string summary = std::to_string(stats.games.load()) + " games, " +
+                          std::to_string(stats.wins.load()) + " won";
     if (dismissed) {
-      log("done: " + summary);
+      log_at(target, "done: " + summary);
       return kExitOk;
     }
     switch (st.error_code()) {
       case grpc::StatusCode::OK:
-        log("the referee ended the stream: " + summary);
+        log_at(target, "the referee ended the stream: " + summary);
         return kExitOk;
       case grpc::StatusCode::UNAUTHENTICATED:
-        log("token refused: " + st.error_message());
+        log_at(target, "token refused by the referee at " + target + ": " + st.error_message());
         return kExitAuth;
       case grpc::StatusCode::INVALID_ARGUMENT:
       case grpc::StatusCode::RESOURCE_EXHAUSTED:
       case grpc::StatusCode::FAILED_PRECONDITION:
       case grpc::StatusCode::PERMISSION_DENIED:
-        log("the referee closed the stream (code " + std::to_string(st.error_code()) +
-            "): " + st.error_message());
+        log_at(target, "the referee at " + target + " closed the stream (code " +
+                           std::to_string(st.error_code()) + "): " + st.error_message());
         return kExitFailure;
       default:  // UNAVAILABLE, a dropped connection...: reconnect with backoff
         break;
@@ -363,12 +418,44 @@ int main(int argc, char** argv) {
       delay = std::chrono::milliseconds(250);
     }
     if (now - failing_since + delay > kReconnectBudget) {
-      log("cannot reach the referee at " + opts->target + ": " + st.error_message());
+      log_at(target, "cannot reach the referee at " + target + ": " + st.error_message());
       return kExitUnreachable;
     }
-    log("stream lost (" + st.error_message() + "); reconnecting in " +
-        std::to_string(delay.count()) + " ms");
+    log_at(target, "stream lost (" + st.error_message() + "); reconnecting in " +
+                       std::to_string(delay.count()) + " ms");
     std::this_thread::sleep_for(delay);
     delay = std::min(delay * 2, std::chrono::milliseconds(4000));
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto opts = parse_args(argc, argv);
+  if (!opts) { std::cerr << kUsage; return kExitUsage; }
+  Stats stats;
+  if (opts->targets.size() == 1) return serve_address(*opts, opts->targets[0], stats);
+  // Several referee processes: one thread, channel and stream per address. A refused
+  // token or another error at any address ends the bot at once; an address that stays
+  // unreachable gives up alone.
+  g_several = true;
+  std::vector<int> codes(opts->targets.size(), kExitOk);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < opts->targets.size(); ++i) {
+    threads.emplace_back([&, i] {
+      const std::string& target = opts->targets[i];
+      codes[i] = serve_address(*opts, target, stats);
+      if (codes[i] == kExitAuth || codes[i] == kExitFailure) {
+        log("giving up: a fatal error at " + target);
+        std::_Exit(codes[i]);  // the other streams die with the process
+      }
+      if (codes[i] == kExitUnreachable) log_at(target, "playing on the other addresses");
+    });
+  }
+  for (auto& t : threads) t.join();
+  bool any_ok = false;
+  for (int c : codes) any_ok = any_ok || c == kExitOk;
+  log("every stream has ended: " + std::to_string(stats.games.load()) + " games, " +
+      std::to_string(stats.wins.load()) + " won");
+  return any_ok ? kExitOk : kExitUnreachable;
 }

@@ -7,6 +7,7 @@
 //
 //   node bot.js --target HOST:PORT --token TOKEN                 # queue: tournament games
 //   node bot.js --target HOST:PORT --token TOKEN --practice greedy --games 5
+//   node bot.js --target HOST1:PORT,HOST2:PORT --token TOKEN      # several referee processes
 //
 // See README.md beside this file for the protocol walk-through.
 
@@ -23,13 +24,16 @@ const PROTO_DIR = path.resolve(__dirname, '..', '..', 'protos');
 // docs/tournaments.md), so that the bot is there when its tournament resumes.
 const DEFAULT_RECONNECT_SECONDS = 60;
 
-const USAGE = `usage: node bot.js --target HOST:PORT --token TOKEN
+const USAGE = `usage: node bot.js --target HOST:PORT[,HOST:PORT...] --token TOKEN
                    [--practice OPPONENT [--games N] [--seed SEED] [--rules FILE.json]
                     [--wait SECONDS]]
                    [--strategy greedy|random] [--tls | --root-cert FILE]
                    [--reconnect-for SECONDS] [--verbose]
 
-  --target HOST:PORT   referee address (or env CHINCHON_TARGET)
+  --target HOST:PORT   referee address (or env CHINCHON_TARGET); several, comma-separated,
+                       for referee processes that share one database: one channel and
+                       one stream on each, each reconnecting on its own; the bot exits
+                       once every stream has ended (practice takes one address)
   --token TOKEN        the bot's secret token (or env CHINCHON_TOKEN)
   --practice OPPONENT  play practice games against a house bot ("random", "greedy",
                        "strong") or "any"; without it the bot waits in the queue for
@@ -114,6 +118,9 @@ function parseArgs(argv) {
     }
   }
   if (!opts.target) die(EXIT_USAGE, `no referee address: pass --target HOST:PORT or set CHINCHON_TARGET\n${USAGE}`);
+  opts.targets = parseTargets(opts.target);
+  if (!opts.targets) die(EXIT_USAGE, `--target ${JSON.stringify(opts.target)}: an address is empty or given twice (HOST:PORT[,HOST:PORT...])`);
+  if (opts.practice && opts.targets.length > 1) die(EXIT_USAGE, `--practice plays on one referee: give one --target address, not ${opts.targets.length}`);
   if (!opts.token) die(EXIT_USAGE, `no token: pass --token TOKEN or set CHINCHON_TOKEN\n${USAGE}`);
   if (!['greedy', 'random'].includes(opts.strategy)) die(EXIT_USAGE, `unknown strategy ${JSON.stringify(opts.strategy)}: greedy or random`);
   if (!Number.isInteger(opts.games) || opts.games < 1 || opts.games > 100) die(EXIT_USAGE, '--games must be a whole number from 1 to 100');
@@ -290,16 +297,248 @@ function chooseAction(request, strategy) {
 
 // ---------------------------------------------------------------- the stream
 
+/**
+ * One referee address: its own channel (client) and Play stream, its reconnects and the
+ * newest request not answered yet. The bot holds one per address of --target.
+ */
+class Stream {
+  constructor(bot, target) {
+    this.bot = bot;
+    this.opts = bot.opts;
+    this.target = target;
+    this.failingSince = null; // time of the first failure in a row of reconnects
+    this.attempt = 0;
+    this.pending = null; // the request to answer once the messages already here are read
+    this.done = false; // ended for good: dismissed, ended, gave up
+  }
+
+  /** Logs a line, with the address in front when the bot holds several streams. */
+  log(msg) {
+    log(this.bot.several ? `[${this.target}] ${msg}` : msg);
+  }
+
+  /** A new channel (a client) and a new Play stream: after a failure, never reuse the old
+   * channel, which keeps its own backoff and may sit on a dead connection. */
+  connect() {
+    if (this.done) return;
+    // With --root-cert, those certificates are the roots; with --tls alone, the system's.
+    const creds = this.opts.tls ? grpc.credentials.createSsl(this.opts.rootCert) : grpc.credentials.createInsecure();
+    this.pending = null;
+    this.client = new this.bot.Service(this.target, creds, {
+      // Practice GameEnded messages carry the whole game record.
+      'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    });
+    const metadata = new grpc.Metadata();
+    metadata.add('authorization', `Bearer ${this.opts.token}`);
+    this.finished = false;
+    this.stopping = null;
+    this.call = this.client.Play(metadata);
+    this.call.on('data', (msg) => this.onMessage(msg));
+    this.call.on('error', (err) => this.onClosed(err.code, err.details || err.message));
+    this.call.on('status', (status) => this.onClosed(status.code, status.details));
+    this.call.write(this.bot.hello());
+  }
+
+  send(message) {
+    if (!this.finished && !this.stopping) this.call.write(message);
+  }
+
+  onMessage(msg) {
+    if (this.done) return;
+    // `accepted` rides on whatever message comes next after an answer was applied.
+    if (msg.accepted && this.opts.verbose) {
+      this.log(`accepted ${msg.accepted.request_id}: ${describe(msg.accepted.action)}`);
+    }
+    switch (msg.kind) {
+      case 'welcome': {
+        const w = msg.welcome;
+        this.failingSince = null; // connected: the reconnect budget starts afresh
+        this.attempt = 0;
+        const bot = this.bot;
+        this.log(`connected as ${w.bot_name} to referee ${w.server_version} (protocol ${w.protocol})` +
+          (bot.practiceMode() ? `: practice ${this.opts.games - bot.gamesDone} game(s) vs ${this.opts.practice}` : ': waiting in the queue'));
+        if (w.protocol && w.protocol !== 'chinchon.v1') this.log(`warning: this bot speaks chinchon.v1, the referee ${w.protocol}`);
+        break;
+      }
+      case 'game_started': {
+        const g = msg.game_started;
+        const clock = g.time_control ? ` clock ${seconds(g.time_control.per_move)}s/move + ${seconds(g.time_control.bank)}s bank` : '';
+        this.log(`game ${g.game_id} ${g.resumed ? 'resumed' : 'started'}: seat ${g.seat} of [${g.players.join(', ')}]${clock}`);
+        break;
+      }
+      case 'action_request':
+        this.onRequest(msg.action_request);
+        break;
+      case 'dismissed': {
+        const d = msg.dismissed;
+        this.stop(EXIT_OK, `dismissed by the referee (${d.reason}): ${d.message}; ${this.bot.summary()}`);
+        break;
+      }
+      case 'action_rejected': {
+        const r = msg.action_rejected;
+        const e = r.error || {};
+        this.log(`action rejected (request ${r.request_id}): ${e.code}${e.violation ? ` ${e.violation}` : ''}: ${e.message} (retries left ${r.retries_left})`);
+        break;
+      }
+      case 'default_played': {
+        const d = msg.default_played;
+        if (this.pending && this.pending.request_id === d.request_id) this.supersede();
+        this.log(`referee played ${describe(d.action)} for us (${d.reason}, request ${d.request_id}): strike ${d.strikes} of ${d.max_strikes}`);
+        break;
+      }
+      case 'hand_ended':
+        if (this.opts.verbose) {
+          const h = msg.hand_ended.result;
+          this.log(`hand ${h.hand_number} ended (${h.end}): points [${h.points.join(', ')}] totals [${h.totals.join(', ')}]`);
+        }
+        break;
+      case 'game_ended':
+        if (this.pending && this.pending.game_id === msg.game_ended.game_id) this.supersede();
+        this.onGameEnded(msg.game_ended);
+        break;
+      case 'error': {
+        const e = msg.error;
+        this.log(`error from referee: ${e.code}${e.violation ? ` ${e.violation}` : ''}: ${e.message}` +
+          (e.request_id && e.request_id !== '0' ? ` (request ${e.request_id})` : ''));
+        if (e.code === 'ERROR_CODE_BAD_REQUEST') this.stop(EXIT_FAILURE, `the referee at ${this.target} cannot serve this request; giving up`);
+        break;
+      }
+      default:
+        this.log(`ignoring unknown message ${JSON.stringify(msg.kind)}`);
+    }
+  }
+
+  /**
+   * Answer the newest request only. The answer is worked out once the messages that have
+   * already arrived are read (setImmediate runs after them): after a stall, a request
+   * replaced by a newer one, by the default the referee played for it or by the end of
+   * its game is not answered (an answer would be stale, and working it out would make
+   * the newest request late too). Each stream has its own: two games at once on two
+   * streams never mix.
+   */
+  onRequest(request) {
+    if (this.pending) this.supersede();
+    this.pending = request;
+    setImmediate(() => {
+      if (this.pending !== request) return;
+      this.pending = null;
+      this.answer(request);
+    });
+  }
+
+  supersede() {
+    this.bot.superseded++;
+    if (this.opts.verbose) this.log(`request ${this.pending.request_id} not answered: a later message replaced it`);
+    this.pending = null;
+  }
+
+  answer(request) {
+    const started = process.hrtime.bigint();
+    const { action, why } = chooseAction(request, this.opts.strategy);
+    // The reply must carry the request's id; request_id stays a decimal string end to end.
+    this.send({ action: { request_id: request.request_id, action } });
+    if (this.opts.verbose) {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      this.log(`request ${request.request_id} ${request.observation.phase} hand [${request.observation.hand.join(' ')}]` +
+        ` -> ${describe(action)} (${why}; ${ms.toFixed(1)} ms of ${seconds(request.move_time)}s + bank ${seconds(request.bank_time)}s)`);
+    }
+  }
+
+  onGameEnded(ended) {
+    const bot = this.bot;
+    const r = ended.result || {};
+    const winners = r.winners || [];
+    let outcome = 'LOST';
+    if (winners.includes(ended.seat)) outcome = winners.length > 1 ? 'DRAW' : 'WON';
+    if (outcome === 'WON') bot.record.wins++;
+    else if (outcome === 'DRAW') bot.record.draws++;
+    else bot.record.losses++;
+    bot.gamesDone++;
+    const how = r.end && r.end !== 'GAME_END_KIND_UNSPECIFIED' ? `${r.termination}/${r.end}` : r.termination;
+    this.log(`game ${ended.game_id} ended: seat ${ended.seat} ${outcome}, winners [${winners.join(', ')}], totals [${(r.totals || []).join(', ')}], ` +
+      `${r.hands_played} hands, ${how}${r.summary ? ` - ${r.summary}` : ''}`);
+    if (bot.practiceMode() && bot.gamesDone >= this.opts.games) {
+      this.stop(EXIT_OK, `practice done: ${bot.summary()}`);
+    }
+  }
+
+  /** Ends the stream from our side; it is over once the referee has closed it (or after 3 s). */
+  stop(code, msg) {
+    if (this.stopping) return;
+    this.stopping = { code, msg };
+    this.call.end();
+    this.stopTimer = setTimeout(() => this.end(code, msg), 3000);
+  }
+
+  /** This address is done with: close its channel and tell the bot how it ended. */
+  end(code, msg) {
+    if (this.done) return;
+    this.done = true;
+    this.pending = null;
+    clearTimeout(this.stopTimer);
+    clearTimeout(this.retryTimer);
+    this.close();
+    this.bot.streamEnded(this, code, msg);
+  }
+
+  close() {
+    if (this.call) this.call.cancel();
+    if (this.client) this.client.close();
+  }
+
+  onClosed(code, details) {
+    if (this.finished || this.done) return; // 'error' and 'status' both report the same end
+    this.finished = true;
+    this.pending = null;
+    if (this.stopping) return this.end(this.stopping.code, this.stopping.msg);
+    const S = grpc.status;
+    const name = Object.keys(S).find((k) => S[k] === code) || String(code);
+    const bot = this.bot;
+    if (code === S.OK) {
+      if (bot.practiceMode()) {
+        return this.end(EXIT_FAILURE, `the referee ended the stream after ${bot.summary()} of ${this.opts.games} requested`);
+      }
+      return this.end(EXIT_OK, `the referee ended the stream: ${bot.summary()}`);
+    }
+    if (code === S.UNAUTHENTICATED) {
+      return this.end(EXIT_UNAUTHENTICATED, `the referee at ${this.target} refused the token (UNAUTHENTICATED: ${details}); check --token or CHINCHON_TOKEN`);
+    }
+    // The referee is unreachable or restarting (UNAVAILABLE), or dropped the stream
+    // (DEADLINE_EXCEEDED: it thought we stopped reading): try again on a fresh channel,
+    // backing off, for up to --reconnect-for seconds without a welcome.
+    if (code === S.UNAVAILABLE || code === S.DEADLINE_EXCEEDED) {
+      const now = Date.now();
+      if (this.failingSince === null) this.failingSince = now;
+      const delay = Math.min(250 * 2 ** this.attempt, 4000);
+      if (now - this.failingSince + delay <= this.opts.reconnectFor * 1000) {
+        this.attempt++;
+        this.log(`referee unavailable (${name}: ${details}); reconnecting in ${delay} ms`);
+        this.client.close();
+        this.retryTimer = setTimeout(() => this.connect(), delay);
+        return undefined;
+      }
+      return this.end(EXIT_UNAVAILABLE, `cannot reach the referee at ${this.target} (${name}: ${details}); gave up after ${this.opts.reconnectFor} s`);
+    }
+    return this.end(EXIT_FAILURE, `the referee at ${this.target} closed the stream: ${name}: ${details} (${bot.summary()})`);
+  }
+}
+
+/**
+ * The bot: one Stream per referee address (several referee processes sharing one
+ * database each need a stream of the bot: docs/bots.md, "Several referee processes").
+ * It exits once every stream has ended: 0 if one at least was dismissed or ended
+ * normally, 4 if every address stayed unreachable; a refused token (3) or another
+ * error (1) at any address ends it at once.
+ */
 class Bot {
   constructor(opts) {
     this.opts = opts;
     this.Service = loadRefereeService();
-    this.gamesDone = 0;
+    this.gamesDone = 0; // over every stream
     this.record = { wins: 0, draws: 0, losses: 0 };
-    this.failingSince = null; // time of the first failure in a row of reconnects
-    this.attempt = 0;
-    this.pending = null; // the request to answer once the messages already here are read
     this.superseded = 0; // requests left unanswered: a later message replaced them
+    this.streams = opts.targets.map((target) => new Stream(this, target));
+    this.several = this.streams.length > 1;
   }
 
   practiceMode() {
@@ -323,144 +562,21 @@ class Bot {
     return { hello: { client, practice } };
   }
 
-  /** A new channel (a client) and a new Play stream: after a failure, never reuse the old
-   * channel, which keeps its own backoff and may sit on a dead connection. */
-  connect() {
-    // With --root-cert, those certificates are the roots; with --tls alone, the system's.
-    const creds = this.opts.tls ? grpc.credentials.createSsl(this.opts.rootCert) : grpc.credentials.createInsecure();
-    this.pending = null;
-    this.client = new this.Service(this.opts.target, creds, {
-      // Practice GameEnded messages carry the whole game record.
-      'grpc.max_receive_message_length': 64 * 1024 * 1024,
-    });
-    const metadata = new grpc.Metadata();
-    metadata.add('authorization', `Bearer ${this.opts.token}`);
-    this.finished = false;
-    this.call = this.client.Play(metadata);
-    this.call.on('data', (msg) => this.onMessage(msg));
-    this.call.on('error', (err) => this.onClosed(err.code, err.details || err.message));
-    this.call.on('status', (status) => this.onClosed(status.code, status.details));
-    this.call.write(this.hello());
+  start() {
+    for (const stream of this.streams) stream.connect();
   }
 
-  send(message) {
-    if (!this.finished && !this.stopping) this.call.write(message);
-  }
-
-  onMessage(msg) {
-    // `accepted` rides on whatever message comes next after an answer was applied.
-    if (msg.accepted && this.opts.verbose) {
-      log(`accepted ${msg.accepted.request_id}: ${describe(msg.accepted.action)}`);
+  /** A stream is over (`code`: how this bot would exit for it alone). */
+  streamEnded(stream, code, msg) {
+    if (!this.several) return this.exit(code, msg);
+    if (code !== EXIT_OK && code !== EXIT_UNAVAILABLE) return this.exit(code, `[${stream.target}] ${msg}`);
+    stream.log(code === EXIT_OK ? msg : `${msg}; playing on the other addresses`);
+    stream.code = code;
+    if (this.streams.some((s) => !s.done)) return undefined;
+    if (this.streams.every((s) => s.code === EXIT_UNAVAILABLE)) {
+      return this.exit(EXIT_UNAVAILABLE, `cannot reach the referee at any of ${this.opts.targets.join(', ')}`);
     }
-    switch (msg.kind) {
-      case 'welcome': {
-        const w = msg.welcome;
-        this.failingSince = null; // connected: the reconnect budget starts afresh
-        this.attempt = 0;
-        log(`connected as ${w.bot_name} to referee ${w.server_version} (protocol ${w.protocol})` +
-          (this.practiceMode() ? `: practice ${this.opts.games - this.gamesDone} game(s) vs ${this.opts.practice}` : ': waiting in the queue'));
-        if (w.protocol && w.protocol !== 'chinchon.v1') log(`warning: this bot speaks chinchon.v1, the referee ${w.protocol}`);
-        break;
-      }
-      case 'game_started': {
-        const g = msg.game_started;
-        const clock = g.time_control ? ` clock ${seconds(g.time_control.per_move)}s/move + ${seconds(g.time_control.bank)}s bank` : '';
-        log(`game ${g.game_id} ${g.resumed ? 'resumed' : 'started'}: seat ${g.seat} of [${g.players.join(', ')}]${clock}`);
-        break;
-      }
-      case 'action_request':
-        this.onRequest(msg.action_request);
-        break;
-      case 'dismissed': {
-        const d = msg.dismissed;
-        this.dismissed = true;
-        this.stop(EXIT_OK, `dismissed by the referee (${d.reason}): ${d.message}; ${this.summary()}`);
-        break;
-      }
-      case 'action_rejected': {
-        const r = msg.action_rejected;
-        const e = r.error || {};
-        log(`action rejected (request ${r.request_id}): ${e.code}${e.violation ? ` ${e.violation}` : ''}: ${e.message} (retries left ${r.retries_left})`);
-        break;
-      }
-      case 'default_played': {
-        const d = msg.default_played;
-        if (this.pending && this.pending.request_id === d.request_id) this.supersede();
-        log(`referee played ${describe(d.action)} for us (${d.reason}, request ${d.request_id}): strike ${d.strikes} of ${d.max_strikes}`);
-        break;
-      }
-      case 'hand_ended':
-        if (this.opts.verbose) {
-          const h = msg.hand_ended.result;
-          log(`hand ${h.hand_number} ended (${h.end}): points [${h.points.join(', ')}] totals [${h.totals.join(', ')}]`);
-        }
-        break;
-      case 'game_ended':
-        if (this.pending && this.pending.game_id === msg.game_ended.game_id) this.supersede();
-        this.onGameEnded(msg.game_ended);
-        break;
-      case 'error': {
-        const e = msg.error;
-        log(`error from referee: ${e.code}${e.violation ? ` ${e.violation}` : ''}: ${e.message}` +
-          (e.request_id && e.request_id !== '0' ? ` (request ${e.request_id})` : ''));
-        if (e.code === 'ERROR_CODE_BAD_REQUEST') this.stop(EXIT_FAILURE, 'the referee cannot serve this request; giving up');
-        break;
-      }
-      default:
-        log(`ignoring unknown message ${JSON.stringify(msg.kind)}`);
-    }
-  }
-
-  /**
-   * Answer the newest request only. The answer is worked out once the messages that have
-   * already arrived are read (setImmediate runs after them): after a stall, a request
-   * replaced by a newer one, by the default the referee played for it or by the end of
-   * its game is not answered (an answer would be stale, and working it out would make
-   * the newest request late too).
-   */
-  onRequest(request) {
-    if (this.pending) this.supersede();
-    this.pending = request;
-    setImmediate(() => {
-      if (this.pending !== request) return;
-      this.pending = null;
-      this.answer(request);
-    });
-  }
-
-  supersede() {
-    this.superseded++;
-    if (this.opts.verbose) log(`request ${this.pending.request_id} not answered: a later message replaced it`);
-    this.pending = null;
-  }
-
-  answer(request) {
-    const started = process.hrtime.bigint();
-    const { action, why } = chooseAction(request, this.opts.strategy);
-    // The reply must carry the request's id; request_id stays a decimal string end to end.
-    this.send({ action: { request_id: request.request_id, action } });
-    if (this.opts.verbose) {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      log(`request ${request.request_id} ${request.observation.phase} hand [${request.observation.hand.join(' ')}]` +
-        ` -> ${describe(action)} (${why}; ${ms.toFixed(1)} ms of ${seconds(request.move_time)}s + bank ${seconds(request.bank_time)}s)`);
-    }
-  }
-
-  onGameEnded(ended) {
-    const r = ended.result || {};
-    const winners = r.winners || [];
-    let outcome = 'LOST';
-    if (winners.includes(ended.seat)) outcome = winners.length > 1 ? 'DRAW' : 'WON';
-    if (outcome === 'WON') this.record.wins++;
-    else if (outcome === 'DRAW') this.record.draws++;
-    else this.record.losses++;
-    this.gamesDone++;
-    const how = r.end && r.end !== 'GAME_END_KIND_UNSPECIFIED' ? `${r.termination}/${r.end}` : r.termination;
-    log(`game ${ended.game_id} ended: seat ${ended.seat} ${outcome}, winners [${winners.join(', ')}], totals [${(r.totals || []).join(', ')}], ` +
-      `${r.hands_played} hands, ${how}${r.summary ? ` - ${r.summary}` : ''}`);
-    if (this.practiceMode() && this.gamesDone >= this.opts.games) {
-      this.stop(EXIT_OK, `practice done: ${this.summary()}`);
-    }
+    return this.exit(EXIT_OK, `every stream has ended: ${this.summary()}`);
   }
 
   summary() {
@@ -468,55 +584,19 @@ class Bot {
     return `${this.gamesDone} game(s): ${wins} won, ${draws} drawn, ${losses} lost`;
   }
 
-  /** Ends the stream from our side and exits once the referee has closed it (or after 3 s). */
-  stop(code, msg) {
-    if (this.stopping) return;
-    this.stopping = { code, msg };
-    this.call.end();
-    setTimeout(() => this.exit(code, msg), 3000);
-  }
-
   exit(code, msg) {
     if (msg) log(msg);
-    if (this.call) this.call.cancel();
-    if (this.client) this.client.close();
+    for (const stream of this.streams) stream.close();
     process.exit(code);
   }
+}
 
-  onClosed(code, details) {
-    if (this.finished) return; // 'error' and 'status' both report the same end
-    this.finished = true;
-    this.pending = null;
-    if (this.stopping) return this.exit(this.stopping.code, this.stopping.msg);
-    const S = grpc.status;
-    const name = Object.keys(S).find((k) => S[k] === code) || String(code);
-    if (code === S.OK) {
-      if (this.practiceMode()) {
-        return this.exit(EXIT_FAILURE, `the referee ended the stream after ${this.summary()} of ${this.opts.games} requested`);
-      }
-      return this.exit(EXIT_OK, `the referee ended the stream: ${this.summary()}`);
-    }
-    if (code === S.UNAUTHENTICATED) {
-      return this.exit(EXIT_UNAUTHENTICATED, `the referee refused the token (UNAUTHENTICATED: ${details}); check --token or CHINCHON_TOKEN`);
-    }
-    // The referee is unreachable or restarting (UNAVAILABLE), or dropped the stream
-    // (DEADLINE_EXCEEDED: it thought we stopped reading): try again on a fresh channel,
-    // backing off, for up to --reconnect-for seconds without a welcome.
-    if (code === S.UNAVAILABLE || code === S.DEADLINE_EXCEEDED) {
-      const now = Date.now();
-      if (this.failingSince === null) this.failingSince = now;
-      const delay = Math.min(250 * 2 ** this.attempt, 4000);
-      if (now - this.failingSince + delay <= this.opts.reconnectFor * 1000) {
-        this.attempt++;
-        log(`referee unavailable (${name}: ${details}); reconnecting in ${delay} ms`);
-        this.client.close();
-        setTimeout(() => this.connect(), delay);
-        return undefined;
-      }
-      return this.exit(EXIT_UNAVAILABLE, `cannot reach the referee at ${this.opts.target} (${name}: ${details}); gave up after ${this.opts.reconnectFor} s`);
-    }
-    return this.exit(EXIT_FAILURE, `the referee closed the stream: ${name}: ${details} (${this.summary()})`);
-  }
+/** The referee addresses of --target / CHINCHON_TARGET: one HOST:PORT, or several
+ * separated by commas; null when one is empty or given twice. */
+function parseTargets(text) {
+  const targets = text.split(',').map((t) => t.trim());
+  if (targets.some((t) => !t) || new Set(targets).size !== targets.length) return null;
+  return targets;
 }
 
 function main() {
@@ -524,9 +604,9 @@ function main() {
   const bot = new Bot(opts);
   process.on('SIGINT', () => bot.exit(130, `interrupted: ${bot.summary()}`));
   process.on('SIGTERM', () => bot.exit(143, `terminated: ${bot.summary()}`));
-  bot.connect();
+  bot.start();
 }
 
 if (require.main === module) main();
 
-module.exports = { chooseAction, greedy, describe, kindOf, loadRefereeService, parseArgs, PROTO_DIR };
+module.exports = { chooseAction, greedy, describe, kindOf, loadRefereeService, parseArgs, parseTargets, PROTO_DIR };

@@ -5,6 +5,10 @@ Write a bot as a class with ``choose(obs, legal) -> action``, or as a plain func
 
     python -m chinchon.sdk --target localhost:50051 --token TOKEN --bot my_bot.py:MyBot
     python -m chinchon.sdk --target localhost:50051 --token TOKEN --bot my_bot.py:choose
+    python -m chinchon.sdk --target host1:50051,host2:50051 --token TOKEN --bot my_bot.py:MyBot
+
+Several referee processes sharing one database (docs/bots.md): one address each,
+comma-separated; the bot holds one stream on each.
 
 Give ``choose`` (method or function) a third parameter and it also gets a
 :class:`RequestContext` for each request: ``game_id``, ``seat``, ``request_id``,
@@ -40,9 +44,10 @@ from .client import (
     PracticeOptions,
     RequestContext,
     SessionReport,
+    Unreachable,
     as_chooser,
-    run_bot,
 )
+from .targets import parse_targets, run_bot
 
 
 def can_close(hand: object, rules: RuleSet, score: int = 0) -> bool:
@@ -71,11 +76,13 @@ __all__ = [
     "RequestContext",
     "RuleSet",
     "SessionReport",
+    "Unreachable",
     "as_chooser",
     "best_arrangement",
     "can_close",
     "deadwood",
     "parse_card",
     "parse_cards",
+    "parse_targets",
     "run_bot",
 ]

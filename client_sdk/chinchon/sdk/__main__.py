@@ -2,6 +2,12 @@
 
     python -m chinchon.sdk --target HOST:PORT --token T --bot path/to/bot.py[:NAME]
     python -m chinchon.sdk --target HOST:PORT --token T --bot greedy --practice strong --games 10
+    python -m chinchon.sdk --target HOST1:PORT,HOST2:PORT --token T --bot path/to/bot.py
+
+Several addresses, comma-separated: referee processes sharing one database; the bot
+holds one stream on each, reconnects to each on its own, and exits once every stream
+has ended (0 if one at least was dismissed or ended normally; 1 on a refused token at
+any address, or if none could be reached). Practice takes one address.
 
 ``--bot`` names a file and a name in it (default: ``Bot``, else ``choose``), a module path
 (``package.module:NAME``), or a built-in bot (:mod:`chinchon.strategies.builtin`):
@@ -24,7 +30,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .client import FatalError, PracticeOptions, as_chooser, run_bot
+from .client import FatalError, PracticeOptions, as_chooser
+from .targets import parse_targets, run_bot
 
 
 def load_bot(spec: str) -> Any:
@@ -74,7 +81,9 @@ def _is_factory(obj: Any) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m chinchon.sdk", description=__doc__.splitlines()[0])
-    ap.add_argument("--target", default=os.environ.get("CHINCHON_TARGET"), help="HOST:PORT")
+    ap.add_argument("--target", default=os.environ.get("CHINCHON_TARGET"), metavar="HOST:PORT[,HOST:PORT...]",
+                    help="the referee's address; several, comma-separated: one stream on each "
+                         "referee process (default $CHINCHON_TARGET)")
     ap.add_argument("--token", default=os.environ.get("CHINCHON_TOKEN"),
                     help="the bot's token (default $CHINCHON_TOKEN, which other local users "
                     "cannot see in ps)")
@@ -90,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
                          "organizer's CA or the referee's self-signed certificate)")
     ap.add_argument("--reconnect-for", type=float, default=60.0, metavar="SECONDS",
                     help="keep trying to reach the referee this long after losing it, on a "
-                         "fresh channel each time (default 60: longer than a restarted "
-                         "referee takes to come back and wait 30 s for its bots)")
+                         "fresh channel each time, each address on its own (default 60: "
+                         "longer than a restarted referee takes to come back and wait 30 s "
+                         "for its bots)")
     ap.add_argument("--full-observations", action="store_true",
                     help="ask for the whole observation in every request (as bots of other "
                          "languages get it) instead of lean requests the SDK rebuilds it "
@@ -100,6 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not args.target or not args.token:
         ap.error("--target and --token are required (or CHINCHON_TARGET / CHINCHON_TOKEN)")
+    try:
+        targets = parse_targets(args.target)
+    except ValueError as e:
+        ap.error(f"--target: {e}")
+    if args.practice and len(targets) > 1:
+        ap.error(f"--practice plays on one referee: give one --target address, not {len(targets)}")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     bot = load_bot(args.bot)
@@ -107,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                 if args.practice else None)
     root = Path(args.root_cert).read_bytes() if args.root_cert else None
     try:
-        report = run_bot(bot, args.target, args.token, practice=practice, root_cert=root,
+        report = run_bot(bot, targets, args.token, practice=practice, root_cert=root,
                          reconnect_for=args.reconnect_for, lean=not args.full_observations)
     except FatalError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -117,8 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{report.games} games, {report.wins} won, {report.decisions} decisions "
           f"({report.mean_think_ms:.1f} ms each on the referee's clock), "
           f"{len(report.rejected)} refused, {len(report.defaults)} defaults", file=sys.stderr)
-    if report.dismissed is not None:
+    if not report.by_target and report.dismissed is not None:
         print(f"dismissed by the referee: {report.dismissed.message}", file=sys.stderr)
+    for target, part in report.by_target.items():
+        how = (f"dismissed by the referee: {part.dismissed.message}" if part.dismissed is not None
+               else "unreachable, gave up" if part.unreachable else "the referee ended the stream")
+        print(f"{target}: {part.games} games, {part.wins} won; {how}", file=sys.stderr)
     return 0
 
 

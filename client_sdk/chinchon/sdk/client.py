@@ -23,7 +23,9 @@ Whether ``choose`` takes the third parameter is decided once, when the bot is gi
 :class:`BotClient` (or :func:`run_bot`), from its signature.
 
 Or from the command line: ``python -m chinchon.sdk --target HOST:PORT --token T
---bot my_bot.py:MyBot`` (a class, an instance or a function of the file).
+--bot my_bot.py:MyBot`` (a class, an instance or a function of the file). Several
+referee processes: ``--target HOST1:PORT,HOST2:PORT``, one stream on each
+(:mod:`chinchon.sdk.targets`).
 """
 
 from __future__ import annotations
@@ -177,6 +179,13 @@ class SessionReport:
     #: Set when the referee dismissed the bot: nothing more is scheduled for it (its
     #: tournaments are over). The client then stops without reconnecting.
     dismissed: pb.Dismissed | None = None
+    #: With several referee addresses (:func:`chinchon.sdk.run_bot`): each address's own
+    #: report, by address; the fields above are their sums (``dismissed``: the first
+    #: address's that was dismissed). Empty with one address.
+    by_target: dict[str, SessionReport] = field(default_factory=dict)
+    #: With several addresses: this address stayed unreachable past ``reconnect_for``
+    #: and its client gave up while the others played on.
+    unreachable: bool = False
 
     @property
     def mean_think_ms(self) -> float:
@@ -185,6 +194,11 @@ class SessionReport:
 
 class FatalError(Exception):
     """The referee refused the bot for good (bad token, bad request)."""
+
+
+class Unreachable(FatalError):
+    """The referee's address stayed unreachable for longer than ``reconnect_for``. With
+    several addresses (:func:`chinchon.sdk.run_bot`), that address alone gives up."""
 
 
 @dataclass
@@ -200,7 +214,9 @@ class PracticeOptions:
 
 
 class BotClient:
-    """Plays with one bot over one stream at a time; reconnects after a drop."""
+    """Plays with one bot over one stream at a time, to one referee address (``target``:
+    HOST:PORT); reconnects after a drop. Several addresses: :func:`chinchon.sdk.run_bot`
+    runs one client per address."""
 
     def __init__(
         self,
@@ -280,14 +296,13 @@ class BotClient:
                 finished = await self._session()
             except grpc.aio.AioRpcError as e:
                 if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INVALID_ARGUMENT,
-                                grpc.StatusCode.PERMISSION_DENIED):
-                    raise FatalError(f"{e.code().name}: {e.details()}") from None
-                if e.code() is grpc.StatusCode.RESOURCE_EXHAUSTED:
-                    raise FatalError(f"{e.code().name}: {e.details()}") from None
-                log.warning("stream failed: %s %s", e.code().name, e.details())
+                                grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.RESOURCE_EXHAUSTED):
+                    raise FatalError(f"the referee at {self.target} refused the bot: "
+                                     f"{e.code().name}: {e.details()}") from None
+                log.warning("%s: stream failed: %s %s", self.target, e.code().name, e.details())
                 finished = False
             except asyncio.InvalidStateError as e:  # the call ended under a write
-                log.warning("stream failed: %s", e)
+                log.warning("%s: stream failed: %s", self.target, e)
                 finished = False
             if finished or self.report.dismissed is not None:
                 return self.report
@@ -299,7 +314,7 @@ class BotClient:
             if give_up_at is None:
                 give_up_at = now + self.reconnect_for
             if now >= give_up_at:
-                raise FatalError(f"cannot reach the referee at {self.target}")
+                raise Unreachable(f"cannot reach the referee at {self.target}")
             self.report.reconnects += 1
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
@@ -424,7 +439,7 @@ class BotClient:
             self.report.errors.append(msg.error)
             log.warning("referee error %s: %s", pb.ErrorCode.Name(msg.error.code), msg.error.message)
             if msg.error.code == pb.ERROR_CODE_BAD_REQUEST:
-                raise FatalError(msg.error.message)
+                raise FatalError(f"the referee at {self.target}: {msg.error.message}")
         elif kind == "dismissed":
             self.report.dismissed = msg.dismissed
             log.info("dismissed by the referee (%s): %s",
@@ -509,20 +524,3 @@ def game_line(ge: pb.GameEnded, players: Sequence[str]) -> str:
     return f"chinchon: game {ge.game_id} seat {ge.seat} vs {opponents}: {outcome}, " \
            f"{points} points{extra}"
 
-
-def run_bot(
-    bot: BotLike,
-    target: str,
-    token: str,
-    *,
-    practice: PracticeOptions | None = None,
-    root_cert: bytes | None = None,
-    reconnect_for: float = 60.0,
-    lean: bool = True,
-) -> SessionReport:
-    """Blocking helper: play with ``bot`` (an object with ``choose`` or a plain function,
-    see :func:`as_chooser`) until the referee ends the session (``lean``: see
-    :attr:`BotClient.lean`)."""
-    client = BotClient(bot, target, token, practice=practice, root_cert=root_cert,
-                       reconnect_for=reconnect_for, lean=lean)
-    return asyncio.run(client.run())

@@ -7,7 +7,7 @@ const assert = require('node:assert/strict');
 const path = require('path');
 const { spawn } = require('child_process');
 const grpc = require('@grpc/grpc-js');
-const { loadRefereeService } = require('../bot');
+const { loadRefereeService, parseTargets } = require('../bot');
 
 const BOT = path.join(__dirname, '..', 'bot.js');
 const TOKEN = 'secret-token';
@@ -285,4 +285,36 @@ test('after a stall the bot answers only the newest request', async () => {
   } finally {
     ref.server.forceShutdown();
   }
+});
+
+test('several addresses: one stream each; one unreachable gives up alone, the bot exits 0 once all ended', async () => {
+  const dismiss = (call) => {
+    call.write({ welcome: { bot_name: 'node-sample', protocol: 'chinchon.v1', limits: {} } });
+    call.write({ dismissed: { reason: 'DISMISS_REASON_GAMES_PLAYED', tournament_id: 't-1', message: 'all played' } });
+  };
+  const one = await startReferee(dismiss);
+  const two = await startReferee(dismiss);
+  const probe = await startReferee(() => {});
+  const gone = `127.0.0.1:${probe.port}`;
+  probe.server.forceShutdown();
+  try {
+    const targets = [`127.0.0.1:${one.port}`, `127.0.0.1:${two.port}`, gone];
+    const { code, stderr } = await runBot(['--target', targets.join(','), '--token', TOKEN, '--reconnect-for', '1']);
+    assert.equal(code, 0, stderr);
+    assert.equal(one.seen.hellos.length, 1);
+    assert.equal(two.seen.hellos.length, 1);
+    for (const t of targets.slice(0, 2)) assert.ok(stderr.includes(`[${t}] dismissed by the referee`), stderr);
+    assert.ok(stderr.includes(`[${gone}] cannot reach the referee at ${gone}`), stderr);
+    assert.match(stderr, /playing on the other addresses/);
+    assert.match(stderr, /every stream has ended/);
+  } finally {
+    one.server.forceShutdown();
+    two.server.forceShutdown();
+  }
+});
+
+test('--target takes one address or several, comma-separated, none empty or repeated', () => {
+  assert.deepEqual(parseTargets('h:1'), ['h:1']);
+  assert.deepEqual(parseTargets(' h:1, k:2 '), ['h:1', 'k:2']);
+  for (const bad of ['h:1,', ',', 'h:1,h:1']) assert.equal(parseTargets(bad), null, bad);
 });
