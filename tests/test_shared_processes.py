@@ -5,6 +5,7 @@ process killed (-9) mid-tournament or cut off from the database loses no result.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import threading
@@ -25,7 +26,7 @@ from chinchon_referee.storage import StoreError, open_store
 
 from tests.admin_support import hello
 from tests.helpers import ADMIN, bot_token, sdk_bot
-from tests.serve_support import Serve, admin_spec, db_games, free_port, launch_sdk_bots, stop_all
+from tests.serve_support import Serve, admin_spec, db_games, free_port, stop_all
 from tests.tournament_support import PLAYED, check_record
 from tests.waits import until_async, until_sync
 from tests.web_support import PACED_BOT
@@ -45,8 +46,7 @@ def url(request: pytest.FixtureRequest) -> str:
 
 class Shared:
     """``n`` referee processes sharing the database ``url``, and the bots' processes:
-    each bot has one stream on every process (as a bot does with one address per
-    process)."""
+    each bot has one stream on every process."""
 
     def __init__(self, tmp: Path, url: str, n: int) -> None:
         self.tmp, self.url = tmp, url
@@ -71,8 +71,15 @@ class Shared:
         return ch, tpb_grpc.TournamentServiceStub(ch)
 
     def launch(self, bots: dict[str, str]) -> None:
-        for i, port in enumerate(self.ports):
-            self.bots += launch_sdk_bots(self.tmp, port, bots, tag=f"p{i}.")
+        """One SDK bot process per bot, with a stream to every process (one address
+        each: ``--target a,b,c``)."""
+        targets = ",".join(f"127.0.0.1:{p}" for p in self.ports)
+        for b, kind in bots.items():
+            with open(self.tmp / f"{b}.bot.log", "wb") as err:
+                self.bots.append(subprocess.Popen(
+                    [*sdk_bot(kind), "--target", targets, "--token", bot_token(b)],
+                    stdout=subprocess.DEVNULL, stderr=err,
+                    env=dict(os.environ, PYTHONUNBUFFERED="1")))
 
     def close(self) -> None:
         stop_all(self.bots, self.servers)
@@ -125,7 +132,7 @@ def check_all_played_once(url: str, tid: str, seed: str, total: int) -> dict[str
 def bot_games(tmp: Path) -> int:
     """The games the SDK bot processes say they played (each prints it as it exits)."""
     n = 0
-    for log in tmp.glob("s?.p*.log"):
+    for log in tmp.glob("s?.bot.log"):
         found = re.findall(r"^(\d+) games, ", log.read_text(encoding="utf-8"), re.M)
         n += sum(int(x) for x in found)
     return n
