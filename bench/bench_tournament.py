@@ -46,19 +46,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
-STORE_CALLS = ("create_tournament", "tournament", "tournaments", "set_tournament_status",
-               "games", "game_counts", "mark_running", "finish_game", "void_game",
-               "void_running", "upsert_bot", "bots")
+#: Store methods not timed: closing, and the tracing hook.
+NOT_TIMED = {"close", "trace"}
 
 
 def time_store_calls(store: Any) -> list[float]:
-    """Wrap ``store``'s methods so that each call made on this (the loop's) thread adds
-    its duration in seconds to the returned list."""
+    """Wrap every public method of ``store`` so that each call made on this (the loop's)
+    thread adds its duration in seconds to the returned list."""
     loop_thread = threading.get_ident()
     spent: list[float] = []
-    for name in STORE_CALLS:
+    for name in dir(store):
         method = getattr(store, name, None)
-        if method is None:
+        if name.startswith("_") or name in NOT_TIMED or not callable(method):
             continue
 
         def timed(*a: Any, _m: Any = method, **k: Any) -> Any:
