@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import socket
 import subprocess
 import threading
 import urllib.error
@@ -27,7 +29,7 @@ from chinchon_referee.storage import StoreError, open_store
 from tests.admin_support import hello
 from tests.helpers import ADMIN, bot_token, sdk_bot
 from tests.serve_support import Serve, admin_spec, db_games, free_port, stop_all
-from tests.tournament_support import PLAYED, check_record
+from tests.tournament_support import CLI, PLAYED, check_record
 from tests.waits import until_async, until_sync
 from tests.web_support import PACED_BOT
 
@@ -404,3 +406,86 @@ def test_a_database_is_shared_or_held_alone_never_both(url: str, tmp_path: Path)
         ["chinchon", "serve", "--shared", "--db", str(tmp_path / "x.sqlite3"),
          "--admin-token", ADMIN], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "--shared: processes share a PostgreSQL" in res.stderr
+
+
+def two_free_ports() -> int:
+    """A port P such that P and P + 1 are both free now."""
+    for _ in range(50):
+        p = free_port()
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", p + 1))
+            except OSError:
+                continue
+        return p
+    raise AssertionError("no two free ports in a row")
+
+
+def test_workers_are_supervised_processes_that_share_the_work(tmp_path: Path, url: str) -> None:
+    """`serve --shared --workers 2`: two processes on two ports in a row play a
+    tournament together; one killed with -9 is started again, on its port, and the
+    tournament ends with every game played once; SIGTERM ends them all, exit 0."""
+    port = two_free_ports()
+    out = tmp_path / "workers.out"
+    with open(out, "wb") as o, open(tmp_path / "workers.err", "wb") as e:
+        sup = subprocess.Popen(
+            [*CLI, "serve", "--shared", "--workers", "2", "--db", url, "--lease", str(LEASE),
+             "--address", f"127.0.0.1:{port}", "--admin-token", ADMIN,
+             "--log-level", "warning"], stdout=o, stderr=e)
+    bots: list[subprocess.Popen[bytes]] = []
+    try:
+        def listening() -> list[dict[str, object]]:
+            lines = out.read_text(encoding="utf-8").splitlines()
+            return [json.loads(x) for x in lines if '"listening"' in x]
+
+        until_sync(lambda: len(listening()) == 2, "two workers listening", 30)
+        assert sorted(int(str(x["port"])) for x in listening()) == [port, port + 1]
+        with grpc.insecure_channel(f"127.0.0.1:{port + 1}") as ch:
+            tid = create(tpb_grpc.TournamentServiceStub(ch), list(BOTS), 8, "workers-seed")
+        targets = f"127.0.0.1:{port},127.0.0.1:{port + 1}"
+        for b, kind in BOTS.items():
+            bots.append(subprocess.Popen(
+                [*sdk_bot(kind), "--target", targets, "--token", bot_token(b)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        until_sync(lambda: sum(v["status"] == "finished"
+                               for v in db_games(url, tid).values()) >= 4, "progress", 120)
+        victim = next(x for x in listening() if x["port"] == port)
+        os.kill(int(str(victim["pid"])), signal.SIGKILL)
+        until_sync(lambda: len(listening()) == 3, "the killed worker started again", 30)
+        assert listening()[-1]["port"] == port and listening()[-1]["pid"] != victim["pid"]
+        assert '"worker_died"' in out.read_text(encoding="utf-8")
+        until_sync(lambda: all(v["status"] == "finished" for v in db_games(url, tid).values()),
+                   "every game finished", 180)
+        check_all_played_once(url, tid, "workers-seed", 6 * 8)
+    finally:
+        for p in bots:
+            p.kill()
+            p.wait()
+        sup.send_signal(signal.SIGTERM)
+        code = sup.wait(30)
+    assert code == 0, (tmp_path / "workers.err").read_text(encoding="utf-8")[-2000:]
+    # Its workers are gone too.
+    for x in [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()
+              if '"listening"' in x]:
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(str(x["pid"])), 0)
+
+
+def test_workers_need_a_shared_database_and_stop_on_a_configuration_error(
+        tmp_path: Path, url: str) -> None:
+    res = subprocess.run([*CLI, "serve", "--workers", "2", "--db", url], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 2 and "--workers 2: 1 to 256, with --shared" in res.stderr
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1] - 1  # worker 1's port is taken
+    try:
+        res = subprocess.run(
+            [*CLI, "serve", "--shared", "--workers", "2", "--db", url, "--admin-token", ADMIN,
+             "--address", f"127.0.0.1:{port}"], capture_output=True, text=True, timeout=60)
+    finally:
+        busy.close()
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert '"worker_failed"' in res.stdout
+    assert f"--address 127.0.0.1:{port + 1}: cannot listen there" in res.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 import time
@@ -28,8 +29,11 @@ from .token_sources import (
     shared_with_others,
 )
 from .web import WebContext, parse_http, start_web
+from .workers import supervise
 
 log = get_logger("serve")
+#: The most worker processes ``--workers`` starts (one per core is the rule).
+MAX_WORKERS = 256
 
 
 def register(sub: Any) -> None:
@@ -42,6 +46,10 @@ def register(sub: Any) -> None:
                    help="share the database (a postgresql:// URL) with other `chinchon serve "
                    "--shared` processes, on this host or others: they play its tournaments "
                    "together (docs/deployment.md)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="with --shared: run N referee processes here, supervised, on the "
+                   "port of --address and the N-1 after it (the web view likewise); a "
+                   "worker that dies is started again")
     p.add_argument("--lease", type=float, default=LEASE, metavar="SECONDS",
                    help="with --shared: a game whose process stops renewing its lease this "
                    f"long (killed, cut off) is played again by another (default {LEASE:g})")
@@ -230,6 +238,11 @@ async def serve(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except RuntimeError:  # gRPC's way to say the port could not be bound
+        print(f"error: --address {args.address}: cannot listen there (the port is in use, "
+              "or the address is not this machine's)", file=sys.stderr)
+        store.close()
+        return 2
     site = None
     if http is not None:
         try:
@@ -252,7 +265,7 @@ async def serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):  # before "listening": a SIGTERM right
         loop.add_signal_handler(sig, stop.set)  # after it stops the server gracefully
     print(json.dumps({"event": "listening", "port": running.port, "address": args.address,
-                      "loop": args.loop_used,
+                      "loop": args.loop_used, "pid": os.getpid(),
                       **({"process": cluster.owner} if cluster is not None else {})}),
           flush=True)
     await stop.wait()
@@ -270,6 +283,13 @@ async def serve(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    if args.workers != 1:
+        if not args.shared or args.workers < 1 or args.workers > MAX_WORKERS:
+            print(f"error: --workers {args.workers}: 1 to {MAX_WORKERS}, with --shared (the "
+                  "workers share a PostgreSQL database)", file=sys.stderr)
+            return 2
+        argv = sys.argv[sys.argv.index("serve") + 1:]
+        return supervise(argv, args.workers, args.address, args.http, args.http_url)
     try:
         args.loop_used = use_loop(args.loop)
     except ValueError as e:
