@@ -30,7 +30,7 @@ from tests.admin_support import hello
 from tests.helpers import ADMIN, bot_token, sdk_bot
 from tests.serve_support import Serve, admin_spec, db_games, free_port, stop_all
 from tests.tournament_support import CLI, PLAYED, check_record
-from tests.waits import until_async, until_sync
+from tests.waits import until, until_async, until_sync
 from tests.web_support import PACED_BOT
 
 AUTH = (("authorization", f"Bearer {ADMIN}"),)
@@ -356,6 +356,15 @@ async def test_a_token_rotated_on_one_process_ends_the_streams_on_every_process(
         await until_async(lambda: stream_on_now(b, added.token),
                           "the new bot admitted by process 1", 10)
         streams = [await hello(a, added.token), await hello(b, added.token)]
+
+        def connected() -> list[tuple[str, int, int, int]]:
+            bots = stub.ListConnectedBots(tpb.ListConnectedBotsRequest(), metadata=AUTH,
+                                          timeout=10).bots
+            return [(x.name, x.streams, x.idle, x.processes) for x in bots]
+
+        # Either process counts the streams on both (the other's, as of its last heartbeat).
+        await until(lambda: connected() == [("rt", 2, 2, 2)], "rt's streams on both processes",
+                    10, detail=connected)
         rotated = stub.RotateBotToken(tpb.RotateBotTokenRequest(name="rt"), metadata=AUTH,
                                       timeout=10)
         for call in streams:
