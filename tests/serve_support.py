@@ -9,6 +9,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import threading
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import tournament_pb2 as tpb
+from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon.wire import duration
 
 from tests.helpers import ADMIN, bot_token, sdk_bot
@@ -145,6 +147,22 @@ def admin_spec(name: str, bots: list[str], *, score_limit: int, reconnect_grace:
         table_size=2, games_per_pairing=games_per_pairing, start_when_connected=True,
         concurrency=concurrency, seed=seed,
     )
+
+
+def watch(stub: tpb_grpc.TournamentServiceStub, tid: str,
+          events: list[tpb.WatchTournamentResponse]) -> threading.Thread:
+    """A thread that appends the events of ``tid`` to ``events`` until its watch ends
+    (the tournament is over); returned once the first event came."""
+    def run() -> None:
+        for ev in stub.WatchTournament(tpb.WatchTournamentRequest(tournament_id=tid),
+                                       metadata=((("authorization", f"Bearer {ADMIN}"),)),
+                                       timeout=300):
+            events.append(ev)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    until_sync(lambda: events, "the watch did not begin", 10)
+    return t
 
 
 def stop_all(bot_procs: list[subprocess.Popen[bytes]], servers: list[Serve]) -> None:

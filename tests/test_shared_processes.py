@@ -10,7 +10,6 @@ import re
 import signal
 import socket
 import subprocess
-import threading
 import urllib.error
 import urllib.request
 from collections import Counter
@@ -28,7 +27,7 @@ from chinchon_referee.storage import StoreError, open_store
 
 from tests.admin_support import hello
 from tests.helpers import ADMIN, bot_token, sdk_bot
-from tests.serve_support import Serve, admin_spec, db_games, free_port, stop_all
+from tests.serve_support import Serve, admin_spec, db_games, free_port, stop_all, watch
 from tests.tournament_support import CLI, PLAYED, check_record
 from tests.waits import until, until_async, until_sync
 from tests.web_support import PACED_BOT
@@ -83,6 +82,25 @@ class Shared:
                     stdout=subprocess.DEVNULL, stderr=err,
                     env=dict(os.environ, PYTHONUNBUFFERED="1")))
 
+    def play(self, via: int, per_pair: int, seed: str) -> str:
+        """Declare a tournament of BOTS through process ``via`` and start the bots: its id."""
+        ch, stub = self.stub(via)
+        with ch:
+            tid = create(stub, list(BOTS), per_pair, seed)
+        self.launch(BOTS)
+        return tid
+
+    def watch_to_the_end(self, via: int, tid: str) -> list[tpb.WatchTournamentResponse]:
+        """Every event of ``tid`` from process ``via`` until it is finished."""
+        events: list[tpb.WatchTournamentResponse] = []
+        ch, stub = self.stub(via)
+        with ch:
+            watcher = watch(stub, tid, events)
+            watcher.join(240)
+            assert not watcher.is_alive(), "the tournament did not finish"
+        assert events[-1].tournament.status == tpb.TOURNAMENT_STATUS_FINISHED
+        return events
+
     def close(self) -> None:
         stop_all(self.bots, self.servers)
 
@@ -94,19 +112,6 @@ def shared(tmp_path: Path, url: str, request: pytest.FixtureRequest) -> Iterator
         yield s
     finally:
         s.close()
-
-
-def watch(stub: tpb_grpc.TournamentServiceStub, tid: str,
-          events: list[tpb.WatchTournamentResponse]) -> threading.Thread:
-    def run() -> None:
-        for ev in stub.WatchTournament(tpb.WatchTournamentRequest(tournament_id=tid),
-                                       metadata=AUTH, timeout=300):
-            events.append(ev)
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    until_sync(lambda: events, "the watch did not begin", 10)
-    return t
 
 
 def create(stub: tpb_grpc.TournamentServiceStub, bots: list[str], per_pair: int,
@@ -129,6 +134,11 @@ def check_all_played_once(url: str, tid: str, seed: str, total: int) -> dict[str
         dealt = ShuffleSource(seed, str(v["deal_id"])).chance(new_game(RuleSet(score_limit=LIMIT)))
         assert rec["actions"][0]["deal"]["deck"] == [str(c) for c in dealt.deck]
     return games
+
+
+def finished(url: str, tid: str) -> int:
+    """How many games of ``tid`` the database holds finished."""
+    return sum(v["status"] == "finished" for v in db_games(url, tid).values())
 
 
 def bot_games(tmp: Path) -> int:
@@ -191,10 +201,7 @@ def test_processes_share_a_tournament_and_play_every_game_once(
 def test_a_process_killed_mid_tournament_leaves_its_games_to_the_other(shared: Shared) -> None:
     per_pair, seed = 12, "kill-shared"
     total = 6 * per_pair
-    ch, stub = shared.stub(1)
-    with ch:
-        tid = create(stub, list(BOTS), per_pair, seed)
-    shared.launch(BOTS)
+    tid = shared.play(1, per_pair, seed)
     victim = shared.servers[0]
     victim_name = victim._listening()[0]["process"]
     survivor_name = shared.servers[1]._listening()[0]["process"]
@@ -202,8 +209,7 @@ def test_a_process_killed_mid_tournament_leaves_its_games_to_the_other(shared: S
     def mid() -> bool:
         games = list(db_games(shared.url, tid).values())
         playing = {v["owner"] for v in games if v["status"] == "running"}
-        return sum(v["status"] == "finished" for v in games) >= 6 and playing == {
-            victim_name, survivor_name}
+        return finished(shared.url, tid) >= 6 and playing == {victim_name, survivor_name}
 
     until_sync(mid, "both processes playing", 120)
     victim.kill9()
@@ -212,14 +218,8 @@ def test_a_process_killed_mid_tournament_leaves_its_games_to_the_other(shared: S
     lost = {k for k, v in before.items() if v["status"] == "running" and v["owner"] == victim_name}
     assert lost and done_before
 
-    events: list[tpb.WatchTournamentResponse] = []
-    ch, stub = shared.stub(1)
-    with ch:
-        watcher = watch(stub, tid, events)
-        watcher.join(240)
-        assert not watcher.is_alive(), "the tournament did not finish"
-        assert events[-1].tournament.status == tpb.TOURNAMENT_STATUS_FINISHED
-        assert events[-1].tournament.games_done == total
+    events = shared.watch_to_the_end(1, tid)
+    assert events[-1].tournament.games_done == total
     after = check_all_played_once(shared.url, tid, seed, total)
     # Games finished before the kill are untouched, byte for byte.
     for k, v in done_before.items():
@@ -239,13 +239,9 @@ def test_a_process_cut_off_from_the_database_loses_no_result(shared: Shared) -> 
     is back, and the tournament ends with every game played once."""
     per_pair, seed = 10, "cut-shared"
     total = 6 * per_pair
-    ch, stub = shared.stub(0)
-    with ch:
-        tid = create(stub, list(BOTS), per_pair, seed)
-    shared.launch(BOTS)
+    tid = shared.play(0, per_pair, seed)
     target = shared.servers[0]
-    until_sync(lambda: sum(v["status"] == "finished"
-                           for v in db_games(shared.url, tid).values()) >= 4, "progress", 120)
+    until_sync(lambda: finished(shared.url, tid) >= 4, "progress", 120)
     cut = 0
     with psycopg.connect(shared.url, autocommit=True) as admin:
         app = f"chinchon-referee pid {target.proc.pid}"
@@ -259,13 +255,7 @@ def test_a_process_cut_off_from_the_database_loses_no_result(shared: Shared) -> 
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
                 "WHERE application_name = %s", (app,)).fetchall()[0][0]
     assert cut >= 2
-    events: list[tpb.WatchTournamentResponse] = []
-    ch, stub = shared.stub(0)
-    with ch:
-        watcher = watch(stub, tid, events)
-        watcher.join(240)
-        assert not watcher.is_alive(), "the tournament did not finish"
-        assert events[-1].tournament.status == tpb.TOURNAMENT_STATUS_FINISHED
+    shared.watch_to_the_end(0, tid)
     check_all_played_once(shared.url, tid, seed, total)
     assert target.proc.poll() is None  # it carried on
     for p in shared.bots:
@@ -456,8 +446,7 @@ def test_workers_are_supervised_processes_that_share_the_work(tmp_path: Path, ur
             bots.append(subprocess.Popen(
                 [*sdk_bot(kind), "--target", targets, "--token", bot_token(b)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        until_sync(lambda: sum(v["status"] == "finished"
-                               for v in db_games(url, tid).values()) >= 4, "progress", 120)
+        until_sync(lambda: finished(url, tid) >= 4, "progress", 120)
         victim = next(x for x in listening() if x["port"] == port)
         os.kill(int(str(victim["pid"])), signal.SIGKILL)
         until_sync(lambda: len(listening()) == 3, "the killed worker started again", 30)

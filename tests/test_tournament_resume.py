@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -28,6 +27,7 @@ from tests.serve_support import (
     stop_all,
     tournament_status,
     wait_mid_tournament,
+    watch,
 )
 from tests.tournament_support import (
     PLAYED,
@@ -81,13 +81,7 @@ def test_kill_9_mid_tournament_then_resume(tmp_path: Path, db_target: str) -> No
         with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
             stub = tpb_grpc.TournamentServiceStub(ch)
 
-            def watch() -> None:
-                for ev in stub.WatchTournament(tpb.WatchTournamentRequest(tournament_id=tid),
-                                               metadata=admin, timeout=120):
-                    events.append(ev)
-
-            watcher = threading.Thread(target=watch, daemon=True)
-            watcher.start()
+            watcher = watch(stub, tid, events)
             listed = stub.ListTournaments(tpb.ListTournamentsRequest(), metadata=admin, timeout=10)
             by_id = {t.id: t for t in listed.tournaments}
             assert by_id[tid].status in (tpb.TOURNAMENT_STATUS_RUNNING,
