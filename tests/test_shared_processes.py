@@ -319,6 +319,14 @@ def test_the_web_view_of_any_process_shows_the_games_of_every_process(shared: Sh
         return False
 
     until_sync(followed, "a game of process 1 followed from process 0's web view", 90)
+
+    def home_bots() -> list[tuple[str, int]]:
+        home = json.loads(http(f"{a}/api/home")[2])
+        return [(str(x["name"]), int(x["streams"])) for x in home["bots"]]
+
+    # Process 0's home page counts the bots' streams on process 1.
+    until_sync(lambda: home_bots() == [("wa", 1), ("wb", 1)], "the bots on process 0's home",
+               10, detail=home_bots)
     gid, table = seen[0]
     assert [s["name"] for s in table["seats"]] == db_games(shared.url, tid)[gid]["players"]
     ch, stub = shared.stub(1)

@@ -187,6 +187,10 @@ class Cluster:
                 out[bot] = (s + BotStreams(*counts), n + 1)
         return out
 
+    def web_streams(self) -> dict[str, tuple[int, int, int]]:
+        """Each bot's (streams, seated, idle) on the other processes, for the web view."""
+        return {b: (c.streams, c.seated, c.idle) for b, (c, _n) in self.streams_elsewhere().items()}
+
     def web_of(self, owner: str) -> str | None:
         """The web view's URL of the live process ``owner`` (None: it has none)."""
         p = self._others.get(owner)

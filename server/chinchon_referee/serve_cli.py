@@ -249,7 +249,8 @@ async def serve(args: argparse.Namespace) -> int:
             site = await start_web(WebContext(
                 referee=referee, db=args.db, is_admin=tokens.is_admin,
                 full_view_delay=args.web_full_view_delay,
-                web_of=cluster.web_of if cluster is not None else None), *http)
+                web_of=cluster.web_of if cluster is not None else None,
+                streams_elsewhere=cluster.web_streams if cluster is not None else None), *http)
         except OSError as e:
             await running.stop(grace=0.0)
             print(f"error: --http {args.http}: {e}", file=sys.stderr)

@@ -77,6 +77,9 @@ class WebContext:
     #: by another process is shown in the running lists, and its pages send the
     #: browser to that process's web view.
     web_of: Callable[[str], str | None] | None = None
+    #: Sharing the database: each bot's streams on the other processes, as (streams,
+    #: seated, idle), counted on the home page with this process's.
+    streams_elsewhere: Callable[[], dict[str, tuple[int, int, int]]] | None = None
 
 
 class WebApp:
@@ -181,6 +184,12 @@ class WebApp:
                 b["seated"] += 1
             else:
                 b["idle"] += 1
+        if self.ctx.streams_elsewhere is not None:
+            for name, (streams, seated, idle) in self.ctx.streams_elsewhere().items():
+                b = per.setdefault(name, {"name": name, "streams": 0, "seated": 0, "idle": 0})
+                b["streams"] += streams
+                b["seated"] += seated
+                b["idle"] += idle
         out = sorted(per.values(), key=lambda b: b["name"])
         for b in out:
             lat = self.live.recent_latency(b["name"])
