@@ -7,27 +7,43 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from chinchon.engine import Outcome
 
 from .cluster import EVENT, TOURNAMENTS, Cluster
-from .events import TournamentEvent
+from .events import EventHub, TournamentEvent
 from .logs import get_logger
-from .remaining import participants
-from .storage import StoreUnavailable
+from .referee import Referee
+from .remaining import Remaining, participants
+from .storage import Store, StoreUnavailable
+from .tournament import TournamentSpec
 from .vocabulary import TournamentStatus
-
-if TYPE_CHECKING:
-    from .director import Director
 
 log = get_logger("director")
 #: Heartbeats between two readings of the tournaments (besides the bus's words).
 DISCOVER_EVERY = 3
 
 
+class Runs(Protocol):
+    """What the link needs of the director: its tournaments' runs, events and bots."""
+
+    referee: Referee
+    store: Store
+    events: EventHub
+    remaining: Remaining
+
+    def active(self, tid: str) -> bool: ...
+
+    def run_soon(self, tid: str, resumed: bool = False) -> None: ...
+
+    async def stop_task(self, tid: str) -> None: ...
+
+    def spec_of(self, tid: str) -> TournamentSpec: ...
+
+
 class ClusterLink:
-    def __init__(self, director: Director, cluster: Cluster) -> None:
+    def __init__(self, director: Runs, cluster: Cluster) -> None:
         self.director = director
         self.cluster = cluster
         self._beats = 0
