@@ -432,8 +432,8 @@ def _abandon(tids: list[str], director: Director, results: Path) -> None:
     for tid in tids:
         director.set_status(tid, TournamentStatus.CANCELLED)
         director.remaining.changed()
-        # ids only, no record read
-        remove_game_records(results / "records", (g.id for g in director.store.schedule(tid)))
+        for game in director.store.schedule(tid):  # ids only, no record read
+            remove_game_records(results / "records", [game.id])
         console.print(f"abandoned the unfinished run {tid} (--fresh): starting over")
 
 
