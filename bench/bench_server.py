@@ -330,6 +330,8 @@ async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: i
     from chinchon.wire import delimited, varint
 
     hello = pb.PlayRequest(hello=pb.Hello(client="bench-fast-bot", queue=pb.QueueMode()))
+    if os.environ.get("BENCH_LEAN") == "on":
+        hello.hello.observations = pb.OBSERVATION_MODE_LEAN
     hello_bytes = hello.SerializeToString()
     parse = _request_view().FromString
     draw, discard = g.PHASE_DRAW, g.PHASE_DISCARD
@@ -806,6 +808,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--write-gate", choices=["on", "off"], default="on",
                     help="the referee's WriteGate (default on, as `chinchon serve`; off: "
                     "each write goes to gRPC at once, the baseline it is measured against)")
+    ap.add_argument("--lean", action="store_true",
+                    help="the bots ask for lean requests (Hello.observations = "
+                    "OBSERVATION_MODE_LEAN; default: full requests, as every bot before it)")
+    ap.add_argument("--payload", type=int,
+                    help="the echo's message size in bytes (default: the mean full "
+                    "ActionRequest of first-legal-action games)")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args(argv)
     args.bot_per_channel = args.bot_per_channel or args.per_channel
@@ -826,14 +834,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["BENCH_LOOP"] = args.loop
     os.environ["BENCH_CLIENT_LOOP"] = args.client_loop
     os.environ["BENCH_WRITE_GATE"] = args.write_gate
+    os.environ["BENCH_LEAN"] = "on" if args.lean else "off"
     nofile = raise_nofile()
     only = set(args.only or ["echo", "referee", "memory"])
     procs = Procs()
     print(f"machine: {machine()}; RLIMIT_NOFILE soft {nofile}")
     print(f"event loops: servers {args.loop}, clients {args.client_loop}; "
-          f"referee write gate {args.write_gate}")
+          f"referee write gate {args.write_gate}; bots ask for "
+          f"{'lean' if args.lean else 'full'} requests")
     size = typical_request_size()
-    payload = round(size["mean"])
+    payload = args.payload or round(size["mean"])
     print(f"ActionRequest (PlayResponse) size: mean {size['mean']:.0f} B, p50 {size['p50']:.0f} B, "
           f"max {size['max']:.0f} B; {size['decisions_per_game']:.0f} decisions per game of "
           "first-legal-action bots")
@@ -878,6 +888,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _out_per_request(counts: dict[str, int]) -> float:
+    """Messages the bots read per ActionRequest (the requests, which carry the previous
+    answer's ActionAccepted, and the others: game_started, hand_ended...)."""
+    return (counts.get("requests", 0) + counts.get("other messages", 0)) / max(
+        1, counts.get("requests", 0))
+
+
 def report(out: dict[str, Any]) -> None:
     rows: list[tuple[str, str]] = []
     echo = out.get("echo")
@@ -917,6 +934,9 @@ def report(out: dict[str, Any]) -> None:
             ("  of which the server's garbage collector",
              f"{many['gc_seconds'] * 1e6 / max(1, many['decisions']):.1f} us "
              f"({many['gc_collections']} collections)"),
+            ("referee: messages in / out per decision",
+             "1 / " + f"{_out_per_request(ref['bot_counts']):.3f}"
+             + "  (out: what the bots read, per ActionRequest)"),
             ("referee time/decision p50 / p99 (100 games)",
              f"{pct(many['referee_ms'], 50):.2f} / {pct(many['referee_ms'], 99):.2f} ms  "
              f"(n={len(many['referee_ms']):,})"),

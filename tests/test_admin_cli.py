@@ -10,6 +10,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from chinchon_referee.record_files import load_record
+
 from tests.helpers import ADMIN, bot_token, sdk_bot
 from tests.serve_support import Serve, free_port, stop_all
 from tests.tournament_support import CLI, check_record
@@ -138,10 +140,17 @@ def test_admin_commands_over_tls(tmp_path: Path) -> None:
         check_record(json.loads((tmp_path / "one.json").read_text()))
         out = admin("export", tid, str(tmp_path / "export"))
         assert "4 records written" in out
-        records = sorted((tmp_path / "export" / "records").glob("*.json"))
-        assert len(records) == 4
-        for r in records:
+        # Compact by default (gzipped JSON), indented JSON with --format json: the same
+        # records, each readable by `chinchon replay`.
+        packed = sorted((tmp_path / "export" / "records").iterdir())
+        assert len(packed) == 4 and all(r.name.endswith(".json.gz") for r in packed)
+        assert "4 records written" in admin("export", tid, str(tmp_path / "plain"),
+                                            "--format", "json")
+        records = sorted((tmp_path / "plain" / "records").iterdir())
+        assert [r.name for r in records] == [r.name.removesuffix(".gz") for r in packed]
+        for r, z in zip(records, packed, strict=True):
             check_record(json.loads(r.read_text()))
+            assert load_record(z) == json.loads(r.read_text())
         assert json.loads((tmp_path / "export" / "standings.json").read_text())["games"] == 4
         assert (tmp_path / "export" / "standings.csv").read_text().startswith("rank,")
         assert "cli cup" in (tmp_path / "export" / "report.md").read_text()

@@ -12,6 +12,7 @@ from pathlib import Path
 import grpc
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
+from chinchon_referee.record_files import load_record
 from chinchon_referee.storage import open_store
 from chinchon_referee.storage.sql import TABLES
 from chinchon_referee.vocabulary import GameStatus
@@ -82,6 +83,13 @@ def test_a_tournament_runs_on_postgres(tmp_path: Path, pg_url: str) -> None:
     st = json.loads((tmp_path / "results" / "standings.json").read_text(encoding="utf-8"))
     assert st["games"] == 6 and sum(r["games"] for r in st["rows"]) == 12
     assert "greedy-py" in _standings(pg_url)
+    # The records, from the PostgreSQL database to files.
+    proc = subprocess.run([*CLI, "tournament", "records", pg_url, "--out", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    files = sorted((tmp_path / "r").iterdir())
+    assert [f.name for f in files] == sorted(f"{g.id}.json.gz" for g in games)
+    assert [load_record(f) for f in files] == [g.record for g in sorted(games, key=lambda g: g.id)]
 
 
 def test_a_sqlite_database_migrates_to_postgres_with_nothing_lost(

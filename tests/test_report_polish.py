@@ -39,7 +39,7 @@ def test_report_has_date_duration_rules_table_and_links_the_plot(tmp_path: Path)
     st = standings(("greedy", 1600, 120), ("random", 1400, 120))
     start = datetime(2026, 11, 30, 9, 15, tzinfo=UTC).timestamp()
     rules = RuleSet(jokers=2).to_dict()
-    write_results(tmp_path, "Small cup", st, [], {"games": 40, "policies": asdict(Policies())},
+    write_results(tmp_path, "Small cup", st, {"games": 40, "policies": asdict(Policies())},
                   rules=rules, started=start, finished=start + 3725)
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "- **date**: 2026-11-30 09:15 UTC" in md

@@ -97,7 +97,11 @@ command = ["node", {json.dumps(str(NODE_BOT))}]
     svg = ET.parse(results / "ratings.svg").getroot()
     assert svg.tag.endswith("svg")
     assert sum(1 for el in svg.iter() if el.tag.endswith("circle")) == 3
-    records = sorted((results / "records").glob("*.json"))
+    # Records stay in the database; `tournament records` writes them as files.
+    assert not (results / "records").exists()
+    subprocess.run([*CLI, "tournament", "records", str(db), "--out", str(tmp_path / "recs"),
+                    "--format", "json"], check=True, capture_output=True, timeout=60)
+    records = sorted((tmp_path / "recs").glob("*.json"))
     assert len(records) == 6
     pairs: Counter[frozenset[str]] = Counter()
     deals: dict[str, list[dict[str, Any]]] = {}
@@ -165,9 +169,7 @@ command = ["{{python}}", {json.dumps(str(slow))}, "--sleep", "3", "--bot", "gree
     assert st["games"] == 2
     for r in st["rows"]:
         assert (r["games"], r["forfeits"]) == (2, 0), r
-    for p in (results / "records").glob("*.json"):
-        rec = json.loads(p.read_text(encoding="utf-8"))
-        assert rec["result"]["termination"] in PLAYED, rec["result"]
+    assert not (results / "records").exists()  # in the database only
     assert (results / "tournament.sqlite3").is_file()
 
 #: How long the CLI is given, once its bots are launched, to be waiting for them (in
@@ -287,7 +289,7 @@ def _run(toml: Path, cwd: Path, *flags: str) -> subprocess.CompletedProcess[str]
 def test_a_finished_tournament_run_again_shows_its_standings_and_launches_nothing(
         tmp_path: Path) -> None:
     toml = _two_bot_cup(tmp_path)
-    first = _run(toml, tmp_path)
+    first = _run(toml, tmp_path, "--records")
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     results = tmp_path / "results" / "twice-cup"
     db = results / "tournament.sqlite3"
@@ -301,6 +303,7 @@ def test_a_finished_tournament_run_again_shows_its_standings_and_launches_nothin
     before = snapshot()
     logs_mtime = {p.name: p.stat().st_mtime_ns for p in (results / "logs").iterdir()}
     assert len(before[1]) == 2 and len(before[2]) == 2
+    assert all(n.endswith(".json.gz") for n in before[2])  # --records: compact files
 
     second = _run(toml, tmp_path)
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
@@ -320,21 +323,23 @@ def test_a_finished_tournament_run_again_shows_its_standings_and_launches_nothin
     assert snapshot() == before
 
     # --again: a whole new run in a folder of its own; the first folder is untouched.
-    third = _run(toml, tmp_path, "--again")
+    third = _run(toml, tmp_path, "--again", "--records", "--record-format", "json")
     assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
     again = tmp_path / "results" / "twice-cup-2"
     assert f"results written to {again.relative_to(tmp_path)}/" in third.stdout, third.stdout
-    assert len(list((again / "records").iterdir())) == 2
+    assert "2 game records in records/" in third.stdout, third.stdout
+    assert sorted(p.suffix for p in (again / "records").iterdir()) == [".json", ".json"]
     st = json.loads((again / "standings.json").read_text(encoding="utf-8"))
     assert st["games"] == 2
     assert snapshot() == before
 
 
 def test_fresh_abandons_an_interrupted_run_and_keeps_its_records_apart(tmp_path: Path) -> None:
-    """A run interrupted after some games exported their records; ``--fresh`` starts over
-    in the same folder: the old run is marked cancelled (never resumed), its records
-    leave ``records/`` (the database keeps them), and ``records/`` holds the new run's
-    games only. Run again, the folder's tournament is the new one, finished."""
+    """A run interrupted after some games wrote their records (``--records``: compact
+    files); ``--fresh`` starts over in the same folder, its records as JSON: the old run
+    is marked cancelled (never resumed), its records leave ``records/`` whatever their
+    format (the database keeps them), and ``records/`` holds the new run's games only.
+    Run again, the folder's tournament is the new one, finished."""
     toml = _two_bot_cup(tmp_path)
     toml.write_text(toml.read_text(encoding="utf-8")
                     .replace("games_per_pairing = 2", "games_per_pairing = 10")
@@ -352,7 +357,7 @@ def test_fresh_abandons_an_interrupted_run_and_keeps_its_records_apart(tmp_path:
             except sqlite3.OperationalError:  # the schema is not written yet
                 return 0
 
-    first = subprocess.Popen([*CLI, "tournament", "run", str(toml), "--quiet"],
+    first = subprocess.Popen([*CLI, "tournament", "run", str(toml), "--quiet", "--records"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              cwd=tmp_path)
     try:
@@ -367,9 +372,9 @@ def test_fresh_abandons_an_interrupted_run_and_keeps_its_records_apart(tmp_path:
         ((old,),) = c.execute("SELECT id FROM tournaments").fetchall()
     old_records = sorted(p.name for p in (results / "records").iterdir())
     assert old_records and all(n.startswith(f"{old}-g") for n in old_records), old_records
-    assert len(old_records) < 10
+    assert all(n.endswith(".json.gz") for n in old_records) and len(old_records) < 10
 
-    fresh = _run(toml, tmp_path, "--fresh")
+    fresh = _run(toml, tmp_path, "--fresh", "--records", "--record-format", "json")
     assert fresh.returncode == 0, fresh.stdout[-3000:] + fresh.stderr[-3000:]
     assert f"abandoned the unfinished run {old}" in fresh.stdout
     with sqlite3.connect(db) as c:
@@ -381,7 +386,8 @@ def test_fresh_abandons_an_interrupted_run_and_keeps_its_records_apart(tmp_path:
     assert status == "finished"
     assert kept == len(old_records)  # the database keeps the abandoned run's games
     records = sorted(p.name for p in (results / "records").iterdir())
-    assert len(records) == 10 and all(n.startswith(f"{new}-g") for n in records), records
+    assert len(records) == 10 and all(n.startswith(f"{new}-g") and n.endswith(".json")
+                                      for n in records), records
     st = json.loads((results / "standings.json").read_text(encoding="utf-8"))
     assert st["games"] == 10
 

@@ -3,7 +3,7 @@
     chinchon admin [--target HOST:PORT] [--root-cert CA.pem] [--admin-token-file FILE] CMD
     create FILE | list | start ID | cancel ID | watch ID | standings ID
     games ID [--status S] [--bot B] [--winner B] [--termination T] [--all]
-    record GAME [--out FILE] | export ID DIR | connected
+    record GAME [--out FILE] | export ID DIR [--format json.gz|json] | connected
     bots list | bots add NAME | bots rotate NAME | bots revoke NAME
 
 The admin token comes from ``--admin-token``, ``$CHINCHON_ADMIN_TOKEN`` or
@@ -40,6 +40,7 @@ from .admin_client import (
     explain,
 )
 from .admin_stream import cmd_export, cmd_watch
+from .record_files import FORMATS, RecordFormat
 from .spec_proto import spec_to_proto
 from .standings import Row, Standings
 from .token_sources import SecretError, read_secret_file, write_secret_file
@@ -293,6 +294,9 @@ def register(sub: Any) -> None:
     c = cmd("export", cmd_export, "write every record, the standings and the report to DIR")
     c.add_argument("id")
     c.add_argument("dir")
+    c.add_argument("--format", choices=FORMATS, default=RecordFormat.JSON_GZ.value,
+                   help="records as json.gz (default: gzipped minified JSON, ~10x smaller) "
+                        "or json (indented, to read)")
     c = cmd("bots", cmd_bots, "registered bots: list, add, rotate, revoke")
     c.add_argument("action", choices=["list", "add", "rotate", "revoke"])
     c.add_argument("name", nargs="?")

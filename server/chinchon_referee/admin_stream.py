@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .admin_client import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UNREACHABLE, Admin, console, explain
-from .record_files import write_game_record
+from .record_files import RecordFormat, write_game_record
 from .report import write_standings
 
 OVER = (tpb.TOURNAMENT_STATUS_FINISHED, tpb.TOURNAMENT_STATUS_CANCELLED)
@@ -62,10 +62,12 @@ def cmd_watch(admin: Admin, args: argparse.Namespace) -> int:
 
 
 def cmd_export(admin: Admin, args: argparse.Namespace) -> int:
-    """Write DIR/records/<game>.json as each record arrives, then DIR/standings.json,
+    """Write DIR/records/<game>.json.gz (``--format json``: .json) as each record
+    arrives, then DIR/standings.json,
     DIR/standings.csv and DIR/report.md; nothing is held in memory but one record."""
     folder = Path(args.dir)
     records = folder / "records"
+    fmt = RecordFormat(args.format)
     try:
         records.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -76,7 +78,7 @@ def cmd_export(admin: Admin, args: argparse.Namespace) -> int:
     try:
         for msg in admin.stub.ExportRecords(req, metadata=admin.metadata):
             if msg.HasField("record"):
-                write_game_record(records, json.loads(msg.record.record_json))
+                write_game_record(records, json.loads(msg.record.record_json), fmt)
                 n += 1
                 if n % 1000 == 0:
                     console.print(f"{n} records written")

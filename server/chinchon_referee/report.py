@@ -1,18 +1,18 @@
-"""Tournament exports: standings (JSON, CSV), records, a Markdown report with a rating plot."""
+"""Tournament exports: standings (JSON, CSV), a Markdown report with a rating plot (the
+records are written by :mod:`.record_files`)."""
 
 from __future__ import annotations
 
 import base64
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from chinchon.engine import OPTIONS
 
-from .record_files import write_game_record
 from .standings import Standings
 
 MEAN_RATING = 1500.0
@@ -227,17 +227,14 @@ def write_standings(folder: Path, standings_json: dict[str, Any], standings_csv:
 
 
 def write_results(
-    folder: Path, name: str, st: Standings, records: Iterable[dict[str, Any]],
-    info: dict[str, Any], *, rules: Mapping[str, Any] | None = None,
-    started: float | None = None, finished: float | None = None,
+    folder: Path, name: str, st: Standings, info: dict[str, Any], *,
+    rules: Mapping[str, Any] | None = None, started: float | None = None,
+    finished: float | None = None,
 ) -> list[Path]:
+    """``standings.json``, ``standings.csv``, ``ratings.svg`` and ``report.md`` in
+    ``folder``; their paths."""
     folder.mkdir(parents=True, exist_ok=True)
-    rec_dir = folder / "records"
-    rec_dir.mkdir(exist_ok=True)
     written = []
-    for rec in records:
-        write_game_record(rec_dir, rec)
-    written.append(rec_dir)
     write_standings(folder, st.to_json(), st.to_csv())
     (folder / "ratings.svg").write_text(rating_svg(st), encoding="utf-8")
     (folder / "report.md").write_text(markdown(name, st, info, "ratings.svg", rules=rules,

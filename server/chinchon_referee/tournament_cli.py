@@ -2,12 +2,14 @@
 
 Starts a referee in this process, launches every bot from its command line (like a
 chess tournament manager launching engines), runs the schedule with a live progress
-bar, prints the standings and writes results, records and a report to a folder.
+bar, prints the standings and writes standings, ratings and a report to a folder (the
+games' records stay in the database: ``--records`` also writes them to the folder's
+``records/``, and ``chinchon tournament records`` does later, :mod:`.records_cli`).
 Running the same file again with the same database resumes an interrupted run; once the
 run is finished, running it again prints its standings (and when it finished) and
 launches nothing. ``--again`` plays it once more in a new results folder
 (``results/<name>-2/``, ``-3``...), never mixing the runs' records; ``--fresh`` abandons
-an unfinished run (it is marked cancelled, and the records it exported are removed from
+an unfinished run (it is marked cancelled, and any records it wrote are removed from
 ``records/``: they stay in the database) and starts over in the same folder. When the
 tournament is over its bots are told so (``PlayResponse.dismissed``) and given 5 s to
 exit by themselves; a bot still running then is stopped (SIGTERM).
@@ -15,6 +17,7 @@ exit by themselves; a bot still running then is stopped (SIGTERM).
     chinchon tournament run sample_bots/demo_tournament.toml
     chinchon tournament check FILE       validate a declaration and show its schedule
     chinchon tournament standings DB     print the standings stored in a database
+    chinchon tournament records DB --out DIR   write its game records to files
 """
 
 from __future__ import annotations
@@ -22,13 +25,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import json
 import math
 import re
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,9 @@ from .config import RefereeConfig
 from .director import Director
 from .launcher import BotProcess, Keep, launch
 from .logs import LogFormat, configure, get_logger
+from .record_files import remove_game_records
+from .records_cli import add_run_options, write_run_records
+from .records_cli import register as register_records
 from .referee import Referee
 from .report import write_results
 from .server import start_server, use_loop
@@ -86,6 +91,7 @@ def register(sub: Any) -> None:
     r.add_argument("--http", default="127.0.0.1:0", metavar="HOST:PORT",
                    help="where the web view is served while the tournament runs (default: a "
                    "free local port; its URL is printed); 'off': none")
+    add_run_options(r)
     r.set_defaults(func=cmd_run)
     c = tsub.add_parser("check", help="validate a declaration and print its schedule summary")
     c.add_argument("file")
@@ -94,6 +100,7 @@ def register(sub: Any) -> None:
     s.add_argument("db", help="SQLite database file or postgresql:// URL")
     s.add_argument("--id", help="tournament id (default: the newest)")
     s.set_defaults(func=cmd_standings)
+    register_records(tsub)
 
 
 def _slug(name: str) -> str:
@@ -403,38 +410,30 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
                             f"{spec.time_control.bank:g} s bank",
             "policies": asdict(spec.policies)}
     done_row = store.tournament(tid)
-    write_results(results, spec.name, st, _records(store, tid), info, rules=spec.rules.to_dict(),
+    write_results(results, spec.name, st, info, rules=spec.rules.to_dict(),
                   started=done_row.started if done_row else None,
                   finished=(done_row.finished if done_row else None) or time.time())
-    console.print(f"results written to {results}/ (report.md, standings.json, standings.csv, "
-                  f"ratings.svg, records/)")
+    written = "report.md, standings.json, standings.csv, ratings.svg"
+    if args.records:
+        n = write_run_records(store, tid, results, args.record_format)
+        written += f", {n} game records in records/"
+    console.print(f"results written to {results}/ ({written})")
+    if not args.records:
+        console.print(f"game records: in the database; to files: chinchon tournament records "
+                      f"{store.target} --id {tid} --out DIR")
     return 130 if interrupted else 0
-
-
-#: Records read from the store at once when the results folder is written.
-RECORD_PAGE = 200
-
-
-def _records(store: Store, tid: str) -> Iterator[dict[str, Any]]:
-    """The finished games' records of ``tid``, in schedule order, read a page at a time
-    (one page in memory, however many games)."""
-    after = -1
-    while page := store.record_texts(tid, after, RECORD_PAGE):
-        for _, _, text in page:
-            yield json.loads(text)
-        after = page[-1][1]
 
 
 def _abandon(tids: list[str], director: Director, results: Path) -> None:
     """``--fresh``: the unfinished runs ``tids`` are abandoned. Each is marked cancelled
-    (it is never resumed, and none of its bots is kept waiting for it), and the records
-    it exported to ``results/records`` when it was interrupted are removed, so that the
-    folder holds the new run's records only (the database keeps the old games)."""
+    (it is never resumed, and none of its bots is kept waiting for it), and any records
+    it wrote to ``results/records`` (``--records``) are removed, so that the folder holds
+    the new run's records only (the database keeps the old games)."""
     for tid in tids:
         director.store.set_tournament_status(tid, TournamentStatus.CANCELLED)
         director.remaining.reload()
         for game in director.store.schedule(tid):  # ids only, no record read
-            (results / "records" / f"{game.id}.json").unlink(missing_ok=True)
+            remove_game_records(results / "records", [game.id])
         console.print(f"abandoned the unfinished run {tid} (--fresh): starting over")
 
 
