@@ -123,10 +123,13 @@ def test_no_message_to_a_seat_holds_a_card_hidden_from_it(seed: str, jokers: int
         if "move" in step and "close" in step["move"]["action"] and after.closer_locked:
             seen["locked"] += 1  # all seven melded: nobody lays off
         state = after
-    # The game went where the property matters: a close (the face-down card, the melds
-    # on the table) and a draw from the pile (a card that becomes public in a hand).
-    assert any("close" in m for m in moves), "no close in this game: the bots' policy changed"
-    assert any("drawDiscard" in m for m in moves), "no draw from the discard pile in this game"
+    if (seed, jokers, players) in RICH_GAMES:
+        # The chosen games went where the property matters: a close (the face-down card,
+        # the melds on the table) and a draw from the pile (a card that becomes public in
+        # a hand). A generated game need not (one seed of three players had no close:
+        # its hands all ended otherwise); its messages are checked all the same.
+        assert any("close" in m for m in moves), "no close in this game: the bots' policy changed"
+        assert any("drawDiscard" in m for m in moves), "no draw from the discard pile"
     rejections = 0
     for seat, msgs in enumerate(per_seat):
         by_request: dict[str, tuple[GameState, str]] = {}
