@@ -255,6 +255,9 @@ def test_each_game_is_claimed_by_exactly_one_of_several_processes(target: str) -
         assert sorted(won_by) == sorted(g.id for g in games("t", 200))
         assert all(len(owners) == 1 for owners in won_by.values())
         assert all(g.status is GameStatus.RUNNING for g in first.games("t"))
+        # None is scheduled still (what a process reads to prune its list of games).
+        assert first.still_scheduled([g.id for g in games("t", 200)]) == set()
+        assert first.still_scheduled([]) == set()
     finally:
         for s in stores:
             s.close()

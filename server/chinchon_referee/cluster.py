@@ -23,6 +23,7 @@ next heartbeat. A process that lost the bus for a while reads the store again.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import secrets
@@ -75,6 +76,8 @@ class Cluster:
         self.address = address
         self.http = http
         self.owner = process_name()
+        #: A number of this process's own (where it begins among the first games).
+        self.slot = int.from_bytes(hashlib.sha256(self.owner.encode()).digest()[:4], "big")
         self.started = time.time()
         #: Counts the voidings this process heard of (its own, or another's): a
         #: tournament's run reads its scheduled games again when it changes.

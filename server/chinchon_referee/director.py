@@ -260,6 +260,7 @@ class Director:
         # voids changed) or this process has none left (``look``: something happened).
         voids_seen = self.cluster.voids if self.cluster is not None else 0
         look = False
+        stale: list[str] = []  # games found taken by another process
 
         def launch(game: GameRow, mode: str, seats: list[Seat] | None = None) -> None:
             pending.remove(game)
@@ -271,6 +272,8 @@ class Director:
                 try:
                     what = await self._play(tid, spec, game, mode, seats,
                                             may_replay=game.id not in replayed)
+                    if what is Played.GONE:
+                        stale.append(game.id)  # the list is stale: read it again
                     if what is Played.AGAIN:
                         replayed.add(game.id)
                     elif what is Played.RETRY:
@@ -313,6 +316,9 @@ class Director:
                     if fresh is None and not running:
                         break  # every game is finished, by whichever process
                     pending[:] = fresh or []
+                elif stale:
+                    stale.clear()
+                    await self.rows.prune(pending)
                 for b in absent.returned(self.referee.lobby.connected):
                     log.info("bot_back", tournament=tid, bot=b)
                 if len(running) < spec.concurrency:

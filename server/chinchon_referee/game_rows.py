@@ -33,6 +33,8 @@ log = get_logger("director")
 _R = TypeVar("_R")
 #: Scheduled games read at once (shared mode reads them again).
 SCHEDULED_PAGE = 2000
+#: Pending games whose status is read again when a claim finds one taken.
+PRUNE = 256
 #: Only the scheduled games.
 _SCHEDULED = GameFilter(status=GameStatus.SCHEDULED)
 #: The first and the longest pause between two attempts to write a game's end while
@@ -147,3 +149,15 @@ class GameRows:
             log.warning("schedule_not_read", tournament=tid, error=str(e))
             return []
         return None if games is None else [g for g in games if g.id not in in_flight]
+
+    async def prune(self, pending: list[GameRow]) -> None:
+        """Shared: take out of ``pending`` (in place) the first games that another process
+        took or finished meanwhile, so that this process does not try to claim each of
+        them in turn (read PRUNE games at a time)."""
+        head = [g.id for g in pending[:PRUNE]]
+        try:
+            left = await asyncio.to_thread(self.store.still_scheduled, head)
+        except StoreUnavailable:
+            return
+        taken = set(head) - left
+        pending[:] = [g for g in pending if g.id not in taken]

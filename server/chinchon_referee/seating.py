@@ -13,6 +13,9 @@ from .storage import GameRow, Store
 from .tournament import TournamentSpec
 from .twins import twin_indices
 
+#: Sharing the database, the first games each process may begin at.
+SPREAD = 16
+
 
 class Seating:
     def __init__(self, referee: Referee, store: Store, cluster: Cluster | None) -> None:
@@ -50,7 +53,7 @@ class Seating:
         Shared: a game of a bot connected to another process only is left to it."""
         now = time.monotonic()
         due = None
-        for game in pending:
+        for game in self._order(pending):
             if self._elsewhere(game.players):
                 continue
             due = due or game
@@ -65,6 +68,14 @@ class Seating:
         if idle and due is not None:
             return due, "wait", None
         return None
+
+    def _order(self, pending: list[GameRow]) -> list[GameRow]:
+        """Schedule order; sharing the database, each process begins at a place of its
+        own among the first games, so that processes seldom try to claim the same game."""
+        if self.cluster is None or len(pending) < 2:
+            return pending
+        k = self.cluster.slot % min(len(pending), SPREAD)
+        return pending[k:SPREAD] + pending[:k] + pending[SPREAD:]
 
     def game_spec(self, tid: str, spec: TournamentSpec, game: GameRow) -> GameSpec:
         return GameSpec(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -309,6 +309,10 @@ class Store(ABC):
     def claim_game(self, game_id: str, owner: str, lease: float, deal_id: str | None = None) -> bool:
         """Take a scheduled game for ``owner`` with a lease; False if it is not scheduled
         (or, with ``deal_id``, another game of that deal is running)."""
+
+    @abstractmethod
+    def still_scheduled(self, game_ids: Sequence[str]) -> set[str]:
+        """Which of ``game_ids`` are scheduled still."""
 
     @abstractmethod
     def renew_leases(self, owner: str, lease: float) -> int: ...

@@ -306,6 +306,14 @@ class SqlStore(Store):
                 args.append(deal_id)
             return c.execute(sql, args).rowcount == 1
 
+    def still_scheduled(self, game_ids: Sequence[str]) -> set[str]:
+        """Which of ``game_ids`` are scheduled still (not taken by a process, nor over)."""
+        if not game_ids:
+            return set()
+        rows = self._query(f"SELECT id FROM games WHERE status = 'scheduled' AND id IN "
+                           f"({', '.join('?' for _ in game_ids)})", tuple(game_ids))
+        return {str(r[0]) for r in rows}
+
     def renew_leases(self, owner: str, lease: float) -> int:
         """Extend the leases of every game ``owner`` is playing; how many."""
         with self._tx() as c:
