@@ -73,14 +73,14 @@ def postmaster_pid(url: str) -> int | None:
     this connection's backend); None if it cannot be seen."""
     import psycopg
 
-    with psycopg.connect(url, autocommit=True) as conn:
+    with psycopg.connect(url, autocommit=True) as conn:  # the backend lives while it is open
         row = conn.execute("SELECT pg_backend_pid()").fetchone()
-    try:
-        ppid = int(_stat(int(row[0]))[1]) if row else 0
-        with open(f"/proc/{ppid}/comm") as f:
-            return ppid if "postgres" in f.read() else None
-    except OSError:
-        return None
+        try:
+            ppid = int(_stat(int(row[0]))[1]) if row else 0
+            with open(f"/proc/{ppid}/comm") as f:
+                return ppid if "postgres" in f.read() else None
+        except OSError:
+            return None
 
 
 def postgres_cpu(postmaster: int) -> float:
