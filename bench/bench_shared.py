@@ -11,9 +11,10 @@ hand), and, beside each referee process, one process of fast raw bots
 that process: a game is played by the process that holds an idle stream of each of its
 seats. The tournament's ``concurrency`` is per process; ``--concurrency`` is the total
 (games at once over all processes), split evenly, so every run has the same games in
-flight. Once every stream is idle on every process, an idle window (``--idle`` seconds:
-what heartbeats and leases cost with nothing to play), then StartTournament; the run
-ends with the FINISHED event of a WatchTournament stream on the last process.
+flight (``--per-process N`` instead: N on each). Once every stream is idle on every
+process, an idle window (``--idle`` seconds: what heartbeats and leases cost with
+nothing to play), then StartTournament; the run ends with the FINISHED event of a
+WatchTournament stream on the last process.
 
 Measured from /proc (utime + stime): every referee process (read before it is stopped),
 the bots (``wait4``), and the private PostgreSQL cluster (its postmaster with the
@@ -257,7 +258,7 @@ def run_one(store: str, n: int, base: str | None, args: argparse.Namespace,
     """One tournament on ``store`` ("sqlite" or "postgres") played by ``n`` processes."""
     from chinchon.v1 import tournament_pb2 as tpb
 
-    per = max(1, args.concurrency // n)
+    per = args.per_process or max(1, args.concurrency // n)
     names = [f"bot{i}" for i in range(args.bots)]
     tokens = {b: f"bench-{b}-{secrets.token_hex(12)}" for b in names}
     with tempfile.TemporaryDirectory(prefix="bench-shared-") as tmpname:
@@ -358,14 +359,16 @@ def _f(x: Any, fmt: str) -> str:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    out = ["| round | store x processes | games | wall | games/s | referee CPU per game | "
+    out = ["| round | store x processes | at once | games | wall | games/s | referee CPU per game | "
            "referee CPU per decision | bots CPU per decision | PostgreSQL CPU per game | "
            "transactions per game | WAL per game | idle: referee per process, PostgreSQL | "
            "games by process |",
-           "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+           "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+           "| ---: | --- |"]
     for r in rows:
         out.append(
-            f"| {r['round']} | {label(r)} | {r['games']}/{r['scheduled']} | {r['wall']:.1f} s | "
+            f"| {r['round']} | {label(r)} | {r['processes']} x {r['per_process_concurrency']} | "
+            f"{r['games']}/{r['scheduled']} | {r['wall']:.1f} s | "
             f"{r['games_per_s']:.2f} | {r['referee_cpu_ms_per_game']:.0f} ms | "
             f"{r['referee_us_per_decision']:.0f} µs | {r['bots_us_per_decision']:.0f} µs | "
             f"{_f(r['postgres_cpu_ms_per_game'], '.1f')} ms | {_f(r['xacts_per_game'], '.1f')} | "
@@ -436,6 +439,8 @@ def main() -> int:
     ap.add_argument("--bots", type=int, default=6)
     ap.add_argument("--concurrency", type=int, default=4,
                     help="games at once over all processes (split evenly; at least 1 each)")
+    ap.add_argument("--per-process", type=int, metavar="N",
+                    help="instead: N games at once on each process (N x processes in all)")
     ap.add_argument("--no-sqlite", action="store_true",
                     help="skip the one-process SQLite run of each round")
     ap.add_argument("--idle", type=float, default=10.0,
@@ -452,7 +457,9 @@ def main() -> int:
     pairs = args.bots * (args.bots - 1) // 2
     print(f"{args.bots} bots, {pairs} pairings x {args.games_per_pairing} games per run; "
           f"processes {' '.join(map(str, args.processes))}, {args.rounds} rounds; "
-          f"{args.concurrency} games at once in all; {os.cpu_count()} cores; "
+          + (f"{args.per_process} games at once per process; " if args.per_process else
+             f"{args.concurrency} games at once in all; ")
+          + f"{os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     rows: list[dict[str, Any]] = []
     with postgres_base(args.postgres) as base:
