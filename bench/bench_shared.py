@@ -23,6 +23,8 @@ in the database and the WAL written. Decisions are the bots' answers.
 
     python bench/bench_shared.py                                # own PostgreSQL, 2 rounds
     python bench/bench_shared.py --games-per-pairing 20 --rounds 3 --json out.json
+    python bench/bench_shared.py --per-process 4 --no-sqlite      # 4 games at once on each
+    python bench/bench_shared.py --count-statements --rounds 1    # statements and claims per game
     python bench/bench_shared.py --postgres "postgresql://me@/postgres?host=/tmp/pg&port=5432"
 
 Needs the dev extras (it reuses tests/postgres_support.py and tests/serve_support.py)
@@ -111,6 +113,41 @@ def pg_counters(url: str) -> tuple[int, int]:
             "FROM pg_stat_database WHERE datname = current_database()").fetchone()
     assert row is not None
     return int(row[0]), int(row[1])
+
+
+class StatementLog:
+    """PostgreSQL's log of every statement (``log_statement = all``, set on a private
+    cluster by ``--count-statements``): the statements run between two marks."""
+
+    CLAIM = "UPDATE games SET status = 'running', started"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def mark(self) -> int:
+        return self.path.stat().st_size
+
+    def count(self, start: int, end: int) -> tuple[int, int]:
+        """(statements, claims of a game) logged between the marks ``start`` and ``end``."""
+        with open(self.path, "rb") as f:
+            f.seek(start)
+            text = f.read(end - start).decode(errors="replace")
+        statements = claims = 0
+        for line in text.splitlines():
+            if "LOG:  statement: " in line or "LOG:  execute " in line:
+                if "LOG:  statement: BEGIN" in line or "LOG:  statement: COMMIT" in line:
+                    continue
+                statements += 1
+                claims += self.CLAIM in line
+        return statements, claims
+
+
+def log_statements(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER SYSTEM SET log_statement = 'all'")
+        conn.execute("SELECT pg_reload_conf()")
 
 
 # --- the bots ---------------------------------------------------------------------------
@@ -254,7 +291,7 @@ def watch_until_finished(stub: Any, tid: str, timeout: float) -> tuple[threading
 
 
 def run_one(store: str, n: int, base: str | None, args: argparse.Namespace,
-            postmaster: int | None) -> dict[str, Any]:
+            postmaster: int | None, statements: StatementLog | None = None) -> dict[str, Any]:
     """One tournament on ``store`` ("sqlite" or "postgres") played by ``n`` processes."""
     from chinchon.v1 import tournament_pb2 as tpb
 
@@ -300,6 +337,7 @@ def run_one(store: str, n: int, base: str | None, args: argparse.Namespace,
                 bots0 = sum(cpu_seconds(p.pid) for p in run.bots)
                 ref0 = run.referee_cpu()
                 pg0 = postgres_cpu(pg) if pg else 0.0
+                log0 = statements.mark() if statements and pg else 0
                 t0 = time.perf_counter()
                 ch, stub = run.stub(0)
                 with ch:
@@ -312,6 +350,8 @@ def run_one(store: str, n: int, base: str | None, args: argparse.Namespace,
                 wall = finished[0] - t0
                 ref1 = run.referee_cpu()  # before they stop
                 pg1 = postgres_cpu(pg) if pg else 0.0
+                logged = (statements.count(log0, statements.mark()) if statements and pg
+                          else None)
             bots_cpu, counts = bots_cpu_and_counts(run, 60)
             bots_cpu -= bots0
         finally:
@@ -341,6 +381,8 @@ def run_one(store: str, n: int, base: str | None, args: argparse.Namespace,
         "postgres_us_per_decision": (pg1 - pg0) * 1e6 / d_ if pg else None,
         "xacts_per_game": (xact1[0] - xact0[0]) / g_ if store == "postgres" else None,
         "wal_kb_per_game": (xact1[1] - xact0[1]) / 1000 / g_ if store == "postgres" else None,
+        "statements_per_game": logged[0] / g_ if logged else None,
+        "claims_per_game": logged[1] / g_ if logged else None,
         "idle_s": idle_s, "idle_referee_ms_per_s_per_process": idle_ref * 1000,
         "idle_postgres_ms_per_s": idle_pg * 1000 if idle_pg is not None else None,
         "load": os.getloadavg()[0],
@@ -418,15 +460,21 @@ def markdown_medians(meds: list[dict[str, Any]]) -> str:
 
 
 @contextmanager
-def postgres_base(url: str | None) -> Iterator[str]:
-    """``url``, or for the duration a private cluster's (fsync on, as SQLite's FULL sync)."""
+def postgres_base(url: str | None, statements: bool
+                  ) -> Iterator[tuple[str, StatementLog | None]]:
+    """``url``, or for the duration a private cluster's (fsync on, as SQLite's FULL sync);
+    with ``statements``, the private cluster logs every statement."""
     if url:
-        yield url
+        yield url, None
         return
     from tests.postgres_support import start_cluster
 
     with start_cluster(55499, fsync=True) as cluster:  # durable, as SQLite is
-        yield cluster.url()
+        if not statements:
+            yield cluster.url(), None
+            return
+        log_statements(cluster.url())
+        yield cluster.url(), StatementLog(Path(cluster.socket_dir).parent / "log")
 
 
 def main() -> int:
@@ -451,6 +499,10 @@ def main() -> int:
     ap.add_argument("--postgres", metavar="URL",
                     help="a server whose user may create databases (default: start a private "
                     "cluster)")
+    ap.add_argument("--count-statements", action="store_true",
+                    help="log every statement on the private cluster and count them (and "
+                    "the claims of games) per game; the logging costs PostgreSQL CPU, so "
+                    "its CPU figures are not comparable with a run without")
     ap.add_argument("--json", help="also write the runs and medians to this file")
     ap.add_argument("--markdown", help="also write the tables to this file")
     args = ap.parse_args()
@@ -462,7 +514,9 @@ def main() -> int:
           + f"{os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     rows: list[dict[str, Any]] = []
-    with postgres_base(args.postgres) as base:
+    if args.count_statements and args.postgres:
+        ap.error("--count-statements needs the private cluster (no --postgres)")
+    with postgres_base(args.postgres, args.count_statements) as (base, statements):
         postmaster = postmaster_pid(base)
         if postmaster is None:
             print("PostgreSQL's processes are not visible here: its CPU is not measured",
@@ -471,7 +525,7 @@ def main() -> int:
                                                              for n in args.processes]
         for rnd in range(1, args.rounds + 1):
             for store, n in plan:
-                r = run_one(store, n, base, args, postmaster)
+                r = run_one(store, n, base, args, postmaster, statements)
                 r["round"] = rnd
                 rows.append(r)
                 print(f"  round {rnd} {label(r)}: {r['games']}/{r['scheduled']} games in "
@@ -480,6 +534,11 @@ def main() -> int:
                       flush=True)
     meds = medians(rows)
     text = markdown(rows) + "\n\nMedians:\n\n" + markdown_medians(meds)
+    if statements is not None:
+        text += "\n\nStatements per game (BEGIN and COMMIT left out), and claims of a game:\n\n"
+        text += "\n".join(f"- round {r['round']} {label(r)}: {r['statements_per_game']:.1f} "
+                           f"statements, {r['claims_per_game']:.2f} claims per game"
+                           for r in rows if r["statements_per_game"] is not None)
     print()
     print(text)
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
