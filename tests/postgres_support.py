@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,40 +51,64 @@ def _as(user: str | None, cmd: list[str]) -> list[str]:
     return cmd if user is None else ["runuser", "-u", user, "--", *cmd]
 
 
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[Cluster]:
+class ClusterError(Exception):
+    """PostgreSQL is not installed (``missing``) or did not start."""
+
+    def __init__(self, message: str, *, missing: bool = False) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
+@contextmanager
+def start_cluster(port: int = 55432, *, fsync: bool = False) -> Iterator[Cluster]:
+    """A private PostgreSQL cluster (initdb in a temporary folder, a Unix socket only,
+    user ``chinchon`` trusted), stopped and deleted on exit: for the tests' fixture and
+    bench/bench_shared.py. ``port`` only names the socket file. Raises
+    :class:`ClusterError` when PostgreSQL is missing or does not start."""
     bindir = _bindir()
     if bindir is None:
-        why = "PostgreSQL is not installed (Debian: apt-get install postgresql)"
-        if CI:
-            pytest.fail(why + "; .ci/run installs it")
-        pytest.skip(why)
+        raise ClusterError("PostgreSQL is not installed (Debian: apt-get install postgresql)",
+                           missing=True)
     runas = "postgres" if os.geteuid() == 0 else None
     top = tempfile.mkdtemp(prefix="chinchon-pg-")
-    data, sock = os.path.join(top, "data"), os.path.join(top, "sock")
-    os.mkdir(sock)
-    if runas is not None:
-        shutil.chown(top, runas)
-        shutil.chown(sock, runas)
-    os.chmod(top, 0o755)
-    port = 55432
-    subprocess.run(_as(runas, [f"{bindir}/initdb", "-D", data, "-A", "trust", "-U", "chinchon",
-                               "--no-sync", "-E", "UTF8"]),
-                   check=True, capture_output=True)
-    opts = (f"-k {sock} -p {port} -c listen_addresses='' -c fsync=off "
-            "-c max_connections=200")
-    started = subprocess.run(
-        _as(runas, [f"{bindir}/pg_ctl", "-D", data, "-o", opts, "-l", f"{top}/log", "-w",
-                    "-t", "120", "start"]), capture_output=True, text=True)
-    if started.returncode != 0:
-        log = Path(top, "log").read_text(encoding="utf-8", errors="replace")[-3000:]
-        pytest.fail(f"PostgreSQL did not start: {started.stderr}\n{log}")
     try:
-        yield Cluster(sock, port, "chinchon")
+        data, sock = os.path.join(top, "data"), os.path.join(top, "sock")
+        os.mkdir(sock)
+        if runas is not None:
+            shutil.chown(top, runas)
+            shutil.chown(sock, runas)
+        os.chmod(top, 0o755)
+        subprocess.run(_as(runas, [f"{bindir}/initdb", "-D", data, "-A", "trust", "-U",
+                                   "chinchon", "--no-sync", "-E", "UTF8"]),
+                       check=True, capture_output=True)
+        opts = (f"-k {sock} -p {port} -c listen_addresses='' -c fsync={'on' if fsync else 'off'} "
+                "-c max_connections=200")
+        started = subprocess.run(
+            _as(runas, [f"{bindir}/pg_ctl", "-D", data, "-o", opts, "-l", f"{top}/log", "-w",
+                        "-t", "120", "start"]), capture_output=True, text=True)
+        if started.returncode != 0:
+            log = Path(top, "log").read_text(encoding="utf-8", errors="replace")[-3000:]
+            raise ClusterError(f"PostgreSQL did not start: {started.stderr}\n{log}")
+        try:
+            yield Cluster(sock, port, "chinchon")
+        finally:
+            subprocess.run(_as(runas, [f"{bindir}/pg_ctl", "-D", data, "-m", "immediate", "-w",
+                                       "stop"]), capture_output=True)
     finally:
-        subprocess.run(_as(runas, [f"{bindir}/pg_ctl", "-D", data, "-m", "immediate", "-w",
-                                   "stop"]), capture_output=True)
         shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    try:
+        with start_cluster() as cluster:
+            yield cluster
+    except ClusterError as e:
+        if not e.missing:
+            pytest.fail(str(e))
+        if CI:
+            pytest.fail(f"{e}; .ci/run installs it")
+        pytest.skip(str(e))
 
 
 @pytest.fixture
