@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .record_files import FORMATS, RecordFormat, export_records
-from .storage import Store, StoreError, is_url, open_store
+from .storage import Store, StoreError, TournamentRow, is_url, open_store
 
 console = Console(highlight=False, soft_wrap=True)
 
@@ -59,24 +59,33 @@ def write_run_records(store: Store, tid: str, results: Path, fmt: str) -> int:
     return export_records(store, tid, results / "records", RecordFormat(fmt))
 
 
-def cmd_records(args: argparse.Namespace) -> int:
-    if not is_url(args.db) and not Path(args.db).exists():
-        console.print(f"[bold red]error:[/] no database at {escape(args.db)}")
+def open_tournament(db: str, tid: str | None) -> tuple[Store, TournamentRow] | int:
+    """The database ``db`` (a file or a URL) and its tournament ``tid`` (None: the
+    newest); or, having said why not, the exit code: 2 no database, 1 no tournament."""
+    if not is_url(db) and not Path(db).exists():
+        console.print(f"[bold red]error:[/] no database at {escape(db)}")
         return 2
     try:
-        store = open_store(args.db)
+        store = open_store(db)
     except StoreError as e:
         console.print(f"[bold red]error:[/] {escape(str(e))}")
         return 2
+    rows = store.tournaments()
+    row = next((r for r in rows if r.id == tid), None) if tid else (rows[0] if rows else None)
+    if row is None:
+        store.close()
+        console.print(f"[bold red]error:[/] no tournament {escape(tid)}" if tid
+                      else "no tournaments in this database")
+        return 1
+    return store, row
+
+
+def cmd_records(args: argparse.Namespace) -> int:
+    found = open_tournament(args.db, args.id)
+    if isinstance(found, int):
+        return found
+    store, row = found
     try:
-        rows = store.tournaments()
-        if not rows:
-            console.print("no tournaments in this database")
-            return 1
-        row = next((r for r in rows if r.id == args.id), None) if args.id else rows[0]
-        if row is None:
-            console.print(f"[bold red]error:[/] no tournament {escape(args.id)}")
-            return 1
         fmt = RecordFormat(args.format)
         out = Path(args.out)
         try:

@@ -47,13 +47,13 @@ from .director import Director
 from .launcher import BotProcess, Keep, launch
 from .logs import LogFormat, configure, get_logger
 from .record_files import remove_game_records
-from .records_cli import add_run_options, write_run_records
+from .records_cli import add_run_options, open_tournament, write_run_records
 from .records_cli import register as register_records
 from .referee import Referee
 from .report import write_results
 from .server import start_server, use_loop
 from .standings import Row, Standings
-from .storage import Store, StoreError, is_url, open_store
+from .storage import Store, StoreError, open_store
 from .tournament import Participant, SpecError, StartMode, TournamentSpec
 from .vocabulary import TournamentStatus
 from .web import RunningWeb, WebContext, parse_http, start_web
@@ -473,22 +473,13 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
-    if not is_url(args.db) and not Path(args.db).exists():
-        console.print(f"[bold red]error:[/] no database at {args.db}")
-        return 2
+    found = open_tournament(args.db, args.id)
+    if isinstance(found, int):
+        return found
+    store, row = found
     try:
-        store = open_store(args.db)
-    except StoreError as e:
-        console.print(f"[bold red]error:[/] {e}")
-        return 2
-    rows = store.tournaments()
-    if not rows:
-        console.print("no tournaments in this database")
-        return 1
-    row = next((r for r in rows if r.id == args.id), None) if args.id else rows[0]
-    if row is None:
-        console.print(f"[bold red]error:[/] no tournament {args.id}")
-        return 1
-    director = Director(Referee(), store, TokenBook())
-    console.print(standings_table(director.standings(row.id), f"{row.name} ({row.status})"))
+        director = Director(Referee(), store, TokenBook())
+        console.print(standings_table(director.standings(row.id), f"{row.name} ({row.status})"))
+    finally:
+        store.close()
     return 0
