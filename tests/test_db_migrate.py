@@ -19,44 +19,19 @@ from chinchon_referee.vocabulary import GameStatus
 
 from tests.helpers import ADMIN
 from tests.serve_support import Serve, admin_spec, free_port, launch_sdk_bots
-from tests.tournament_support import CLI
+from tests.tournament_support import CLI, sdk_cup
 from tests.waits import until_sync
 from tests.web_support import ServeWeb, get_json
 
 ADMIN_MD = (("authorization", f"Bearer {ADMIN}"),)
 
-CUP = """
-name = "Postgres cup"
-table_size = 2
-games_per_pairing = 2
-concurrency = 3
-start = "when_connected"
-seed = "pg-cup"
 
-[rules]
-score_limit = 40
-
-[time_control]
-per_move = 2.0
-bank = 10.0
-
-[[participants]]
-name = "greedy-py"
-command = ["{python}", "-m", "chinchon.sdk", "--bot", "greedy"]
-
-[[participants]]
-name = "random-py"
-command = ["{python}", "-m", "chinchon.sdk", "--bot", "random"]
-
-[[participants]]
-name = "greedy-2"
-command = ["{python}", "-m", "chinchon.sdk", "--bot", "greedy"]
-"""
 
 
 def _run_cup(tmp_path: Path, db: str, out: str) -> None:
-    toml = tmp_path / "cup.toml"
-    toml.write_text(CUP, encoding="utf-8")
+    toml = sdk_cup(tmp_path / "cup.toml", "Postgres cup", "pg-cup", games_per_pairing=2,
+                   score_limit=40, concurrency=3,
+                   bots=(("greedy-py", "greedy"), ("random-py", "random"), ("greedy-2", "greedy")))
     proc = subprocess.run(
         [*CLI, "tournament", "run", str(toml), "--results", str(tmp_path / out), "--db", db,
          "--quiet"], capture_output=True, text=True, timeout=240, cwd=tmp_path)

@@ -21,6 +21,7 @@ from tests.tournament_support import (
     CLI,
     PLAYED,
     check_record,
+    sdk_cup,
 )
 from tests.waits import until_sync
 
@@ -253,31 +254,8 @@ def test_the_demo_tournament_file_checks(tmp_path: Path) -> None:
 
 
 def _two_bot_cup(tmp_path: Path) -> Path:
-    toml = tmp_path / "twice.toml"
-    toml.write_text("""
-name = "Twice cup"
-table_size = 2
-games_per_pairing = 2
-concurrency = 2
-start = "when_connected"
-seed = "twice-seed"
-
-[rules]
-score_limit = 30
-
-[time_control]
-per_move = 2.0
-bank = 10.0
-
-[[participants]]
-name = "greedy-py"
-command = ["{python}", "-m", "chinchon.sdk", "--bot", "greedy"]
-
-[[participants]]
-name = "random-py"
-command = ["{python}", "-m", "chinchon.sdk", "--bot", "random"]
-""", encoding="utf-8")
-    return toml
+    return sdk_cup(tmp_path / "twice.toml", "Twice cup", "twice-seed", games_per_pairing=2,
+                   score_limit=30)
 
 
 def _run(toml: Path, cwd: Path, *flags: str) -> subprocess.CompletedProcess[str]:

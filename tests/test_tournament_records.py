@@ -14,33 +14,15 @@ from pathlib import Path
 from chinchon_referee.record_files import load_record, write_record
 from chinchon_referee.storage import open_store
 
-from tests.tournament_support import CLI, PLAYED, check_record
+from tests.tournament_support import CLI, PLAYED, check_record, sdk_cup
 from tests.waits import until_sync
 
 GAMES = 4
 
 
 def _cup(tmp_path: Path) -> Path:
-    toml = tmp_path / "cup.toml"
-    toml.write_text(f"""
-name = "Records cup"
-games_per_pairing = {GAMES}
-concurrency = 2
-start = "when_connected"
-seed = "records-seed"
-[rules]
-score_limit = 40
-[time_control]
-per_move = 2.0
-bank = 10.0
-[[participants]]
-name = "greedy-py"
-command = ["{{python}}", "-m", "chinchon.sdk", "--bot", "greedy"]
-[[participants]]
-name = "random-py"
-command = ["{{python}}", "-m", "chinchon.sdk", "--bot", "random"]
-""", encoding="utf-8")
-    return toml
+    return sdk_cup(tmp_path / "cup.toml", "Records cup", "records-seed",
+                   games_per_pairing=GAMES, score_limit=40)
 
 
 def _cli(*args: str, cwd: Path, code: int = 0) -> str:

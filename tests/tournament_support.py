@@ -91,3 +91,29 @@ class InProcess:
     def ended(self) -> Counter[str]:
         """Game ids of the 'game ended' events, with how often each came."""
         return Counter(e.game_id for e in self.events if e.result is not None)
+
+
+def sdk_cup(path: Path, name: str, seed: str, *, games_per_pairing: int, score_limit: int,
+            concurrency: int = 2, bots: tuple[tuple[str, str], ...] = (
+                ("greedy-py", "greedy"), ("random-py", "random"))) -> Path:
+    """Write at ``path`` the declaration of a 2-player round-robin of SDK engine bots
+    (name, engine bot), started when they are connected, a 2 s + 10 s clock."""
+    participants = "".join(
+        f'\n[[participants]]\nname = "{b}"\n'
+        f'command = ["{{python}}", "-m", "chinchon.sdk", "--bot", "{kind}"]\n'
+        for b, kind in bots)
+    path.write_text(f"""name = "{name}"
+table_size = 2
+games_per_pairing = {games_per_pairing}
+concurrency = {concurrency}
+start = "when_connected"
+seed = "{seed}"
+
+[rules]
+score_limit = {score_limit}
+
+[time_control]
+per_move = 2.0
+bank = 10.0
+{participants}""", encoding="utf-8")
+    return path
