@@ -386,9 +386,13 @@ async def stream_on_now(target: str, token: str) -> bool:
     try:
         call = await hello(target, token)
     except grpc.aio.AioRpcError as e:
-        assert e.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert e.code() == grpc.StatusCode.UNAUTHENTICATED, (e.code(), e.details())
         return False
-    call.cancel()
+    # Closed the polite way, and waited for: the referee has let it go when this returns
+    # (a probe repeated in a loop never piles up streams against the per-bot cap).
+    await call.done_writing()
+    while await call.read() is not grpc.aio.EOF:
+        pass
     return True
 
 
