@@ -184,8 +184,12 @@ class Run:
         self.tmp, self.db, self.n = tmp, db, n
         self.servers: list[Serve] = []
         self.bots: list[subprocess.Popen[bytes]] = []
-        for i in range(n):
-            self.servers.append(Serve(tmp, free_port(), db, i, extra))
+        try:
+            for i in range(n):
+                self.servers.append(Serve(tmp, free_port(), db, i, extra))
+        except BaseException:
+            self.close()  # those already started
+            raise
         self.ports = [s._listening()[0]["port"] for s in self.servers]
         self.names = [s._listening()[0].get("process", "") for s in self.servers]
 
