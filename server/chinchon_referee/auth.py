@@ -7,6 +7,8 @@ UNAUTHENTICATED and nothing else; admin calls need the admin token.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import hmac
 import secrets
@@ -108,14 +110,26 @@ class TokenBook:
         return sorted(set(self._bots.values()))
 
 
+#: How long a refused stream is given to send its first message (see ``_deny``).
+FIRST_MESSAGE_WAIT = 1.0
+
+
 def _deny(handler: grpc.RpcMethodHandler[Any, Any], message: str) -> grpc.RpcMethodHandler[Any, Any]:
     async def abort(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
 
+    async def abort_stream(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        # The client's first message is read (a second at most) before the refusal: a
+        # client that writes at once (a bot's hello) then reads UNAUTHENTICATED, instead
+        # of gRPC's "Internal error from Core" when its write raced the call's end.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(anext(aiter(requests)), FIRST_MESSAGE_WAIT)
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
+
     if handler.request_streaming and handler.response_streaming:
-        return grpc.stream_stream_rpc_method_handler(abort)
+        return grpc.stream_stream_rpc_method_handler(abort_stream)
     if handler.request_streaming:
-        return grpc.stream_unary_rpc_method_handler(abort)
+        return grpc.stream_unary_rpc_method_handler(abort_stream)
     if handler.response_streaming:
         return grpc.unary_stream_rpc_method_handler(abort)
     return grpc.unary_unary_rpc_method_handler(abort)
