@@ -9,7 +9,6 @@ every heartbeat in any case), and the streams counted are every process's."""
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from typing import Any
 
 import grpc
@@ -32,13 +31,15 @@ class BotsAdmin:
 
     director: Director
 
-    def _streams(self) -> Counter[str]:
-        """Each bot's open streams, on every process of a shared database."""
-        out = Counter({b: c.streams for b, c in stream_counts(self.director.referee).items()})
+    def _streams(self) -> dict[str, tuple[BotStreams, int]]:
+        """Each bot's open streams and the processes they are on: this one, and on a
+        shared database the others (as of their last heartbeat)."""
+        counts = {b: (c, 1) for b, c in stream_counts(self.director.referee).items()}
         if self.director.cluster is not None:
-            for b, (c, _n) in self.director.cluster.streams_elsewhere().items():
-                out[b] += c.streams
-        return out
+            for b, (c, n) in self.director.cluster.streams_elsewhere().items():
+                mine, m = counts.get(b, (BotStreams(), 0))
+                counts[b] = (mine + c, m + n)
+        return counts
 
     def _told(self) -> None:
         """The registered bots changed: the other processes read them again."""
@@ -49,10 +50,12 @@ class BotsAdmin:
         """When ``name`` was registered (read in a worker thread)."""
         return (await asyncio.to_thread(self.director.store.bot_created)).get(name)
 
-    def _bot(self, name: str, when: float | None) -> tpb.BotInfo:
+    def _bot(self, name: str, when: float | None,
+             streams: dict[str, tuple[BotStreams, int]] | None = None) -> tpb.BotInfo:
         ts = Timestamp()
         ts.FromNanoseconds(int((when or 0) * 1e9))
-        return tpb.BotInfo(name=name, created=ts, streams=self._streams()[name])
+        counted = (self._streams() if streams is None else streams).get(name)
+        return tpb.BotInfo(name=name, created=ts, streams=counted[0].streams if counted else 0)
 
     def _end_streams(self, name: str, why: str) -> int:
         """End the bot's streams here (the other processes end theirs when told)."""
@@ -79,7 +82,9 @@ class BotsAdmin:
 
     async def ListBots(self, request: tpb.ListBotsRequest, context: Any) -> tpb.ListBotsResponse:
         created = await asyncio.to_thread(self.director.store.bot_created)
-        return tpb.ListBotsResponse(bots=[self._bot(n, c) for n, c in sorted(created.items())])
+        streams = self._streams()  # counted once for the whole list
+        return tpb.ListBotsResponse(bots=[self._bot(n, c, streams)
+                                          for n, c in sorted(created.items())])
 
     async def AddBot(self, request: tpb.AddBotRequest, context: Any) -> tpb.AddBotResponse:
         name = request.name
@@ -123,12 +128,7 @@ class BotsAdmin:
     async def ListConnectedBots(
         self, request: tpb.ListConnectedBotsRequest, context: Any
     ) -> tpb.ListConnectedBotsResponse:
-        here = stream_counts(self.director.referee)
-        counts = {b: (c, 1) for b, c in here.items()}
-        if self.director.cluster is not None:  # and on the other processes
-            for b, (c, n) in self.director.cluster.streams_elsewhere().items():
-                mine, m = counts.get(b, (BotStreams(), 0))
-                counts[b] = (mine + c, m + n)
+        counts = self._streams()
         return tpb.ListConnectedBotsResponse(bots=[
             tpb.ConnectedBot(name=b, streams=c.streams, seated=c.seated, idle=c.idle,
                              other=c.other, processes=n)

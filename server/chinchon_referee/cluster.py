@@ -65,16 +65,17 @@ def process_name() -> str:
 
 
 class Cluster:
-    def __init__(self, store: Store, referee: Referee, tokens: TokenBook, *, url: str,
-                 lease: float = LEASE, address: str = "", http: str = "") -> None:
+    def __init__(self, store: Store, referee: Referee, tokens: TokenBook, *,
+                 lease: float = LEASE) -> None:
         if not lease > 0:
             raise ValueError(f"lease {lease}: give seconds, more than 0")
         self.store = store
         self.referee = referee
         self.tokens = tokens
         self.lease = lease
-        self.address = address
-        self.http = http
+        #: Where this process serves, and its web view's URL ("": none): set by start.
+        self.address = ""
+        self.http = ""
         self.owner = process_name()
         #: A number of this process's own (where it begins among the first games).
         self.slot = int.from_bytes(hashlib.sha256(self.owner.encode()).digest()[:4], "big")
@@ -108,8 +109,10 @@ class Cluster:
         """Seconds between two heartbeats."""
         return self.lease / BEATS_PER_LEASE
 
-    async def start(self) -> None:
-        """Listen to the others, say this process is here, and beat from now on."""
+    async def start(self, address: str, http: str) -> None:
+        """Listen to the others, say this process is here (serving at ``address``, its
+        web view at the URL ``http``, "" if none), and beat from now on."""
+        self.address, self.http = address, http
         self._loop = asyncio.get_running_loop()
         await asyncio.to_thread(self._bus.start)
         await self.beat()
@@ -160,9 +163,8 @@ class Cluster:
             log.warning("process_row_left", error=str(e))
         else:
             if handed:
-                self.voids += 1
-                self.publish(VOIDED, n=handed)
                 log.info("games_handed_back", count=handed)
+                self._voided(handed)
         await asyncio.to_thread(self._sender.shutdown, True)  # what was said goes out first
         await asyncio.to_thread(self._bus.stop)
 
@@ -198,10 +200,6 @@ class Cluster:
         """The web view's URL of the live process ``owner`` (None: it has none)."""
         p = self._others.get(owner)
         return p.http or None if p is not None else None
-
-    @property
-    def others(self) -> list[ProcessRow]:
-        return sorted(self._others.values(), key=lambda p: p.started)
 
     # -- the bus --------------------------------------------------------------------------
     def publish(self, kind: str, **fields: Any) -> None:
@@ -254,6 +252,12 @@ class Cluster:
             handler({})
         self.soon(self.beat())
 
+    def _voided(self, n: int) -> None:
+        """This process voided ``n`` games: its runs and the others' read their
+        scheduled games again."""
+        self.voids += 1
+        self.publish(VOIDED, n=n)
+
     def _woken(self) -> None:
         for callback in list(self._wake):
             callback()
@@ -263,7 +267,7 @@ class Cluster:
         loop = asyncio.get_running_loop()
         due = loop.time()
         while True:
-            # At a steady rate, however long a heartbeat takes (never two at once).
+            # At a steady rate, however long a heartbeat takes.
             due = max(due + self.tick, loop.time())
             await asyncio.sleep(due - loop.time())
             await self.beat()
@@ -285,8 +289,7 @@ class Cluster:
         if voided:
             log.info("games_voided", count=voided, why="their process stopped renewing its "
                      "leases: they will be played again from the same deal")
-            self.voids += 1
-            self.publish(VOIDED, n=voided)
+            self._voided(voided)
         if generation == self.tokens.generation:
             self.sync_tokens(registered)
         self._woken()

@@ -47,7 +47,7 @@ from .remaining import Remaining
 from .round_robin import RoundRobin
 from .seating import Seating
 from .standings import Standings, stored_standings
-from .storage import GameRow, Store, StoreUnavailable
+from .storage import GameRow, Store, StoreUnavailable, TournamentRow
 from .tournament import Participant, TournamentSpec, schedule, start_time
 from .twins import twin_running
 from .vocabulary import GameStatus, TournamentStatus
@@ -115,8 +115,7 @@ class Director:
         row = self.store.tournament(tid)
         if row is None:
             raise KeyError(tid)
-        # Keys starting with "_" are bookkeeping of the tools that created the row.
-        return TournamentSpec.from_dict({k: v for k, v in row.spec.items() if not k.startswith("_")})
+        return _declared(row)
 
     # -- running --------------------------------------------------------------------------
     def start(self, tid: str, resumed: bool = False) -> None:
@@ -219,8 +218,7 @@ class Director:
                      why="no such tournament" if row is None else f"it is {row.status}")
             return
         self.events.prime(tid, row.status, counts)
-        spec = TournamentSpec.from_dict({k: v for k, v in row.spec.items()
-                                         if not k.startswith("_")})
+        spec = _declared(row)
         if row.status is TournamentStatus.SCHEDULED and not force_start:
             await self._wait_for_start(tid, spec)
         elif resumed:
@@ -260,7 +258,7 @@ class Director:
         # voids changed) or this process has none left (``look``: something happened).
         voids_seen = self.cluster.voids if self.cluster is not None else 0
         look = False
-        stale: list[str] = []  # games found taken by another process
+        stale = False  # a game was found taken by another process: prune the list
 
         def launch(game: GameRow, mode: str, seats: list[Seat] | None = None) -> None:
             pending.remove(game)
@@ -268,12 +266,11 @@ class Director:
             in_flight.add(game.id)
 
             async def one() -> None:
-                nonlocal look
+                nonlocal look, stale
                 try:
                     what = await self._play(tid, spec, game, mode, seats,
                                             may_replay=game.id not in replayed)
-                    if what is Played.GONE:
-                        stale.append(game.id)  # the list is stale: read it again
+                    stale = stale or what is Played.GONE
                     if what is Played.AGAIN:
                         replayed.add(game.id)
                     elif what is Played.RETRY:
@@ -317,7 +314,7 @@ class Director:
                         break  # every game is finished, by whichever process
                     pending[:] = fresh or []
                 elif stale:
-                    stale.clear()
+                    stale = False
                     await self.rows.prune(pending)
                 for b in absent.returned(self.referee.lobby.connected):
                     log.info("bot_back", tournament=tid, bot=b)
@@ -492,3 +489,9 @@ class Director:
     def watch(self, tid: str) -> AsyncIterator[TournamentEvent]:
         """Live events until the tournament ends (ends at once if it already has)."""
         return self.events.watch(tid)
+
+
+def _declared(row: TournamentRow) -> TournamentSpec:
+    """The declaration a stored tournament was created from (keys starting with "_" are
+    bookkeeping of the tools that created the row)."""
+    return TournamentSpec.from_dict({k: v for k, v in row.spec.items() if not k.startswith("_")})

@@ -31,8 +31,6 @@ from .vocabulary import GameStatus
 
 log = get_logger("director")
 _R = TypeVar("_R")
-#: Scheduled games read at once (shared mode reads them again).
-SCHEDULED_PAGE = 2000
 #: Pending games whose status is read again when a claim finds one taken.
 PRUNE = 256
 #: Only the scheduled games.
@@ -136,12 +134,7 @@ class GameRows:
             counts = self.store.status_counts(tid)
             if counts[GameStatus.SCHEDULED] == counts[GameStatus.RUNNING] == 0:
                 return None
-            out: list[GameRow] = []
-            after = -1
-            while page := self.store.games_page(tid, after, SCHEDULED_PAGE, _SCHEDULED):
-                out += page
-                after = page[-1].seq
-            return out
+            return self.store.schedule(tid, _SCHEDULED)
 
         try:
             games = await asyncio.to_thread(read)

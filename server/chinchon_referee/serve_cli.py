@@ -226,9 +226,7 @@ async def serve(args: argparse.Namespace) -> int:
     referee = Referee(config, practice_secret=store.secret("practice_secret"))
     referee.listeners.append(persist_outcomes(store, config.limits))
 
-    cluster = (Cluster(store, referee, tokens, url=args.db, lease=args.lease,
-                       address=args.address, http=args.http or "")
-               if args.shared else None)
+    cluster = Cluster(store, referee, tokens, lease=args.lease) if args.shared else None
 
     def add_services(server: Any, ref: Referee, book: TokenBook) -> dict[str, Any]:
         return add_admin_service(server, ref, book, store, cluster)
@@ -257,9 +255,8 @@ async def serve(args: argparse.Namespace) -> int:
             return 2
         print(json.dumps({"event": "web", "url": site.url, "port": site.port}), flush=True)
     if cluster is not None:
-        cluster.address = f"{args.address.rpartition(':')[0]}:{running.port}"
-        cluster.http = (args.http_url or site.url) if site is not None else ""
-        await cluster.start()
+        await cluster.start(f"{args.address.rpartition(':')[0]}:{running.port}",
+                            (args.http_url or site.url) if site is not None else "")
     tune_gc()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -260,8 +260,9 @@ class Store(ABC):
         their records only if ``records`` (else None)."""
 
     @abstractmethod
-    def schedule(self, tid: str) -> list[GameRow]:
-        """Every game of ``tid``, without records, in schedule order (read in pages)."""
+    def schedule(self, tid: str, where: GameFilter = ANY_GAME) -> list[GameRow]:
+        """Every game of ``tid`` matching ``where``, without records, in schedule order
+        (read in pages)."""
 
     @abstractmethod
     def finished_scores(self, tid: str, after_seq: int, limit: int) -> list[GameRow]:

@@ -220,10 +220,10 @@ class SqlStore(Store):
             args.append(like_json_string(where.winner))
         return self._games(sql + " ORDER BY seq LIMIT ?", [*args, limit], records)
 
-    def schedule(self, tid: str) -> list[GameRow]:
+    def schedule(self, tid: str, where: GameFilter = ANY_GAME) -> list[GameRow]:
         out: list[GameRow] = []
         after = -1
-        while page := self.games_page(tid, after, SCHEDULE_PAGE):
+        while page := self.games_page(tid, after, SCHEDULE_PAGE, where):
             out += page
             after = page[-1].seq
         return out
