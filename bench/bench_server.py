@@ -185,14 +185,14 @@ def _recv(pipe: Any, timeout: float, what: str) -> Any:
 def server_loop() -> None:
     """The event loop of the server processes (echo and referee alike), as
     ``chinchon serve --loop`` chooses it."""
-    from chinchon_referee.server import use_loop
+    from chinchon_referee.service.server import use_loop
 
     use_loop(os.environ.get("BENCH_LOOP", "auto"))
 
 
 def client_loop() -> None:
     """The event loop of the client processes (echo clients and bots alike)."""
-    from chinchon_referee.server import use_loop
+    from chinchon_referee.service.server import use_loop
 
     use_loop(os.environ.get("BENCH_CLIENT_LOOP", "asyncio"))
 
@@ -431,7 +431,7 @@ async def _referee_harness(pipe: Any, names: list[str]) -> None:
     from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
     from chinchon_referee.logs import configure
     from chinchon_referee.referee import WriteGate
-    from chinchon_referee.server import start_server, tune_gc
+    from chinchon_referee.service.server import start_server, tune_gc
 
     WriteGate.enabled = os.environ.get("BENCH_WRITE_GATE", "on") == "on"
     tune = os.environ.get("BENCH_GC", "1") == "1"
@@ -781,7 +781,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="shorter measurement windows")
     ap.add_argument("--smoke", action="store_true",
                     help="windows of a second or two and few streams: checks that every "
-                    "part runs (tests/test_bench_server.py), measures nothing")
+                    "part runs (tests/bench/test_bench_server.py), measures nothing")
     ap.add_argument("--streams", type=int, default=100,
                     help="echo streams = concurrent games (default 100)")
     ap.add_argument("--client-procs", type=int, default=1,

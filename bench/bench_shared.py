@@ -27,7 +27,7 @@ in the database and the WAL written. Decisions are the bots' answers.
     python bench/bench_shared.py --count-statements --rounds 1    # statements and claims per game
     python bench/bench_shared.py --postgres "postgresql://me@/postgres?host=/tmp/pg&port=5432"
 
-Needs the dev extras (it reuses tests/postgres_support.py and tests/serve_support.py)
+Needs the dev extras (it reuses tests/support/postgres.py and tests/support/serve.py)
 and PostgreSQL's server binaries (initdb) unless given ``--postgres``.
 """
 
@@ -57,8 +57,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))
 from bench_tournament import CLK_TCK, cpu_seconds  # noqa: E402
 
-from tests.helpers import ADMIN  # noqa: E402
-from tests.serve_support import Serve, db_games, free_port  # noqa: E402
+from tests.support.helpers import ADMIN  # noqa: E402
+from tests.support.serve import Serve, db_games, free_port  # noqa: E402
 
 AUTH = (("authorization", f"Bearer {ADMIN}"),)
 
@@ -305,7 +305,7 @@ def run_one(store: str, n: int, base: str | None, args: argparse.Namespace,
     with tempfile.TemporaryDirectory(prefix="bench-shared-") as tmpname:
         tmp = Path(tmpname)
         if store == "postgres":
-            from chinchon_referee.storage.postgres import create_database
+            from tests.support.postgres import create_database
 
             assert base is not None
             db = create_database(base)
@@ -471,7 +471,7 @@ def postgres_base(url: str | None, statements: bool
     if url:
         yield url, None
         return
-    from tests.postgres_support import start_cluster
+    from tests.support.postgres import start_cluster
 
     with start_cluster(55499, fsync=True) as cluster:  # durable, as SQLite is
         if not statements:

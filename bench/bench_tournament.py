@@ -82,22 +82,23 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
     runs SDK bots so). ``tid``: the tournament's id (the deals depend on it and the
     seed; None: a new random one). ``postgres``: a PostgreSQL URL whose user may create
     databases: the tournament is stored in a new database there instead of SQLite.
-    ``watchers``: serve the web view on the referee's loop and keep that many event
-    streams on it from another process (bench_web.py's watcher) while the games run."""
+    ``watchers``: serve the web view (its own process, fed by this referee, as
+    ``chinchon serve --http`` does) and keep that many event streams on it from another
+    process (bench_web.py's watcher) while the games run."""
     from chinchon_referee.auth import TokenBook
     from chinchon_referee.config import RefereeConfig
-    from chinchon_referee.director import Director
+    from chinchon_referee.director.director import Director
     from chinchon_referee.logs import configure
     from chinchon_referee.referee import Referee
-    from chinchon_referee.server import start_server, tune_gc
+    from chinchon_referee.service.server import start_server, tune_gc
     from chinchon_referee.storage import SqliteStore, open_store
-    from chinchon_referee.tournament import Participant, TournamentSpec
+    from chinchon_referee.tournament.model import Participant, TournamentSpec
 
     configure("warning", "text")
     with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
         pg_db = None
         if postgres:
-            from chinchon_referee.storage.postgres import create_database
+            from tests.support.postgres import create_database
 
             pg_db = create_database(postgres)
         store = open_store(pg_db) if pg_db else SqliteStore(str(Path(tmp) / "tournament.sqlite3"))
@@ -122,8 +123,7 @@ async def run_one(concurrency: int, gpp: int, bots: int, timeout: float,
         server = await start_server("127.0.0.1:0", config, tokens, referee=referee)
         site = None
         if watchers:
-            from chinchon_referee.web.app import WebContext
-            from chinchon_referee.web.serving import start_web
+            from chinchon_referee.web.spawn import WebContext, start_web
 
             site = await start_web(WebContext(referee=referee, db=store.target,
                                               max_subscribers=watchers + 10,
@@ -279,7 +279,7 @@ def main() -> int:
     ap.add_argument("--loop", default="auto", choices=("auto", "uvloop", "asyncio"),
                     help="the event loop (auto: uvloop where installed, as chinchon serve)")
     args = ap.parse_args()
-    from chinchon_referee.server import use_loop
+    from chinchon_referee.service.server import use_loop
 
     loop = use_loop(args.loop)
     gpp = 4 if args.quick else args.games_per_pairing

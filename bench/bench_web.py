@@ -3,7 +3,8 @@ watchers (Server-Sent Events clients in another process) against none, interleav
 
 The tournament is bench_tournament.py's (``run_one``: an in-process referee, a SQLite
 store in a temporary folder, fast raw bots) with, for the watched run, the web view
-started on the same event loop, as ``chinchon serve --http`` runs it. The watcher
+started as ``chinchon serve --http`` starts it (a process of its own, fed by the
+referee: web/spawn.py). The watcher
 process keeps N event streams open: a fifth on the tournament's events, the rest on
 the live tables of the games running now (it asks ``/api/t/T`` which games run and
 follows them as they change), reading every byte.
@@ -92,7 +93,7 @@ def main() -> int:
     ap.add_argument("--games-per-pairing", type=int, default=4)
     ap.add_argument("--bots", type=int, default=6)
     args = ap.parse_args()
-    from chinchon_referee.server import use_loop
+    from chinchon_referee.service.server import use_loop
 
     loop = use_loop("auto")
     print(f"{args.bots} bots, {args.games_per_pairing} games per pairing, {args.watchers} "

@@ -13,19 +13,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chinchon_referee.admin import add_admin_service
 from chinchon_referee.auth import TokenBook
 from chinchon_referee.config import RefereeConfig
 from chinchon_referee.processes import spawn as spawn_process
-from chinchon_referee.server import RunningServer, start_server
+from chinchon_referee.service.server import RunningServer, start_server
+from chinchon_referee.service.tournaments import add_admin_service
 from chinchon_referee.storage import SqliteStore
 
-from tests.fixture_types import SpawnBot, SpawnChild, StartAdminServer, StartEnv, StartServer
-from tests.helpers import BotProc, spawn, start, stop
-
-# PostgreSQL for the tests that need it (started once, on first use): fixtures.
-from tests.postgres_support import db_target, pg_cluster, pg_url  # noqa: F401
-from tests.tournament_support import InProcess
+# The C++ sample bot, built once per run (tests/support/cpp.py), and PostgreSQL
+# for the tests that need it (started once, on first use): fixtures.
+from tests.support.cpp import cpp_bot, cpp_build_started  # noqa: F401
+from tests.support.fixture_types import SpawnBot, SpawnChild, StartAdminServer, StartEnv, StartServer
+from tests.support.helpers import Bot, BotProc, bot_token, spawn, start, stop
+from tests.support.inproc import BotKind, RawBot, SdkBot
+from tests.support.inproc import start as start_in_process
+from tests.support.postgres import db_target, pg_cluster, pg_url  # noqa: F401
+from tests.support.sandbox import confinement, place, sandboxed  # noqa: F401
+from tests.support.schedule import slowest_first
+from tests.support.tournament import InProcess
 
 
 @pytest.fixture
@@ -57,12 +62,17 @@ async def server(request: pytest.FixtureRequest, servers: StartServer) -> Runnin
 
 @pytest.fixture
 async def bots(servers: StartServer) -> AsyncIterator[SpawnBot]:
-    """A factory of bot processes (``helpers.spawn``); every one is killed afterwards,
-    before the servers stop (this fixture is set up after ``servers``, so torn down first)."""
-    procs: list[BotProc] = []
+    """A factory of bots: a bot process for a command (``helpers.spawn``), a bot task on
+    this loop for ``inproc.raw(...)`` / ``inproc.sdk(...)`` (tests/support/inproc.py); every one
+    is ended afterwards, before the servers stop (this fixture is set up after
+    ``servers``, so torn down first)."""
+    procs: list[Bot] = []
 
-    async def _spawn(cmd: Sequence[str], server: RunningServer, name: str) -> BotProc:
-        proc = await spawn(cmd, server, name)
+    async def _spawn(cmd: Sequence[str] | BotKind, server: RunningServer, name: str) -> Bot:
+        if isinstance(cmd, RawBot | SdkBot):
+            proc: Bot = await start_in_process(cmd, server.target, bot_token(name), name)
+        else:
+            proc = await spawn(cmd, server, name)
         procs.append(proc)
         return proc
 
@@ -144,3 +154,8 @@ async def admin_servers() -> AsyncIterator[StartAdminServer]:
 def results_dir(tmp_path: Path) -> Path:
     """A temporary folder for a tournament's results (not created: the CLI creates it)."""
     return tmp_path / "results"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slowest files first, for xdist's workers (tests/support/schedule.py)."""
+    slowest_first(items)

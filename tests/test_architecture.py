@@ -1,92 +1,62 @@
-"""The shape of the code: no import circle among the project's modules, and no server
-module too long to take in (issue #13: one idea per module)."""
+"""The shape of the code (issues #13 and #24): no import circle among the project's
+modules; the layers as rules of which package may import which; and no function too
+long to take in (modules are cut by idea, not squeezed under a line count).
+
+``python -m tests.test_architecture`` prints the figures: modules, arrows (imports
+between the project's modules) and the longest import chain."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
-import pytest
+from tests.support.imports import import_graph, project_modules
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Where the project's packages live: the directory that holds each top-level package.
-SOURCES = {"chinchon": ROOT / "client_sdk", "chinchon_referee": ROOT / "server"}
 SERVER = ROOT / "server" / "chinchon_referee"
-MAX_LINES = 500
-#: Server modules allowed above MAX_LINES, each with the reason (none today).
-LONG_MODULES: dict[str, str] = {}
 
+#: The rooms of the house and what each may import besides itself: read it as the layers,
+#: top to bottom. ``base`` is the server's small shared root (auth, config, logs,
+#: processes, vocabulary); ``sdk.*`` are the bot author's packages (client_sdk/chinchon),
+#: which never import the server. Any arrow not allowed here fails the test below.
+SDK_USED_BY_SERVER = {"sdk.engine", "sdk.v1", "sdk.wire", "sdk.strategies"}
+LAYERS: dict[str, set[str]] = {
+    "sdk.engine": set(),                      # the rules: pure, standard library only
+    "sdk.v1": set(),                          # generated protobuf code
+    "sdk.wire": {"sdk.engine", "sdk.v1"},
+    "sdk.strategies": {"sdk.engine"},
+    "sdk.sdk": {"sdk.engine", "sdk.v1", "sdk.wire", "sdk.strategies"},
+    "sdk": set(),
+    "base": {"sdk.v1"},
+    "launch": {"base"},
+    "storage": {"base", "sdk.engine"},
+    "referee": {"base", *SDK_USED_BY_SERVER},
+    "tournament": {"base", "storage", *SDK_USED_BY_SERVER},
+    "cluster": {"base", "storage", "referee", *SDK_USED_BY_SERVER},
+    "director": {"base", "storage", "referee", "tournament", "cluster", *SDK_USED_BY_SERVER},
+    # the standing ladder (issue #28): its pure core, its rows, its runner on a referee
+    "ladder": {"base", "storage", "referee", "tournament", *SDK_USED_BY_SERVER},
+    "web": {"base", "storage", "referee", "tournament", "ladder", *SDK_USED_BY_SERVER},
+    "service": {"base", "storage", "referee", "tournament", "cluster", "director",
+                "ladder", *SDK_USED_BY_SERVER},
+    "tools": {"base", "sdk.engine"},
+    "cli": {"base", "launch", "storage", "referee", "tournament", "cluster", "director",
+            "ladder", "web", "service", *SDK_USED_BY_SERVER},
+}
+#: The server's shared root: the modules directly in chinchon_referee/.
+BASE = {"auth", "config", "fdlimit", "logs", "metrics", "pools", "processes", "vocabulary"}
 
-def _modules() -> dict[str, Path]:
-    """Every module of the project's packages, by dotted name (a package by its own name)."""
-    out: dict[str, Path] = {}
-    for top, base in SOURCES.items():
-        for path in sorted((base / top).rglob("*.py")):
-            parts = list(path.relative_to(base).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            out[".".join(parts)] = path
-    return out
-
-
-def _type_checking_only(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """The import statements of a module, at any depth (functions included: an import
-    in a function body runs when it is called), except those under ``if TYPE_CHECKING:``
-    (they never run)."""
-    found: list[ast.Import | ast.ImportFrom] = []
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking_only(node):
-            for child in node.orelse:
-                visit(child)
-            return
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            found.append(node)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return found
-
-
-def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """For each module, the project's modules its import statements load by name. ``from
-    P import x`` loads module ``P.x`` when that is a module, else ``P`` (``x`` is a name
-    in it); relative imports are resolved against the importing module's package."""
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        edges: set[str] = set()
-        for node in _imports(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            else:
-                if node.level:
-                    base = package.split(".")
-                    base = base[: len(base) - (node.level - 1)]
-                    assert base, f"{path}: relative import above the top package"
-                    origin = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    origin = node.module or ""
-                targets = [
-                    f"{origin}.{a.name}" if f"{origin}.{a.name}" in modules else origin
-                    for a in node.names
-                ]
-            for target in targets:
-                # ``import a.b.c`` loads a, a.b and a.b.c: the edge that matters is the
-                # deepest module of the project it names.
-                while target and target not in modules:
-                    target = target.rpartition(".")[0]
-                if target and target != name:
-                    edges.add(target)
-        graph[name] = edges
-    return graph
+#: The longest a function may be, in lines of code (docstrings, comments and blank lines
+#: left out): past this, cut it by idea.
+MAX_FUNCTION_LINES = 60
+#: Functions allowed above it, by ``module:qualified name``, each with the reason.
+LONG_FUNCTIONS: dict[str, str] = {
+    "chinchon.strategies.strong:StrongBot._V": "one expectimax step of the strong bot, kept "
+    "whole: its locals are the hot loop's (docs/benchmarks.md measures it)",
+    "chinchon_referee.cli.serve:register": "the options of `chinchon serve`, one "
+    "declaration each with its help: a list to read, not logic to follow",
+}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -118,12 +88,12 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_the_project_has_no_import_circle() -> None:
-    graph = import_graph(_modules())
+    graph = import_graph(project_modules())
     # The graph is the real one: the referee package's modules are in it, with the
     # edges their imports make (a parser that saw nothing would find no circle).
     assert "chinchon_referee.referee.runner" in graph
     assert "chinchon_referee.referee.lobby" in graph["chinchon_referee.referee.runner"]
-    assert "chinchon_referee.clip" in graph["chinchon_referee.referee.connection"]
+    assert "chinchon_referee.referee.clip" in graph["chinchon_referee.referee.connection"]
     cycle = find_cycle(graph)
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
 
@@ -153,13 +123,145 @@ def test_the_cycle_finder_sees_circles_through_relative_and_function_level_impor
     assert find_cycle(import_graph(modules)) is None
 
 
-@pytest.mark.parametrize("path", sorted(SERVER.rglob("*.py")), ids=lambda p: str(p.relative_to(SERVER)))
-def test_no_server_module_is_above_500_lines(path: Path) -> None:
-    name = str(path.relative_to(SERVER))
-    lines = len(path.read_text().splitlines())
-    assert lines <= MAX_LINES or name in LONG_MODULES, (
-        f"server/chinchon_referee/{name} has {lines} lines (at most {MAX_LINES}): split it "
-        "along its ideas, or list it in LONG_MODULES with the reason")
-    assert name not in LONG_MODULES or lines > MAX_LINES, (
-        f"{name} is back under {MAX_LINES} lines: take it out of LONG_MODULES")
+def room(module: str) -> str:
+    """The room of a module: ``sdk.<package>`` for the bot author's packages, ``base`` for
+    the server's shared root, else the server's subpackage."""
+    parts = module.split(".")
+    if parts[0] == "chinchon":
+        return "sdk" if len(parts) == 1 else f"sdk.{parts[1]}"
+    if len(parts) == 1 or parts[1] in BASE:
+        return "base"
+    return parts[1]
 
+
+def wrong_arrows(graph: dict[str, set[str]], layers: dict[str, set[str]]) -> list[str]:
+    """Every import of ``graph`` that ``layers`` does not allow, as ``a -> b (room -> room)``."""
+    out = []
+    for a, targets in sorted(graph.items()):
+        ra = room(a)
+        for b in sorted(targets):
+            rb = room(b)
+            if rb != ra and rb not in layers.get(ra, set()):
+                out.append(f"{a} -> {b} ({ra} -> {rb})")
+    return out
+
+
+def test_every_room_is_placed_in_the_layers() -> None:
+    rooms = {room(m) for m in project_modules()}
+    assert rooms - set(LAYERS) == set(), (
+        "a new package: place it in LAYERS (what it may import) and in docs/architecture.md")
+    assert set(LAYERS) - rooms == set(), "LAYERS names a package that is gone"
+
+
+def test_the_layers_hold() -> None:
+    graph = import_graph(project_modules())
+    # The graph is the real one (a parser that saw nothing would break no rule).
+    assert "chinchon_referee.referee.runner" in graph["chinchon_referee.referee.referee"]
+    wrong = wrong_arrows(graph, LAYERS)
+    assert not wrong, "imports against the layers (tests/test_architecture.py LAYERS):\n" + "\n".join(wrong)
+
+
+def test_the_layer_checker_sees_an_arrow_against_the_rules() -> None:
+    graph = {"chinchon_referee.referee.runner": {"chinchon_referee.director.director",
+                                                 "chinchon_referee.logs"},
+             "chinchon.engine.game": {"chinchon_referee.auth"}}
+    assert wrong_arrows(graph, LAYERS) == [
+        "chinchon.engine.game -> chinchon_referee.auth (sdk.engine -> base)",
+        "chinchon_referee.referee.runner -> chinchon_referee.director.director (referee -> director)",
+    ]
+
+
+def code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> int:
+    """Lines of code of a function: its docstring, comments and blank lines left out."""
+    doc: range = range(0)
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+            first.value.value, str):
+        doc = range(first.lineno, (first.end_lineno or first.lineno) + 1)
+    end = node.end_lineno or node.lineno
+    return sum(1 for i in range(node.lineno, end + 1)
+               if i not in doc and lines[i - 1].strip() and not lines[i - 1].lstrip().startswith("#"))
+
+
+def function_lengths() -> dict[str, int]:
+    """Lines of code of every function of the project (generated code left out), by
+    ``module:qualified name``."""
+    out: dict[str, int] = {}
+    for name, path in project_modules().items():
+        if name.startswith("chinchon.v1"):
+            continue
+        text = path.read_text()
+        lines = text.splitlines()
+
+        def visit(node: ast.AST, prefix: str, name: str = name, lines: list[str] = lines) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                    qual = prefix + child.name
+                    out[f"{name}:{qual}"] = code_lines(child, lines)
+                    visit(child, qual + ".")
+                elif isinstance(child, ast.ClassDef):
+                    visit(child, prefix + child.name + ".")
+
+        visit(ast.parse(text, str(path)), "")
+    return out
+
+
+def test_no_function_is_too_long() -> None:
+    lengths = function_lengths()
+    assert lengths["chinchon_referee.referee.runner:GameRunner.run"] > 10  # the real thing
+    long = {f: n for f, n in lengths.items() if n > MAX_FUNCTION_LINES and f not in LONG_FUNCTIONS}
+    assert not long, (f"functions above {MAX_FUNCTION_LINES} lines of code: cut them by idea, "
+                      "or list them in LONG_FUNCTIONS with the reason: " + ", ".join(
+                          f"{f} ({n})" for f, n in sorted(long.items(), key=lambda kv: -kv[1])))
+    back = [f for f in LONG_FUNCTIONS if lengths.get(f, 0) <= MAX_FUNCTION_LINES]
+    assert not back, f"back under {MAX_FUNCTION_LINES} lines (or gone): take out of LONG_FUNCTIONS: {back}"
+
+
+def longest_chain(graph: dict[str, set[str]]) -> list[str]:
+    """The longest import chain of an acyclic ``graph``: modules in order, each importing
+    the next."""
+    best: dict[str, list[str]] = {}
+
+    def chain(node: str) -> list[str]:
+        if node not in best:
+            tails = [chain(n) for n in sorted(graph.get(node, ()))]
+            best[node] = [node, *max(tails, key=len, default=[])]
+        return best[node]
+
+    return max((chain(n) for n in sorted(graph)), key=len)
+
+
+def figures() -> str:
+    modules = project_modules()
+    graph = import_graph(modules)
+    arrows = sum(len(v) for v in graph.values())
+    chain = longest_chain(graph)
+    server = [m for m in modules if m.startswith("chinchon_referee.")]
+    root = sorted(p.name for p in SERVER.iterdir() if p.name != "__pycache__")
+    return (f"modules: {len(modules)} ({len(server) + 1} server, {len(modules) - len(server) - 1} sdk)\n"
+            f"arrows: {arrows}\n"
+            f"longest import chain: {len(chain)} modules: {' -> '.join(chain)}\n"
+            f"server root entries: {len(root)}: {' '.join(root)}")
+
+
+def test_the_figures_are_computed() -> None:
+    text = figures()
+    assert "longest import chain" in text and "arrows" in text
+
+
+if __name__ == "__main__":
+    sys.stdout.write(figures() + "\n")
+
+
+def test_no_test_module_imports_another() -> None:
+    """What tests share lives in tests/support/ (or a folder's conftest.py), never in a
+    test module another one imports (issue #24): a test file is read on its own."""
+    import re
+
+    wrong = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.match(r"\s*(from|import)\s+tests(\.\w+)*\.test_\w+", line):
+                wrong.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert not wrong, "test modules imported by others (move what they share to " \
+        "tests/support/):\n" + "\n".join(wrong)

@@ -84,8 +84,8 @@ def run_cpp_test_without_toolchain(ci: str | None) -> subprocess.CompletedProces
     if ci is not None:
         env["CI"] = ci
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-         "tests/test_cpp_bot.py::test_cpp_bot_passes_the_conformance_check"],
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-n", "0", "-p", "no:cacheprovider",
+         "tests/sample_bots/test_cpp_bot.py::test_cpp_bot_passes_the_conformance_check"],
         capture_output=True, text=True, timeout=120, cwd=ROOT, env=env,
     )
 

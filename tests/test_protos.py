@@ -16,7 +16,7 @@ BOT_PROTOS = ("chinchon/v1/game.proto", "chinchon/v1/record.proto", "chinchon/v1
 
 def test_generated_code_is_not_stale() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "chinchon_referee.protogen", "--check"],
+        [sys.executable, "-m", "chinchon_referee.tools.protogen", "--check"],
         capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
@@ -33,6 +33,7 @@ def test_versioned_package_and_services() -> None:
         "CreateTournament", "ListTournaments", "StartTournament", "CancelTournament",
         "GetStandings", "WatchTournament", "ExportResults", "ListGames", "GetGameRecord",
         "ExportRecords", "ListBots", "AddBot", "RotateBotToken", "RevokeBot", "ListConnectedBots",
+        "GetServerStatus",
     }
     export = tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"].methods_by_name[
         "ExportRecords"]

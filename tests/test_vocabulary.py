@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 def test_terminations_are_the_protocols() -> None:
     proto = {n for n, _ in g.Termination.items() if n != "TERMINATION_UNSPECIFIED"}
     assert {t.value for t in Termination} == proto
-    assert {t for t in Termination if t.played} == {Termination.NORMAL, Termination.CHINCHON}
+    assert {t for t in Termination if t.played} == {Termination.NORMAL, Termination.CHINCHON,
+                                                    Termination.LENGTH_LIMIT}
     assert {t for t in Termination if t.forfeit} == {
         Termination(n) for n in proto if n.startswith("TERMINATION_FORFEIT_")}
     assert Termination.parse("TERMINATION_SOMETHING") is None and Termination.parse(3) is None

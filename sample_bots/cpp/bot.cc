@@ -1,8 +1,9 @@
 // A Chinchón bot in C++: a worked example of the referee protocol (docs/bots.md).
 //
-//   chinchon_bot --target HOST:PORT --token TOKEN            wait in the queue, play
+//   export CHINCHON_TOKEN=$(cat my.token)      the token: never on a command line (ps)
+//   chinchon_bot --target HOST:PORT                          wait in the queue, play
 //   chinchon_bot ... --practice greedy --games 5             practice against a house bot
-//   chinchon_bot --target HOST1:PORT,HOST2:PORT --token TOKEN  several referee processes
+//   chinchon_bot --target HOST1:PORT,HOST2:PORT              several referee processes
 //
 // The target and token may also come from CHINCHON_TARGET / CHINCHON_TOKEN. Several
 // addresses, comma-separated: referee processes sharing one database, each playing the
@@ -61,6 +62,7 @@ const char* kUsage =
     "                    [--practice OPPONENT] [--games N] [--tls] [--tls-roots FILE.pem]\n"
     "                    [--verbose]\n"
     "  --target/--token default to $CHINCHON_TARGET / $CHINCHON_TOKEN\n"
+    "  --target unix:PATH  a Unix socket (what a sandboxed bot dials)\n"
     "  --target a:1,b:2   several referee processes: one stream on each (not with --practice)\n"
     "  --practice random|greedy|strong|any   practice games instead of the queue\n";
 
@@ -153,6 +155,7 @@ std::optional<Options> parse_args(int argc, char** argv) {
 // ---- cards -------------------------------------------------------------------------
 // Text form: rank then suit letter ("1O" is the one of oros, "10O" the ten), or "JK1".
 // The suit is always the LAST character: never read "10" as "1" + "0".
+// The rule set's wild_cards (e.g. "1O") are jokers in every respect (docs/rules.md).
 
 struct Card {
   bool joker = false;
@@ -160,9 +163,12 @@ struct Card {
   char suit = 0;
 };
 
-Card parse_card(const std::string& text) {
+Card parse_card(const std::string& text, const v1::RuleSet& rules) {
   Card c;
   if (text.rfind("JK", 0) == 0) { c.joker = true; return c; }
+  for (const auto& w : rules.wild_cards()) {
+    if (w == text) { c.joker = true; return c; }  // the referee sends canonical text
+  }
   c.suit = text.back();
   c.rank = std::stoi(text.substr(0, text.size() - 1));
   return c;
@@ -210,14 +216,14 @@ v1::Action choose(const v1::ActionRequest& req) {
   const auto& obs = req.observation();
   const auto& rules = obs.rules();
   std::vector<Card> hand;
-  for (const auto& t : obs.hand()) hand.push_back(parse_card(t));
+  for (const auto& t : obs.hand()) hand.push_back(parse_card(t, rules));
 
   const v1::Action* best = nullptr;
   int best_score = -1;
   // Close whenever a close is legal, putting the highest card face down.
   for (const auto& a : legal) {
     if (a.has_close() && a.close().best()) {
-      int s = points(parse_card(a.close().card()), rules);
+      int s = points(parse_card(a.close().card(), rules), rules);
       if (s > best_score) { best = &a; best_score = s; }
     }
   }
@@ -225,7 +231,7 @@ v1::Action choose(const v1::ActionRequest& req) {
   // Discard the highest-point card not in a meld (a joker or a meld card only if forced).
   for (const auto& a : legal) {
     if (!a.has_discard()) continue;
-    Card c = parse_card(a.discard().card());
+    Card c = parse_card(a.discard().card(), rules);
     int s = points(c, rules) + (c.joker ? -1000 : in_meld(c, hand, rules) ? -100 : 0);
     if (!best || s > best_score) { best = &a; best_score = s; }
   }

@@ -5,9 +5,10 @@
 // It needs only the .proto files of this repository (protos/, loaded at run time:
 // no generated code), @grpc/grpc-js and @grpc/proto-loader.
 //
-//   node bot.js --target HOST:PORT --token TOKEN                 # queue: tournament games
-//   node bot.js --target HOST:PORT --token TOKEN --practice greedy --games 5
-//   node bot.js --target HOST1:PORT,HOST2:PORT --token TOKEN      # several referee processes
+//   export CHINCHON_TOKEN=$(cat my.token)      # the token: never on a command line (ps)
+//   node bot.js --target HOST:PORT                        # queue: tournament games
+//   node bot.js --target HOST:PORT --practice greedy --games 5
+//   node bot.js --target HOST1:PORT,HOST2:PORT            # several referee processes
 //
 // See README.md beside this file for the protocol walk-through.
 
@@ -30,7 +31,8 @@ const USAGE = `usage: node bot.js --target HOST:PORT[,HOST:PORT...] --token TOKE
                    [--strategy greedy|random] [--tls | --root-cert FILE]
                    [--reconnect-for SECONDS] [--verbose]
 
-  --target HOST:PORT   referee address (or env CHINCHON_TARGET); several, comma-separated,
+  --target HOST:PORT   referee address (or env CHINCHON_TARGET; unix:PATH for a Unix socket,
+                       what a sandboxed bot dials); several, comma-separated,
                        for referee processes that share one database: one channel and
                        one stream on each, each reconnecting on its own; the bot exits
                        once every stream has ended (practice takes one address)
@@ -195,8 +197,8 @@ function randomChoice(items) {
   return items[Math.floor(Math.random() * items.length)];
 }
 
-function isJoker(card) {
-  return card.toUpperCase().startsWith('JK');
+function isJoker(card, rules) {
+  return solver.isJoker(card, rules); // JK1/JK2 and the rule set's wild cards
 }
 
 /** Removes one copy of `card` from `cards`. */
@@ -207,7 +209,8 @@ function without(cards, card) {
 
 /** Discard choice: the card whose loss leaves the fewest unmatched points; keeps jokers. */
 function bestDiscard(hand, discards, rules) {
-  const pool = discards.filter((c) => !isJoker(c)).length ? discards.filter((c) => !isJoker(c)) : discards;
+  const natural = discards.filter((c) => !isJoker(c, rules));
+  const pool = natural.length ? natural : discards;
   let best = null;
   for (const card of pool) {
     const left = solver.unmatchedPoints(without(hand, card), rules);
@@ -233,7 +236,7 @@ function greedy(request, legal) {
     const fromPile = byKind('draw_discard')[0];
     const top = obs.discard_pile[obs.discard_pile.length - 1];
     if (fromPile && top) {
-      if (isJoker(top)) return { action: fromPile, why: `a joker (${top}) is on the pile` };
+      if (isJoker(top, rules)) return { action: fromPile, why: `a joker (${top}) is on the pile` };
       const now = solver.unmatchedPoints(hand, rules);
       // With the top card in hand, which discard would follow, and what would be left?
       const eight = [...hand, top];

@@ -1,7 +1,9 @@
 'use strict';
 // A small exact meld solver for Chinchón, written from docs/rules.md only.
 //
-// Cards are text: rank then suit letter ("7O", "12B"), jokers "JK1" / "JK2".
+// Cards are text: rank then suit letter ("7O", "12B"), jokers "JK1" / "JK2". The rule
+// set's wild_cards (e.g. ["1O"]) are jokers in every respect, and jokers_per_meld (1 or
+// 2) bounds the jokers of one meld (docs/rules.md, section 3).
 // A hand has at most 8 cards, so the solver simply lists every meld the hand can
 // make and searches the disjoint combinations (memoised on the cards left), which
 // is exact and takes well under a millisecond.
@@ -29,6 +31,7 @@ function normalizeRules(rules) {
   const deck = Number(pick('deck', 'deck', 40));
   const figure = pick('figure_points', 'figurePoints', deck === 48 ? '10-11-12' : '8-9-10');
   if (!FIGURE_POINTS[figure]) throw new Error(`unknown figure_points ${JSON.stringify(figure)}`);
+  const wild = pick('wild_cards', 'wildCards', []);
   return {
     players: Number(pick('players', 'players', 2)),
     deck,
@@ -41,7 +44,15 @@ function normalizeRules(rules) {
     closeMaxPoints: Number(pick('close_max_points', 'closeMaxPoints', 5)),
     maxTurnsPerHand: Number(pick('max_turns_per_hand', 'maxTurnsPerHand', 200)),
     scoreLimit: Number(pick('score_limit', 'scoreLimit', 100)),
+    wildCards: (Array.isArray(wild) ? wild : []).map((t) => parseCard(t).text),
+    jokersPerMeld: Number(pick('jokers_per_meld', 'jokersPerMeld', 2)),
+    closeFirstRound: Boolean(pick('close_first_round', 'closeFirstRound', true)),
   };
+}
+
+/** The rules, normalised once (a RuleSet message, or what normalizeRules returned). */
+function norm(rules) {
+  return rules && rules.figurePoints ? rules : normalizeRules(rules);
 }
 
 /** Ranks of one suit in run order: 40 cards 1-7 10 11 12 (7 and 10 are neighbours); 48 cards 1-12. */
@@ -49,19 +60,28 @@ function rankOrder(deck) {
   return deck === 48 ? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] : [1, 2, 3, 4, 5, 6, 7, 10, 11, 12];
 }
 
-/** Parses "7O", "12b", "JK1" into {text, joker, rank, suit}. Throws on anything else. */
-function parseCard(text) {
+/**
+ * Parses "7O", "12b", "JK1" into {text, joker, rank, suit}. Throws on anything else.
+ * With `rules`, a wild card (rules.wild_cards) is a joker: {joker: true, rank: 0}.
+ */
+function parseCard(text, rules) {
   const t = String(text).trim().toUpperCase();
   if (t === 'JK1' || t === 'JK2') return { text: t, joker: true, rank: 0, suit: '' };
   const m = /^(\d{1,2})([OCEB])$/.exec(t);
   if (!m || Number(m[1]) < 1 || Number(m[1]) > 12) throw new Error(`not a card: ${JSON.stringify(text)}`);
+  if (rules && norm(rules).wildCards.includes(t)) return { text: t, joker: true, rank: 0, suit: '' };
   return { text: t, joker: false, rank: Number(m[1]), suit: m[2] };
+}
+
+/** Does the card play as a joker under these rules (JK1/JK2, or a wild card)? */
+function isJoker(card, rules) {
+  return parseCard(typeof card === 'string' ? card : card.text, rules).joker;
 }
 
 /** Points of one card left unmatched. */
 function cardPoints(card, rules) {
-  const c = typeof card === 'string' ? parseCard(card) : card;
-  const r = rules && rules.figurePoints ? rules : normalizeRules(rules);
+  const r = norm(rules);
+  const c = typeof card === 'string' ? parseCard(card, r) : card;
   if (c.joker) return r.jokerPoints;
   if (c.rank >= 10) return FIGURE_POINTS[r.figurePoints][c.rank - 10];
   return c.rank;
@@ -69,12 +89,13 @@ function cardPoints(card, rules) {
 
 /** Is this group a valid set? 3-4 cards, one rank, natural suits distinct, >= 2 naturals. */
 function isSet(cards, rules) {
-  const cs = cards.map((c) => (typeof c === 'string' ? parseCard(c) : c));
+  const r = norm(rules);
+  const cs = cards.map((c) => (typeof c === 'string' ? parseCard(c, r) : c));
   const nat = cs.filter((c) => !c.joker);
   if (cs.length < 3 || cs.length > 4 || nat.length < 2) return false;
+  if (cs.length - nat.length > r.jokersPerMeld) return false;
   if (new Set(nat.map((c) => c.rank)).size !== 1) return false;
   if (new Set(nat.map((c) => c.suit)).size !== nat.length) return false;
-  const r = rules && rules.figurePoints ? rules : normalizeRules(rules);
   return rankOrder(r.deck).includes(nat[0].rank);
 }
 
@@ -84,12 +105,13 @@ function isSet(cards, rules) {
  * that has room. maxLength defaults to no limit (pass 7 for a run laid from a hand).
  */
 function isRun(cards, rules, maxLength = Infinity) {
-  const r = rules && rules.figurePoints ? rules : normalizeRules(rules);
+  const r = norm(rules);
   const order = rankOrder(r.deck);
-  const cs = cards.map((c) => (typeof c === 'string' ? parseCard(c) : c));
+  const cs = cards.map((c) => (typeof c === 'string' ? parseCard(c, r) : c));
   const nat = cs.filter((c) => !c.joker);
   const jokers = cs.length - nat.length;
   if (cs.length < 3 || cs.length > maxLength || nat.length < 2) return false;
+  if (jokers > r.jokersPerMeld) return false;
   if (new Set(nat.map((c) => c.suit)).size !== 1) return false;
   const pos = nat.map((c) => order.indexOf(c.rank));
   if (pos.includes(-1) || new Set(pos).size !== pos.length) return false;
@@ -106,6 +128,7 @@ function isRun(cards, rules, maxLength = Infinity) {
  */
 function meldCandidates(naturals, jokerCount, r) {
   const out = [];
+  const perMeld = Math.min(jokerCount, r.jokersPerMeld); // jokers one meld may hold
   const seen = new Set();
   const push = (mask, jokers, kind, layout) => {
     const key = `${mask}/${jokers}`;
@@ -125,7 +148,7 @@ function meldCandidates(naturals, jokerCount, r) {
     for (let sub = 1; sub < 1 << n; sub++) {
       const chosen = idx.filter((_, k) => sub & (1 << k));
       if (chosen.length < 2) continue;
-      for (let j = 0; j <= jokerCount; j++) {
+      for (let j = 0; j <= perMeld; j++) {
         const size = chosen.length + j;
         if (size < 3 || size > 4) continue;
         const mask = chosen.reduce((m, i) => m | (1 << i), 0);
@@ -134,7 +157,9 @@ function meldCandidates(naturals, jokerCount, r) {
     }
   }
   // Runs: every window of 3-7 positions of one suit; each position is the natural
-  // card (if held) or a joker; at least 2 naturals.
+  // card (if held) or a joker (also in a place whose card the hand holds: that card then
+  // goes in another meld, e.g. 1O 2O JK1 | 3O 4O 5O JK2 with one joker per meld); at
+  // least 2 naturals.
   const order = rankOrder(r.deck);
   for (const suit of SUITS) {
     const at = order.map((rank) => naturals.findIndex((c) => c.suit === suit && c.rank === rank));
@@ -149,7 +174,7 @@ function meldCandidates(naturals, jokerCount, r) {
           }
           const i = at[p];
           if (i >= 0) walk(p + 1, mask | (1 << i), jokers, nat + 1, [...layout, naturals[i].text]);
-          if (jokers < jokerCount) walk(p + 1, mask, jokers + 1, nat, [...layout, null]);
+          if (jokers < perMeld) walk(p + 1, mask, jokers + 1, nat, [...layout, null]);
         };
         walk(start, 0, 0, 0, []);
       }
@@ -163,8 +188,8 @@ function meldCandidates(naturals, jokerCount, r) {
  * Returns {points, melds: [{kind, cards}], unmatched: [text]}. Ties: fewer unmatched cards.
  */
 function bestArrangement(cards, rules) {
-  const r = rules && rules.figurePoints ? rules : normalizeRules(rules);
-  const parsed = cards.map((c) => (typeof c === 'string' ? parseCard(c) : c));
+  const r = norm(rules);
+  const parsed = cards.map((c) => (typeof c === 'string' ? parseCard(c, r) : c));
   const naturals = parsed.filter((c) => !c.joker);
   const jokerTexts = parsed.filter((c) => c.joker).map((c) => c.text);
   const cands = meldCandidates(naturals, jokerTexts.length, r);
@@ -228,11 +253,12 @@ function unmatchedPoints(cards, rules) {
  * seven with one / two jokers, -10 when all seven meld, else the unmatched points.
  */
 function closeValue(seven, rules) {
-  const r = rules && rules.figurePoints ? rules : normalizeRules(rules);
+  const r = norm(rules);
   const arr = bestArrangement(seven, r);
   if (arr.points > 0 || arr.unmatched.length > 0) return arr.points;
   if (seven.length === 7 && isRun(seven, r, 7)) {
-    const jokers = seven.filter((c) => parseCard(c).joker).length;
+    // A wild card is a joker even in its own place: 1O..7O with 1O wild is -50.
+    const jokers = seven.filter((c) => parseCard(c, r).joker).length;
     return jokers === 0 ? -1000 : jokers === 1 ? -50 : -25;
   }
   return -10;
@@ -243,6 +269,7 @@ module.exports = {
   normalizeRules,
   rankOrder,
   parseCard,
+  isJoker,
   cardPoints,
   isSet,
   isRun,

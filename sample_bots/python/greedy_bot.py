@@ -6,13 +6,15 @@
 * after someone closes: lay off and lay down the engine's best.
 
 It plays exactly as the engine's ``chinchon.engine.GreedyBot`` (the house bot
-``greedy``), ties broken the same way (tests/test_sample_bot_strength.py checks it
+``greedy``), ties broken the same way (tests/strategies/test_sample_bot_strength.py checks it
 decision by decision).
 
 Run::
 
-    python -m chinchon.sdk --target HOST:PORT --token TOKEN \\
+    CHINCHON_TOKEN=$(cat greedy.token) python -m chinchon.sdk --target HOST:PORT \\
         --bot sample_bots/python/greedy_bot.py:GreedyBot
+
+(the token in the environment, never on the command line, where ``ps`` shows it).
 """
 
 from __future__ import annotations

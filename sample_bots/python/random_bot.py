@@ -2,9 +2,12 @@
 
 Run it against a referee:
 
-    python -m chinchon.sdk --target HOST:PORT --token TOKEN --bot sample_bots/python/random_bot.py:RandomBot
+    CHINCHON_TOKEN=$(cat random.token) python -m chinchon.sdk --target HOST:PORT \\
+        --bot sample_bots/python/random_bot.py:RandomBot
 
-or on its own: ``python sample_bots/python/random_bot.py --target HOST:PORT --token TOKEN``.
+or on its own: ``CHINCHON_TOKEN=$(cat random.token) python sample_bots/python/random_bot.py
+--target HOST:PORT`` (the token in the environment, never on the command line, where
+``ps`` shows it).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The strategy ships with the package as ``chinchon.strategies.strong`` (read it t
 client_sdk/chinchon/strategies/strong.py), because the referee also uses it as its
 "strong" house bot. This file is the runnable sample:
 
-    python -m chinchon.sdk --target HOST:PORT --token TOKEN \\
+    CHINCHON_TOKEN=$(cat strong.token) python -m chinchon.sdk --target HOST:PORT \\
         --bot sample_bots/python/strong_bot.py:StrongBot
 
 The strategy is described at the top of that module: card tracking, an opponent

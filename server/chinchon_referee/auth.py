@@ -18,7 +18,8 @@ from typing import Any
 import grpc
 
 REFEREE_PREFIX = "/chinchon.v1.RefereeService/"
-ADMIN_PREFIX = "/chinchon.v1.TournamentService/"
+#: The organizer's services (``str.startswith`` takes the tuple): admin token required.
+ADMIN_PREFIX = ("/chinchon.v1.TournamentService/", "/chinchon.v1.LadderService/")
 
 
 def digest(token: str) -> str:
@@ -47,15 +48,46 @@ def check_token(token: str, where: str) -> str:
 
 
 def token_from_metadata(metadata: Iterable[Any] | None) -> str | None:
+    return read_authorization(metadata)[0]
+
+
+#: What is wrong with a call's ``authorization`` metadata (see :func:`read_authorization`).
+MISSING, MALFORMED = "missing", "malformed"
+
+
+def read_authorization(metadata: Iterable[Any] | None) -> tuple[str | None, str | None]:
+    """``(token, None)`` from a call's ``authorization: Bearer <token>`` metadata, or
+    ``(None, MISSING)`` when the call has none, ``(None, MALFORMED)`` when it is not
+    ``Bearer <token>``."""
     for item in metadata or ():
         key, value = item[0], item[1]
         if key == "authorization":
             text = value.decode(errors="replace") if isinstance(value, bytes) else str(value)
             scheme, _, tok = text.partition(" ")
             if scheme.lower() == "bearer" and tok.strip():
-                return tok.strip()
-            return None
-    return None
+                return tok.strip(), None
+            return None, MALFORMED
+    return None, MISSING
+
+
+#: The refusals of a call without the right token, by what was wrong: distinct texts, so
+#: that whoever typed the command can tell a forgotten option from a wrong file. None
+#: names the token.
+BEARER = "send the metadata 'authorization: Bearer <token>'"
+ADMIN_REFUSALS = {
+    MISSING: "missing admin token: admin calls need the admin token; " + BEARER
+             + " (chinchon admin: --admin-token-file FILE or $CHINCHON_ADMIN_TOKEN)",
+    MALFORMED: "malformed authorization metadata: expected 'Bearer <token>'",
+    "bot": "wrong admin token: this is a bot's token; admin calls need the admin token "
+           "(the server's DB.admin-token file, or its --admin-token-file)",
+    "wrong": "wrong admin token: it is not this server's admin token (the server's "
+             "DB.admin-token file, or its --admin-token-file)",
+}
+BOT_REFUSALS = {
+    MISSING: "missing token: " + BEARER,
+    MALFORMED: "malformed authorization metadata: expected 'Bearer <token>'",
+    "wrong": "unknown token: no bot registered here has it (ask the organizer)",
+}
 
 
 class TokenBook:
@@ -146,7 +178,7 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
         method = details.method
         handler = await continuation(details)
-        token = token_from_metadata(details.invocation_metadata)
+        token, problem = read_authorization(details.invocation_metadata)
         if handler is None:
             # An unknown method: still no information for callers without a token.
             allowed = (
@@ -159,10 +191,11 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
                              "unknown or missing token")
             return handler
         if method.startswith(REFEREE_PREFIX):
-            if token is None:
-                return _deny(handler, "missing token: send 'authorization: Bearer <token>' metadata")
+            if problem is not None:
+                return _deny(handler, BOT_REFUSALS[problem])
             if self.tokens.bot_for(token) is None:
-                return _deny(handler, "unknown token")
+                return _deny(handler, BOT_REFUSALS["wrong"])
         elif method.startswith(ADMIN_PREFIX) and not self.tokens.is_admin(token):
-            return _deny(handler, "admin calls need the admin token")
+            why = problem or ("bot" if self.tokens.bot_for(token) is not None else "wrong")
+            return _deny(handler, ADMIN_REFUSALS[why])
         return handler

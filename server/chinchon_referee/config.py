@@ -8,6 +8,10 @@ from dataclasses import dataclass, field, replace
 #: Longest clock or grace accepted (one day): anything longer is a typo, and a timer of
 #: NaN, infinity or 1e300 seconds would never fire (or overflow).
 MAX_SECONDS = 86_400.0
+#: Shortest time per move (10 ms): less than a round trip is a typo, not a time control.
+MIN_PER_MOVE = 0.01
+#: Most retries and strikes a policy may allow (each is a request to a bot).
+MAX_COUNT = 100
 
 
 def _seconds(name: str, value: float, *, positive: bool) -> None:
@@ -39,6 +43,9 @@ class TimeControl:
 
     def __post_init__(self) -> None:
         _seconds("time_control.per_move", self.per_move, positive=True)
+        if self.per_move < MIN_PER_MOVE:
+            raise ValueError(f"time_control.per_move: at least {MIN_PER_MOVE:g} s, "
+                             f"got {self.per_move:g}")
         _seconds("time_control.bank", self.bank, positive=False)
 
 
@@ -68,10 +75,12 @@ class Policies:
     absence_limit: float = 300.0
 
     def __post_init__(self) -> None:
-        if self.max_illegal_retries < 0:
-            raise ValueError("policies: max_illegal_retries cannot be negative")
-        if self.max_strikes < 1:
-            raise ValueError("policies: max_strikes must be at least 1")
+        if not 0 <= self.max_illegal_retries <= MAX_COUNT:
+            raise ValueError(f"policies: max_illegal_retries must be 0 to {MAX_COUNT}, "
+                             f"got {self.max_illegal_retries}")
+        if not 1 <= self.max_strikes <= MAX_COUNT:
+            raise ValueError(f"policies: max_strikes must be 1 to {MAX_COUNT}, "
+                             f"got {self.max_strikes}")
         _seconds("policies.reconnect_grace", self.reconnect_grace, positive=False)
         _seconds("policies.absence_limit", self.absence_limit, positive=False)
 
@@ -82,6 +91,9 @@ class Limits:
 
     * ``max_message_bytes``: largest message a bot may send (64 KiB; an action is a few
       hundred bytes). Larger ones fail the stream with RESOURCE_EXHAUSTED.
+    * ``max_admin_message_bytes``: largest message the organizer's service takes (1 MiB:
+      a declaration of 200 bots is some 85 kB). The server reads no larger message on
+      any call; a Play stream's message over ``max_message_bytes`` ends that stream.
     * ``max_send_bytes``: largest message the referee sends (records at game end).
     * ``max_unsolicited``: messages a stream may send without being asked (stale or
       unsolicited actions, extra hellos) since its last answer to an outstanding
@@ -108,6 +120,7 @@ class Limits:
     """
 
     max_message_bytes: int = 64 * 1024
+    max_admin_message_bytes: int = 1024 * 1024
     max_send_bytes: int = 16 * 1024 * 1024
     max_unsolicited: int = 50
     hello_timeout: float = 30.0

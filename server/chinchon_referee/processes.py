@@ -31,10 +31,12 @@ Stream = int | IO[bytes] | None
 async def spawn(
     args: Sequence[str], *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
     stdin: Stream = subprocess.DEVNULL, stdout: Stream = None, stderr: Stream = None,
+    pass_fds: Sequence[int] = (),
 ) -> Child:
-    """Start ``args``; OSError if it cannot be started (no such program...)."""
+    """Start ``args`` (with the file descriptors ``pass_fds`` open in it, as they are
+    numbered here); OSError if it cannot be started (no such program...)."""
     popen = subprocess.Popen(list(args), cwd=cwd, env=env, stdin=stdin, stdout=stdout,
-                             stderr=stderr)
+                             stderr=stderr, pass_fds=tuple(pass_fds))
     child = Child(popen)
     await child.connect()
     return child

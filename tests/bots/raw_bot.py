@@ -30,6 +30,7 @@ import asyncio
 import os
 import random
 import sys
+from collections.abc import Callable
 
 import grpc
 from chinchon.engine import GreedyBot, cards_of, deck_cards, mask_of, parse_card, solver_for
@@ -145,7 +146,7 @@ class ExtraModes:
         return None
 
 
-async def main() -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", required=True)
     ap.add_argument("--token", default=os.environ.get("CHINCHON_TOKEN"),
@@ -162,7 +163,13 @@ async def main() -> int:
     ap.add_argument("--varied-seed", default="0", help="mode varied: seed of its choices")
     ap.add_argument("--delayed-count", type=int, default=1,
                     help="mode delayed: how many requests are answered after --delay")
-    args = ap.parse_args()
+    return ap
+
+
+async def play(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
+    """Play as ``args`` say until the referee ends the stream; each message received
+    goes to ``emit`` as one JSON line (the process prints it; an in-process bot of the
+    tests keeps it)."""
     extra = ExtraModes(args) if args.mode in ExtraModes.NAMES else None
     async with grpc.aio.insecure_channel(args.target) as channel:
         call = pb_grpc.RefereeServiceStub(channel).Play(
@@ -175,7 +182,7 @@ async def main() -> int:
             msg = await call.read()
             if msg is grpc.aio.EOF:
                 break
-            print(json_format.MessageToJson(msg, indent=None), flush=True)
+            emit(json_format.MessageToJson(msg, indent=None))
             if msg.WhichOneof("kind") == "game_started":
                 previous, stale_left = None, args.count
             if msg.WhichOneof("kind") != "action_request":
@@ -199,6 +206,10 @@ async def main() -> int:
             previous = pb.ActionReply(request_id=req.request_id, action=action)
             await call.write(pb.PlayRequest(action=previous))
     return 0
+
+
+async def main() -> int:
+    return await play(parser().parse_args(), lambda line: print(line, flush=True))
 
 
 if __name__ == "__main__":

@@ -57,6 +57,7 @@ from .errors import (
 )
 from .game import (
     Event,
+    EventKind,
     GameEnd,
     GameResult,
     GameState,
@@ -77,19 +78,21 @@ from .play import play_game
 from .policies import default_action
 from .record import RecordBuilder, Replay, action_from_json, action_to_json, replay
 from .rules import DEFAULT_RULES, OPTIONS, RuleSet
-from .shuffle import ShuffleSource
-from .solver import Arrangement, Solver, all_arrangements, best_arrangement, deadwood, solver_for
+from .shuffle import ShuffleSource, attempt_deal
+from .solver import Arrangement, Bonus, Solver, all_arrangements, best_arrangement, deadwood, solver_for
 from .termination import Termination
 
 __all__ = [
     "CARDS", "DEFAULT_RULES", "DRAW_DISCARD", "DRAW_STOCK", "JOKERS", "LAYDOWN_BEST",
     "LAYOFF_BEST", "OPTIONS", "PASS", "Action", "Arrangement", "Bot", "Card", "ChinchonError",
-    "Close", "Deal", "Discard", "DrawDiscard", "DrawStock", "End", "Event", "GameEnd",
+    "Bonus", "Close", "Deal", "Discard", "DrawDiscard", "DrawStock", "End", "Event", "EventKind",
+    "GameEnd",
     "GameResult", "GameState", "GreedyBot", "HandEnd", "HandResult", "HandScore", "IllegalAction",
     "InvalidMeld", "LayDown", "LayOff", "LayOffBest", "MalformedInput", "Meld", "MeldKind",
     "Observation", "Outcome", "Pass", "Phase", "PlayerView", "RandomBot", "RecordBuilder", "RecordError",
     "Replay", "Reshuffle", "RuleSet", "RuleSetError", "ShuffleSource", "Solver", "TableMeld",
     "Termination", "Violation", "action_from_json", "action_to_json", "all_arrangements", "apply",
+    "attempt_deal",
     "best_arrangement", "cards_of", "deadwood", "deck_cards", "default_action", "describe_hand_result",
     "extend_meld", "format_cards", "is_legal", "legal_actions", "make_card", "make_meld",
     "mask_of", "new_game", "observation", "parse_action", "parse_card", "parse_cards",

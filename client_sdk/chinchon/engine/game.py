@@ -19,6 +19,7 @@ rules; ``GAME_OVER`` is terminal. Turns where a player's only choice would be to
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -51,6 +52,7 @@ from .solver import (
     BONUS_NAMES,
     BONUS_POINTS,
     Arrangement,
+    Bonus,
     Solver,
     all_arrangements,
     arrangements_of,
@@ -86,6 +88,17 @@ class GameEnd(IntEnum):
     LAST_PLAYER = 2
     LOWEST_TOTAL = 3
     DRAW = 4
+    #: Nobody had won when the game reached its length limit: the lowest total among the
+    #: players still in won (several: they share a draw).
+    LENGTH_LIMIT = 5
+
+
+#: A game's length limit: a game that nobody has won by the end of its ``MAX_HANDS``-th
+#: hand, or of the hand in which its turns in all reach ``MAX_TURNS``, ends there
+#: (:attr:`GameEnd.LENGTH_LIMIT`). With the rule set's own bounds (``max_turns_per_hand``
+#: at most 1,000) a game is at most about 2 x (MAX_TURNS + 1,000) actions long.
+MAX_HANDS = 200
+MAX_TURNS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +114,7 @@ class HandResult:
     hand_no: int
     end: HandEnd
     closer: int  # -1 when nobody closed
-    bonus: str  # none | minus_10 | minus_25 | minus_50 | chinchon
+    bonus: Bonus
     #: Each seat's seven cards when the hand ended (before any lay-down); () if out.
     hands: tuple[tuple[Card, ...], ...]
     #: The closer's face-down discard (None when nobody closed).
@@ -139,11 +152,25 @@ class GameResult:
     hands_played: int
 
 
+class EventKind(enum.StrEnum):
+    """What a public event of a hand was (``chinchon.v1.EventKind`` without its prefix,
+    lower case)."""
+
+    DRAW_STOCK = "draw_stock"
+    DRAW_DISCARD = "draw_discard"
+    DISCARD = "discard"
+    #: The discard pile, but its top card, shuffled into a new stock.
+    RESHUFFLE = "reshuffle"
+    CLOSE = "close"
+    LAYOFF = "layoff"
+    LAYDOWN = "laydown"
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """A public event of the current hand (everyone sees it)."""
 
-    kind: str  # draw_stock | draw_discard | discard | reshuffle | close | layoff | laydown
+    kind: EventKind
     seat: int
     card: Card | None = None
     detail: str = ""
@@ -167,6 +194,8 @@ class GameState:
     pile: tuple[Card, ...]  # bottom first
     pile_len: int
     turn: int
+    #: Turns of the hands before this one (for the game's length limit).
+    game_turns: int
     exhausted: int
     taken: Card | None
     scores: tuple[int, ...]
@@ -262,6 +291,7 @@ def new_game(rules: RuleSet = DEFAULT_RULES) -> GameState:
         pile=(),
         pile_len=0,
         turn=0,
+        game_turns=0,
         exhausted=0,
         taken=None,
         scores=(0,) * n,
@@ -313,7 +343,9 @@ def legal_actions(state: GameState) -> list[Action]:
         playable = hand if blocked < 0 else hand & ~(1 << blocked)
         out: list[Action] = [_DISCARDS[c] for c in cards_of(playable)]
         solver = solver_for(state.rules)
-        if solver.may_close_some(hand):
+        if solver.may_close_some(hand) and (
+            state.rules.close_first_round or not _in_first_round(state)
+        ):
             out += _close_actions(state, solver, hand, blocked)
         return out
     if ph is _LAYOFF:
@@ -326,6 +358,13 @@ def legal_actions(state: GameState) -> list[Action]:
             out.append(LayDown(tuple(m.cards for m in arr.melds)))
         return out
     return []
+
+
+def _in_first_round(state: GameState) -> bool:
+    """Is the player to act on their first turn of the hand? (The turns of a hand go
+    round the players still in from the starter: the first round is the first as many
+    turns as there are players.)"""
+    return state.turn < sum(state.alive)
 
 
 def _close_actions(state: GameState, solver: Solver, hand: int, blocked: int) -> list[Action]:
@@ -447,11 +486,11 @@ def _fork(state: GameState) -> tuple[GameState, dict[str, Any]]:
 # indexed [seat] or [seat][card]. A deck has at most 50 cards and 7 x players + 2 must
 # fit, so no rule set seats more than 6 players.
 _MAX_SEATS = (max(DECK_RANKS) + len(JOKERS) - 2) // 7
-_DRAW_STOCK_EVENTS = tuple(Event("draw_stock", s) for s in range(_MAX_SEATS))
+_DRAW_STOCK_EVENTS = tuple(Event(EventKind.DRAW_STOCK, s) for s in range(_MAX_SEATS))
 _DRAW_DISCARD_EVENTS = tuple(
-    tuple(Event("draw_discard", s, c) for c in CARDS) for s in range(_MAX_SEATS)
+    tuple(Event(EventKind.DRAW_DISCARD, s, c) for c in CARDS) for s in range(_MAX_SEATS)
 )
-_DISCARD_EVENTS = tuple(tuple(Event("discard", s, c) for c in CARDS) for s in range(_MAX_SEATS))
+_DISCARD_EVENTS = tuple(tuple(Event(EventKind.DISCARD, s, c) for c in CARDS) for s in range(_MAX_SEATS))
 #: The event objects every draw and discard records, shared like SHARED_ACTIONS (module
 #: constants: a cache may key on their ``id``).
 SHARED_EVENTS: tuple[Event, ...] = (
@@ -480,6 +519,8 @@ def _deal(state: GameState, action: Deal) -> GameState:
                 Violation.BAD_DEAL,
                 f"hand {state.hand_no + 1} is started by seat {starter}, not {action.starter}",
             )
+    if not state.alive[starter]:  # (an engine invariant: the turn order below needs it)
+        raise IllegalAction(Violation.BAD_DEAL, f"seat {starter} is out of the game")
     order = [starter]
     s = _next_alive(state.alive, starter)
     while s != starter:
@@ -533,7 +574,7 @@ def _reshuffle(state: GameState, action: Reshuffle) -> GameState:
         # to_act is -1 while chance acts: the turn passes on from the seat whose
         # discard emptied the stock (the newest event).
         to_act=_next_alive(state.alive, state.events[-1].seat),
-        events=(*state.events, Event("reshuffle", -1, None, str(len(order)))),
+        events=(*state.events, Event(EventKind.RESHUFFLE, -1, None, str(len(order)))),
     )
 
 
@@ -638,30 +679,16 @@ def _close(state: GameState, action: Close) -> GameState:
     rules = state.rules
     card = CARDS[action.card]
     hand = _check_discard(state, card, "close with")
+    if not rules.close_first_round and _in_first_round(state):
+        raise IllegalAction(
+            Violation.CLOSE_FIRST_ROUND,
+            "cannot close in the first round of the hand: every player has a turn first "
+            "(close_first_round is off)",
+        )
     p = state.to_act
     rest = hand & ~(1 << card)
     solver = solver_for(rules)
-    score = state.scores[p]
-    if action.melds is None:
-        arr = solver.closing(rest, score)
-        if arr is None:
-            raise _cannot_close(state, solver.best_arrangement(rest), score)
-    else:
-        melds = _as_melds(action.melds, rest, rules, "cannot close")
-        used = 0
-        for m in melds:
-            used |= m.mask
-        unmatched = tuple(cards_of(rest & ~used))
-        arr = Arrangement(
-            tuple(melds), unmatched, sum(rules.card_points(c) for c in unmatched)
-        )
-        err = _close_limits(arr, score, rules)
-        if err is not None:
-            raise err
-        if unmatched and solver.is_full(rest):
-            # Bonuses are judged on the seven cards: when they can all be melded, the
-            # closer melds them all, whatever split was named.
-            arr = solver.full_arrangement(rest)
+    arr = _closing_melds(state, action, rest)
     bonus = solver.bonus(rest)
     hands = list(state.hands)
     shown = tuple(tuple(state.hand(s)) if state.alive[s] else () for s in range(state.n))
@@ -673,17 +700,7 @@ def _close(state: GameState, action: Close) -> GameState:
     hands[p] = rest & ~used
     table = tuple(TableMeld(p, m) for m in arr.melds)
     locked = bonus > 0
-    others = []
-    s = _next_alive(state.alive, p)
-    while s != p:
-        others.append(s)
-        s = _next_alive(state.alive, s)
-    schedule: list[tuple[Phase, int]] = []
-    if not locked:
-        schedule += [(Phase.LAYOFF, o) for o in others]
-    for q in others:
-        schedule.append((Phase.LAYDOWN, q))
-        schedule += [(Phase.LAYOFF, o) for o in others if o != q]
+    schedule = _after_close(state, p, locked)
     st = state._evolve(
         hands=tuple(hands),
         table=table,
@@ -694,11 +711,55 @@ def _close(state: GameState, action: Close) -> GameState:
         shown=tuple(shown_list),
         taken=None,
         schedule=tuple(schedule),
-        events=(*state.events, Event("close", p, None, " | ".join(str(m) for m in arr.melds))),
+        events=(*state.events, Event(EventKind.CLOSE, p, None, " | ".join(str(m) for m in arr.melds))),
     )
-    if BONUS_NAMES[bonus] == "chinchon":
+    if BONUS_NAMES[bonus] is Bonus.CHINCHON:
         return _end_hand(st, HandEnd.CHINCHON)
     return _next_step(st)
+
+
+def _closing_melds(state: GameState, action: Close, rest: int) -> Arrangement:
+    """The closer's melds: the best close (``close CARD best``) or the named split,
+    checked against the close limits. IllegalAction if the hand cannot close so."""
+    rules = state.rules
+    solver = solver_for(rules)
+    score = state.scores[state.to_act]
+    if action.melds is None:
+        arr = solver.closing(rest, score)
+        if arr is None:
+            raise _cannot_close(state, solver.best_arrangement(rest), score)
+        return arr
+    melds = _as_melds(action.melds, rest, rules, "cannot close")
+    used = 0
+    for m in melds:
+        used |= m.mask
+    unmatched = tuple(cards_of(rest & ~used))
+    arr = Arrangement(tuple(melds), unmatched, sum(rules.card_points(c) for c in unmatched))
+    err = _close_limits(arr, score, rules)
+    if err is not None:
+        raise err
+    if unmatched and solver.is_full(rest):
+        # Bonuses are judged on the seven cards: when they can all be melded, the
+        # closer melds them all, whatever split was named.
+        return solver.full_arrangement(rest)
+    return arr
+
+
+def _after_close(state: GameState, closer: int, locked: bool) -> list[tuple[Phase, int]]:
+    """Who acts after a close, in order: each other player lays off on the closer's melds
+    (unless they are locked), then in turn lays down, and the others lay off on them."""
+    others = []
+    s = _next_alive(state.alive, closer)
+    while s != closer:
+        others.append(s)
+        s = _next_alive(state.alive, s)
+    schedule: list[tuple[Phase, int]] = []
+    if not locked:
+        schedule += [(Phase.LAYOFF, o) for o in others]
+    for q in others:
+        schedule.append((Phase.LAYDOWN, q))
+        schedule += [(Phase.LAYOFF, o) for o in others if o != q]
+    return schedule
 
 
 def _close_limits(arr: Arrangement, score: int, rules: RuleSet) -> IllegalAction | None:
@@ -768,7 +829,7 @@ def _layoff(state: GameState, action: LayOff) -> GameState:
             "nobody lays off on the closer's melds: the closer melded all seven cards",
         )
     at = action.at
-    if card >= 48 and at is None and tm.meld.kind.value == "run":
+    if state.rules.is_wild(card) and at is None and tm.meld.kind.value == "run":
         ends = list(layoff_ends(tm.meld, card, state.rules))
         if len(ends) == 1:
             at = ends[0]
@@ -783,7 +844,7 @@ def _layoff(state: GameState, action: LayOff) -> GameState:
     st = state._evolve(
         hands=tuple(hands),
         table=tuple(table),
-        events=(*state.events, Event("layoff", p, card, str(action.meld))),
+        events=(*state.events, Event(EventKind.LAYOFF, p, card, str(action.meld))),
     )
     if not _layoffs(st, p):
         return _next_step(st._evolve(schedule=st.schedule[1:]))
@@ -820,7 +881,7 @@ def _layoff_best(state: GameState) -> GameState:
         tried: set[tuple[int, int]] = set()
         for a in _layoffs(st, p):
             assert isinstance(a, LayOff)
-            if (a.card, a.meld) in tried and a.card < 48:
+            if (a.card, a.meld) in tried and not rules.is_wild(a.card):
                 continue
             tried.add((a.card, a.meld))
             v, off, seq = search(_apply_layoff_raw(st, a))  # noqa: F821 (deleted once over)
@@ -850,7 +911,7 @@ def _apply_layoff_raw(state: GameState, action: LayOff) -> GameState:
     return state._evolve(
         hands=tuple(hands),
         table=tuple(table),
-        events=(*state.events, Event("layoff", state.to_act, action.card, str(action.meld))),
+        events=(*state.events, Event(EventKind.LAYOFF, state.to_act, action.card, str(action.meld))),
     )
 
 
@@ -871,20 +932,24 @@ def _laydown(state: GameState, action: LayDown) -> GameState:
         hands=tuple(hands),
         table=table,
         schedule=state.schedule[1:],
-        events=(*state.events, Event("laydown", p, None, " | ".join(str(m) for m in melds))),
+        events=(*state.events, Event(EventKind.LAYDOWN, p, None, " | ".join(str(m) for m in melds))),
     )
     return _next_step(st)
 
 
-def _end_hand(state: GameState, end: HandEnd) -> GameState:
+def _hand_points(state: GameState, end: HandEnd
+                 ) -> tuple[list[int], list[tuple[Card, ...]], tuple[TableMeld, ...]]:
+    """Each seat's points and unmatched cards at the end of the hand, and the table then.
+
+    After a close, the others' lay-offs are on the table already and their hands are what
+    is left; after a chinchón nobody lays off: the others' best melds are laid down for
+    them. A hand that ends without a close (the stock ran out, the turn limit) scores each
+    hand's best arrangement."""
     rules = state.rules
     solver = solver_for(rules)
     n = state.n
     points = [0] * n
     unmatched: list[tuple[Card, ...]] = [()] * n
-    shown = state.shown or tuple(
-        tuple(state.hand(s)) if state.alive[s] else () for s in range(n)
-    )
     table = state.table
     if end is HandEnd.CLOSED or end is HandEnd.CHINCHON:
         for s in range(n):
@@ -900,26 +965,55 @@ def _end_hand(state: GameState, end: HandEnd) -> GameState:
             points[s] = sum(rules.card_points(c) for c in left)
         if state.bonus:
             points[state.closer] = BONUS_POINTS[state.bonus]
-    else:
-        melds: list[TableMeld] = []
-        for s in range(n):
-            if not state.alive[s]:
-                continue
-            arr = solver.best_arrangement(state.hands[s])
-            unmatched[s] = arr.unmatched
-            points[s] = arr.points
-            melds += [TableMeld(s, m) for m in arr.melds]
-        table = tuple(melds)
+        return points, unmatched, table
+    melds: list[TableMeld] = []
+    for s in range(n):
+        if not state.alive[s]:
+            continue
+        arr = solver.best_arrangement(state.hands[s])
+        unmatched[s] = arr.unmatched
+        points[s] = arr.points
+        melds += [TableMeld(s, m) for m in arr.melds]
+    return points, unmatched, tuple(melds)
+
+
+def _game_result(state: GameState, end: HandEnd, totals: tuple[int, ...],
+                 alive: tuple[bool, ...], eliminated: tuple[int, ...]) -> GameResult | None:
+    """How the game ends after this hand, or None if it goes on."""
+    n = state.n
+    hands_played = state.hand_no
+    if end is HandEnd.CHINCHON:
+        return GameResult(GameEnd.CHINCHON, (state.closer,), totals, hands_played)
+    if sum(alive) == 1:
+        return GameResult(GameEnd.LAST_PLAYER, (alive.index(True),), totals, hands_played)
+    if sum(alive) == 0:
+        low = min(totals[s] for s in eliminated)
+        winners = tuple(s for s in eliminated if totals[s] == low)
+        kind = GameEnd.LOWEST_TOTAL if len(winners) == 1 else GameEnd.DRAW
+        return GameResult(kind, winners, totals, hands_played)
+    if hands_played >= MAX_HANDS or state.game_turns + state.turn >= MAX_TURNS:
+        low = min(totals[s] for s in range(n) if alive[s])
+        winners = tuple(s for s in range(n) if alive[s] and totals[s] == low)
+        return GameResult(GameEnd.LENGTH_LIMIT, winners, totals, hands_played)
+    return None
+
+
+def _end_hand(state: GameState, end: HandEnd) -> GameState:
+    n = state.n
+    shown = state.shown or tuple(
+        tuple(state.hand(s)) if state.alive[s] else () for s in range(n)
+    )
+    points, unmatched, table = _hand_points(state, end)
     totals = tuple(state.scores[s] + points[s] for s in range(n))
     eliminated = tuple(
-        s for s in range(n) if state.alive[s] and totals[s] >= rules.score_limit
+        s for s in range(n) if state.alive[s] and totals[s] >= state.rules.score_limit
     )
     alive = tuple(state.alive[s] and s not in eliminated for s in range(n))
     hr = HandResult(
         hand_no=state.hand_no,
         end=end,
         closer=state.closer,
-        bonus=BONUS_NAMES[state.bonus] if state.closer >= 0 else "none",
+        bonus=BONUS_NAMES[state.bonus] if state.closer >= 0 else Bonus.NONE,
         hands=shown,
         close_discard=state.close_discard,
         table=table,
@@ -928,18 +1022,9 @@ def _end_hand(state: GameState, end: HandEnd) -> GameState:
         totals=totals,
         eliminated=eliminated,
     )
-    result: GameResult | None = None
-    hands_played = state.hand_no
-    if end is HandEnd.CHINCHON:
-        result = GameResult(GameEnd.CHINCHON, (state.closer,), totals, hands_played)
-    elif sum(alive) == 1:
-        result = GameResult(GameEnd.LAST_PLAYER, (alive.index(True),), totals, hands_played)
-    elif sum(alive) == 0:
-        low = min(totals[s] for s in eliminated)
-        winners = tuple(s for s in eliminated if totals[s] == low)
-        kind = GameEnd.LOWEST_TOTAL if len(winners) == 1 else GameEnd.DRAW
-        result = GameResult(kind, winners, totals, hands_played)
+    result = _game_result(state, end, totals, alive, eliminated)
     return state._evolve(
+        game_turns=state.game_turns + state.turn,
         phase=Phase.GAME_OVER if result else Phase.DEAL,
         to_act=-1,
         scores=totals,
@@ -961,7 +1046,7 @@ def describe_hand_result(hr: HandResult, names: Sequence[str] | None = None) -> 
         HandEnd.STOCK_EXHAUSTED: "stock ran out twice, nobody closed",
         HandEnd.TURN_LIMIT: "turn limit reached, nobody closed",
     }[hr.end]
-    if hr.bonus not in ("none", "chinchon"):
+    if hr.bonus not in (Bonus.NONE, Bonus.CHINCHON):
         how += f" ({hr.bonus.replace('minus_', '-')})"
     lines = [f"hand {hr.hand_no}: {how}"]
     for s, cards in enumerate(hr.hands):
@@ -983,6 +1068,8 @@ __all__ = [
     "GameState",
     "HandEnd",
     "HandResult",
+    "MAX_HANDS",
+    "MAX_TURNS",
     "Phase",
     "TableMeld",
     "apply",

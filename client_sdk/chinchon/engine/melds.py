@@ -5,6 +5,11 @@ A :class:`Meld` is always held in canonical form, so that two equal melds compar
 * a set: its natural cards by suit (oros, copas, espadas, bastos), then its jokers;
 * a run: ascending in the deck's rank order, each joker at the place it stands for
   (``3O JK1 5O``). ``low`` is the rank-order position of its first card.
+
+"Joker" here means every card that plays as one: JK1/JK2 and the rule set's
+``wild_cards`` (``rules.wild_mask``). A wild card is a joker wherever it stands, even
+in its own place (with ``1O`` wild, ``1O 2O 3O`` is a run of two natural cards and a
+joker standing for the 1O); ``rules.jokers_per_meld`` bounds the jokers of one meld.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ class Meld:
 
     @property
     def jokers(self) -> int:
+        """The jokers JK1/JK2 in the meld (wild cards not counted: see
+        :func:`jokers_in`)."""
         return sum(1 for c in self.cards if c >= 48)
 
     @property
@@ -67,6 +74,11 @@ _POSITIONS = {deck: {r: i for i, r in enumerate(ranks)} for deck, ranks in DECK_
 
 def _positions(rules: RuleSet) -> dict[int, int]:
     return _POSITIONS[rules.deck]
+
+
+def jokers_in(meld: Meld, rules: RuleSet) -> int:
+    """How many of the meld's cards play as jokers under ``rules`` (wild cards too)."""
+    return (meld.mask & rules.wild_mask).bit_count()
 
 
 def _check_cards(cards: Sequence[Card], rules: RuleSet) -> None:
@@ -97,11 +109,18 @@ def make_meld(
     if len(cards) < 3:
         raise InvalidMeld(f"'{format_cards(cards)}': a meld needs at least 3 cards, got {len(cards)}")
     _check_cards(cards, rules)
-    naturals = [c for c in cards if c < 48]
-    jokers = sorted(c for c in cards if c >= 48)
+    wild = rules.wild_mask
+    naturals = [c for c in cards if not wild >> c & 1]
+    jokers = sorted(c for c in cards if wild >> c & 1)
     if len(naturals) < 2:
         raise InvalidMeld(
             f"'{format_cards(cards)}': a meld needs at least 2 natural cards, it has {len(naturals)}"
+            + (f" (wild cards: {' '.join(rules.wild_cards)})" if rules.wild_cards else "")
+        )
+    if len(jokers) > rules.jokers_per_meld:
+        raise InvalidMeld(
+            f"'{format_cards(cards)}': a meld holds at most {rules.jokers_per_meld} joker "
+            f"(jokers_per_meld = {rules.jokers_per_meld}), it has {len(jokers)}"
         )
     if len({c.rank for c in naturals}) == 1:
         if len(cards) > 4:
@@ -117,25 +136,36 @@ def make_meld(
         raise InvalidMeld(
             f"'{format_cards(cards)}': a run laid down from a hand has at most {max_run} cards"
         )
+    if not jokers:
+        return _plain_run(naturals, suit, rules)
+    return _joker_run(cards, suit, rules)
+
+
+def _plain_run(naturals: list[Card], suit: int, rules: RuleSet) -> Meld:
+    """A run without jokers, in any written order: consecutive ranks, no wrap."""
+    pos = _positions(rules)
+    ordered = sorted(naturals, key=lambda c: pos[c.rank])
+    low = pos[ordered[0].rank]
+    for i, c in enumerate(ordered):
+        if pos[c.rank] != low + i:
+            raise InvalidMeld(
+                f"'{format_cards(ordered)}': not consecutive in rank order "
+                f"({' '.join(str(r) for r in rules.ranks)}; runs do not wrap)"
+            )
+    return Meld(MeldKind.RUN, tuple(ordered), suit, low)
+
+
+def _joker_run(cards: list[Card], suit: int, rules: RuleSet) -> Meld:
+    """A run with jokers: the written order says where each joker stands."""
+    wild = rules.wild_mask
     pos = _positions(rules)
     top = len(rules.ranks) - 1
-    if not jokers:
-        ordered = sorted(naturals, key=lambda c: pos[c.rank])
-        low = pos[ordered[0].rank]
-        for i, c in enumerate(ordered):
-            if pos[c.rank] != low + i:
-                raise InvalidMeld(
-                    f"'{format_cards(ordered)}': not consecutive in rank order "
-                    f"({' '.join(str(r) for r in rules.ranks)}; runs do not wrap)"
-                )
-        return Meld(MeldKind.RUN, tuple(ordered), suit, low)
-    # With jokers the written order says where each joker stands.
-    first = next(i for i, c in enumerate(cards) if c < 48)
+    first = next(i for i, c in enumerate(cards) if not wild >> c & 1)
     low = pos[cards[first].rank] - first
     ok = low >= 0 and low + len(cards) - 1 <= top
     if ok:
         for i, c in enumerate(cards):
-            if c < 48 and pos[c.rank] != low + i:
+            if not wild >> c & 1 and pos[c.rank] != low + i:
                 ok = False
                 break
     if not ok:
@@ -146,7 +176,6 @@ def make_meld(
         )
     return Meld(MeldKind.RUN, tuple(cards), suit, low)
 
-
 def extend_meld(meld: Meld, card: Card, at: End | None, rules: RuleSet) -> Meld:
     """The meld with ``card`` laid off on it, or :class:`InvalidMeld` saying why not.
 
@@ -156,22 +185,30 @@ def extend_meld(meld: Meld, card: Card, at: End | None, rules: RuleSet) -> Meld:
     card = CARDS[card]
     if card >= 48 and card - 47 > rules.jokers:
         raise InvalidMeld(f"{card} is not in this deck")
+    wild = rules.wild_mask
+    is_joker = wild >> card & 1
+    if is_joker and (meld.mask & wild).bit_count() >= rules.jokers_per_meld:
+        raise InvalidMeld(
+            f"{card} does not fit '{meld}': a meld holds at most {rules.jokers_per_meld} "
+            f"joker (jokers_per_meld = {rules.jokers_per_meld})"
+        )
     if meld.kind is MeldKind.SET:
         if at is not None:
             raise InvalidMeld(f"{card} on set '{meld}': a set has no ends, give no end")
         if len(meld.cards) >= 4:
             raise InvalidMeld(f"{card} does not fit set '{meld}': a set has at most 4 cards")
-        if card >= 48:
-            return Meld(MeldKind.SET, tuple(sorted(meld.cards + (card,))))
-        rank = next(c.rank for c in meld.cards if c < 48)
+        naturals = [c for c in meld.cards if not wild >> c & 1]
+        jokers = [c for c in meld.cards if wild >> c & 1]
+        if is_joker:
+            return Meld(MeldKind.SET, tuple(naturals) + tuple(sorted([*jokers, card])))
+        rank = naturals[0].rank
         if card.rank != rank:
             raise InvalidMeld(f"{card} does not fit set '{meld}': the set is of {rank}s")
         if card in meld.cards:
             raise InvalidMeld(f"{card} is already in set '{meld}'")
-        naturals = sorted([c for c in meld.cards if c < 48] + [card])
-        return Meld(MeldKind.SET, tuple(naturals) + tuple(c for c in meld.cards if c >= 48))
+        return Meld(MeldKind.SET, tuple(sorted([*naturals, card])) + tuple(jokers))
     top = len(rules.ranks) - 1
-    if card >= 48:
+    if is_joker:
         if at is None:
             raise InvalidMeld(
                 f"{card} on run '{meld}': say which end the joker takes (low or high)"
@@ -203,8 +240,9 @@ def extend_meld(meld: Meld, card: Card, at: End | None, rules: RuleSet) -> Meld:
 
 def layoff_candidates(meld: Meld, rules: RuleSet) -> int:
     """A mask of the cards that might be laid off on ``meld`` (a superset, cheap to get):
-    the jokers, every card of a set's rank, the cards just below and above a run."""
-    out = JOKER_MASK
+    the jokers (wild cards too), every card of a set's rank, the cards just below and
+    above a run."""
+    out = JOKER_MASK | rules.wild_naturals
     if meld.kind is MeldKind.SET:
         rank_bit = 1 << (meld.cards[0].rank - 1)
         return out | rank_bit | rank_bit << 12 | rank_bit << 24 | rank_bit << 36
@@ -217,7 +255,8 @@ def layoff_candidates(meld: Meld, rules: RuleSet) -> int:
 
 def layoff_ends(meld: Meld, card: Card, rules: RuleSet) -> tuple[End | None, ...]:
     """Every ``at`` with which ``card`` can be laid off on ``meld`` (canonical form)."""
-    if card < 48:
+    wild = rules.wild_mask
+    if not wild >> card & 1:
         # Quick refusals first, which are most calls: extend_meld would build an error.
         if meld.kind is MeldKind.SET:
             if len(meld.cards) >= 4 or CARDS[card].rank != meld.cards[0].rank:
@@ -225,6 +264,8 @@ def layoff_ends(meld: Meld, card: Card, rules: RuleSet) -> tuple[End | None, ...
         elif CARDS[card].suit != meld.suit:
             return ()
     elif meld.kind is MeldKind.RUN:
+        if (meld.mask & wild).bit_count() >= rules.jokers_per_meld:
+            return ()
         low_end = (End.LOW,) if meld.low > 0 else ()
         high_end = (End.HIGH,) if meld.high < len(rules.ranks) - 1 else ()
         return low_end + high_end

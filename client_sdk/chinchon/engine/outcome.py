@@ -40,6 +40,10 @@ def summarize(res: GameResult, names: Sequence[str]) -> str:
         return f"{w} won: everyone else reached the score limit ({res.hands_played} hands)"
     if res.end is GameEnd.LOWEST_TOTAL:
         return f"{w} won with the lowest total when the last players went out together"
+    if res.end is GameEnd.LENGTH_LIMIT:
+        how = "won with" if len(res.winners) == 1 else "share a draw with equal"
+        return (f"{w} {how} the lowest total when the game reached its length limit "
+                f"({res.hands_played} hands)")
     return f"draw between {w}: equal lowest totals"
 
 

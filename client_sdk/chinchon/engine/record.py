@@ -8,6 +8,7 @@ the tests check it against the generated protobuf classes, so any language readi
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -48,11 +49,35 @@ from .termination import Termination
 
 FORMAT = "chinchon.v1.GameRecord"
 
-ORIGINS = (
-    "ACTION_ORIGIN_PLAYER",
-    "ACTION_ORIGIN_DEFAULT_TIMEOUT",
-    "ACTION_ORIGIN_DEFAULT_ILLEGAL",
-)
+
+
+class ActionOrigin(enum.StrEnum):
+    """Who chose a recorded move. Each value is the name of the same value of the
+    protocol's ``chinchon.v1.ActionOrigin`` (records write these names)."""
+
+    #: The seat's player (a bot's answer, or a house bot's choice).
+    PLAYER = "ACTION_ORIGIN_PLAYER"
+    #: The referee, for a player that did not answer in time.
+    DEFAULT_TIMEOUT = "ACTION_ORIGIN_DEFAULT_TIMEOUT"
+    #: The referee, for a player whose answers were refused until no retry was left.
+    DEFAULT_ILLEGAL = "ACTION_ORIGIN_DEFAULT_ILLEGAL"
+
+
+class SeatIncidentKind(enum.StrEnum):
+    """What a record's ``SeatIncident`` says happened (the names of
+    ``chinchon.v1.SeatIncidentKind``)."""
+
+    #: The answer could not be read as an action.
+    MALFORMED = "SEAT_INCIDENT_KIND_MALFORMED"
+    #: The answer was an illegal action.
+    ILLEGAL = "SEAT_INCIDENT_KIND_ILLEGAL"
+    #: No answer in time.
+    TIMEOUT = "SEAT_INCIDENT_KIND_TIMEOUT"
+    #: The referee played the default action: a strike.
+    DEFAULT = "SEAT_INCIDENT_KIND_DEFAULT"
+
+
+ORIGINS = tuple(o.value for o in ActionOrigin)
 TERMINATIONS = tuple(t.value for t in Termination)
 _RULE_KEYS = {
     "players": "players",
@@ -66,6 +91,9 @@ _RULE_KEYS = {
     "closeMaxPoints": "close_max_points",
     "maxTurnsPerHand": "max_turns_per_hand",
     "scoreLimit": "score_limit",
+    "wildCards": "wild_cards",
+    "jokersPerMeld": "jokers_per_meld",
+    "closeFirstRound": "close_first_round",
 }
 _RULE_KEYS_BACK = {v: k for k, v in _RULE_KEYS.items()}
 
@@ -74,7 +102,9 @@ _RULE_KEYS_BACK = {v: k for k, v in _RULE_KEYS.items()}
 
 
 def rules_to_json(rules: RuleSet) -> dict[str, Any]:
-    return {_RULE_KEYS_BACK[k]: v for k, v in rules.to_dict().items()}
+    """The rule set as the record writes it: the house rules only where they differ
+    from their defaults (``RuleSet.to_dict(compact=True)``)."""
+    return {_RULE_KEYS_BACK[k]: v for k, v in rules.to_dict(compact=True).items()}
 
 
 def rules_from_json(d: dict[str, Any]) -> RuleSet:
@@ -236,6 +266,8 @@ class RecordBuilder:
     names: Sequence[str]
     labels: dict[str, str] = field(default_factory=dict)
     actions: list[dict[str, Any]] = field(default_factory=list)
+    #: See :meth:`incident` (``GameRecord.incidents``).
+    incidents: list[dict[str, Any]] = field(default_factory=list)
 
     def chance(self, a: Deal | Reshuffle) -> None:
         if isinstance(a, Deal):
@@ -246,8 +278,8 @@ class RecordBuilder:
             self.actions.append({"reshuffle": {"order": [str(c) for c in a.order]}})
 
     def move(
-        self, seat: int, a: Action, origin: str = "ACTION_ORIGIN_PLAYER",
-        think_time: float | None = None,
+        self, seat: int, a: Action, origin: ActionOrigin = ActionOrigin.PLAYER,
+        think_time: float | None = None, resolved: Sequence[Action] | None = None,
     ) -> None:
         # Actions are values: their JSON is built once and shared by every record that
         # holds them (records are read, never edited in place).
@@ -258,10 +290,27 @@ class RecordBuilder:
             if len(_ACTION_JSON) > 65536:
                 _ACTION_JSON.clear()
             aj = _ACTION_JSON[a] = action_to_json(a)
-        mv: dict[str, Any] = {"seat": seat, "action": aj, "origin": origin}
+        mv: dict[str, Any] = {"seat": seat, "action": aj, "origin": origin.value}
         if think_time is not None:
             mv["thinkTime"] = f"{think_time:.6f}s"
+        if resolved is not None:  # a macro's concrete actions (macros.resolve)
+            mv["resolved"] = [action_to_json(r) for r in resolved]
         self.actions.append({"move": mv})
+
+    def incident(self, seat: int, kind: SeatIncidentKind, **fields: Any) -> None:
+        """A refused answer, timeout or default of ``seat`` on the way to the next
+        step (``chinchon.v1.SeatIncident``; ``fields`` in its JSON names: ``requestId``,
+        ``attempt``, ``sent``, ``violation``, ``message``, ``strikes``, ``maxStrikes``,
+        ``waited`` in seconds). The caller bounds the texts."""
+        note: dict[str, Any] = {"step": len(self.actions), "seat": seat, "kind": kind.value}
+        for k, v in fields.items():
+            if k == "waited":
+                note[k] = f"{float(v):.6f}s"
+            elif k == "requestId":
+                note[k] = str(v)  # a uint64, written as text by the JSON mapping
+            elif v not in ("", None):
+                note[k] = v
+        self.incidents.append(note)
 
     def to_json(
         self, state: GameState, termination: Termination | None = None,
@@ -291,6 +340,8 @@ class RecordBuilder:
             "result": outcome.to_json(),
             "labels": dict(self.labels),
         }
+        if self.incidents:
+            doc["incidents"] = self.incidents
         if extra:
             doc.update(extra)
         return doc
@@ -403,6 +454,7 @@ def dumps(record: dict[str, Any]) -> str:
 
 __all__ = [
     "FORMAT",
+    "SeatIncidentKind",
     "Outcome",
     "RecordBuilder",
     "Replay",

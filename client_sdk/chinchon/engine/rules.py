@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .cards import DECK_RANKS
-from .errors import RuleSetError
+from .cards import DECK_RANKS, JOKER_MASK, parse_card
+from .errors import MalformedInput, RuleSetError
 
 FIGURE_POINTS = ("8-9-10", "10-11-12", "10-10-10")
 _DEFAULT_FIGURES = {40: "8-9-10", 48: "10-11-12"}
@@ -45,7 +45,24 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_turns_per_hand", 200, "turns after which a hand ends with no closer"),
     Option("score_limit", 100, "a player whose total reaches this is out of the game"),
 )
+#: The house rules (issue 29), after the first eleven options. Records leave them out
+#: while they hold their defaults (``to_dict(compact=True)``): a record of rules without
+#: them reads as it did before they existed, and an older reader refuses (unknown
+#: option) a record that uses them rather than replaying it wrong.
+HOUSE_OPTIONS: tuple[Option, ...] = (
+    Option("wild_cards", (), "natural cards that are wild, jokers in every respect (the ace of coins, say)"),
+    Option("jokers_per_meld", 2, "most jokers (wild cards included) in one meld: 1 or 2"),
+    Option("close_first_round", True, "a player may close on their first turn of a hand"),
+)
+OPTIONS = OPTIONS + HOUSE_OPTIONS
 OPTION_NAMES = tuple(o.name for o in OPTIONS)
+#: The largest value of each whole-number option without another bound: a game under any
+#: rule set ends in bounded time (see also the game's length limit, ``game.MAX_HANDS``).
+MAXIMA = {"joker_points": 100, "close_max_points": 100, "max_turns_per_hand": 1000,
+          "score_limit": 500}
+#: Most wild cards in a deck, jokers included: bonuses and the solver's tables count
+#: at most two, and -50 / -25 are defined for one and two.
+MAX_WILD = 2
 
 
 @dataclass(frozen=True)
@@ -63,13 +80,34 @@ class RuleSet:
     close_max_points: int = 5
     max_turns_per_hand: int = 200
     score_limit: int = 100
+    # House rules (HOUSE_OPTIONS); checked in _check_house_rules.
+    wild_cards: tuple[str, ...] = ()
+    jokers_per_meld: int = 2
+    close_first_round: bool = True
     # Derived tables, not options.
     rank_points: tuple[int, ...] = field(default=(), init=False, repr=False, compare=False)
     ranks: tuple[int, ...] = field(default=(), init=False, repr=False, compare=False)
+    #: Bits of every card that plays as a joker: the deck's jokers and the wild cards.
+    wild_mask: int = field(default=0, init=False, repr=False, compare=False)
+    #: Bits of the wild natural cards only (``wild_cards``).
+    wild_naturals: int = field(default=0, init=False, repr=False, compare=False)
+    #: Points of each card number (0..49) left unmatched; a wild card's are joker_points.
+    points_by_card: tuple[int, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._check_types()
+        figures = self._check_deck()
+        self._check_counts()
+        fig = [int(x) for x in figures.split("-")]
+        points = tuple(r if r <= 9 else fig[r - 10] for r in range(1, 13))
+        object.__setattr__(self, "rank_points", points)
+        object.__setattr__(self, "ranks", DECK_RANKS[self.deck])
+        self._check_house_rules()
+
+    def _check_types(self) -> None:
+        """Every option of the type it is declared with (a bool is not a whole number)."""
         for f in fields(self):
-            if not f.init:
+            if not f.init or f.name == "wild_cards":  # (a list: _check_house_rules)
                 continue
             value = getattr(self, f.name)
             want = bool if f.type in ("bool", bool) else int if f.type in ("int", int) else str
@@ -79,6 +117,9 @@ class RuleSet:
                 raise RuleSetError(f.name, f"must be true or false, got {value!r}")
             if want is str and not isinstance(value, str):
                 raise RuleSetError(f.name, f"must be text, got {value!r}")
+
+    def _check_deck(self) -> str:
+        """The deck, the jokers and the figures' points; the figures' spelling."""
         if self.deck not in DECK_RANKS:
             raise RuleSetError("deck", f"must be 40 or 48, got {self.deck}")
         if not 0 <= self.jokers <= 2:
@@ -94,6 +135,10 @@ class RuleSet:
                 "'8-9-10' contradicts deck = 48: the 10 would be worth no more than the 8",
             )
         object.__setattr__(self, "figure_points", figures)
+        return figures
+
+    def _check_counts(self) -> None:
+        """Players, points and limits within their bounds."""
         if self.players < 2:
             raise RuleSetError("players", f"at least 2 players, got {self.players}")
         size = self.deck + self.jokers
@@ -121,10 +166,57 @@ class RuleSet:
             )
         if self.score_limit < 1:
             raise RuleSetError("score_limit", f"must be at least 1, got {self.score_limit}")
-        fig = [int(x) for x in figures.split("-")]
-        points = tuple(r if r <= 9 else fig[r - 10] for r in range(1, 13))
-        object.__setattr__(self, "rank_points", points)
-        object.__setattr__(self, "ranks", DECK_RANKS[self.deck])
+        for name, top in MAXIMA.items():
+            if getattr(self, name) > top:
+                raise RuleSetError(name, f"at most {top}, got {getattr(self, name)}")
+
+    def _check_house_rules(self) -> None:
+        """Check and normalise the house-rule options; set the wild-card tables."""
+        given = self.wild_cards
+        if isinstance(given, str) or not isinstance(given, (list, tuple)):
+            raise RuleSetError(
+                "wild_cards", f'must be a list of cards, like ["1O"], got {given!r}'
+            )
+        wild: list[int] = []
+        for text in given:
+            try:
+                card = parse_card(text)
+            except MalformedInput as e:
+                raise RuleSetError("wild_cards", str(e)) from None
+            if card.is_joker:
+                raise RuleSetError(
+                    "wild_cards",
+                    f"{card} is a joker already: name natural cards (the jokers option "
+                    "adds jokers)",
+                )
+            if card.rank not in self.ranks:
+                raise RuleSetError("wild_cards", f"{card} is not in the {self.deck}-card deck")
+            if card in wild:
+                raise RuleSetError("wild_cards", f"{card} is named twice")
+            wild.append(card)
+        if self.jokers + len(wild) > MAX_WILD:
+            raise RuleSetError(
+                "wild_cards",
+                f"at most {MAX_WILD} wild cards in all, jokers included: jokers = "
+                f"{self.jokers} and {len(wild)} wild card(s) make {self.jokers + len(wild)}",
+            )
+        wild.sort()
+        object.__setattr__(self, "wild_cards", tuple(str(c) for c in wild))
+        if self.jokers_per_meld not in (1, 2):
+            raise RuleSetError(
+                "jokers_per_meld",
+                f"must be 1 or 2 (2: a meld may hold both jokers), got {self.jokers_per_meld}",
+            )
+        naturals = 0
+        for c in wild:
+            naturals |= 1 << c
+        object.__setattr__(self, "wild_naturals", naturals)
+        deck_jokers = JOKER_MASK & ((1 << 48 + self.jokers) - 1)
+        object.__setattr__(self, "wild_mask", deck_jokers | naturals)
+        table = [self.rank_points[c % 12] for c in range(48)] + [self.joker_points] * 2
+        for c in wild:
+            table[c] = self.joker_points
+        object.__setattr__(self, "points_by_card", tuple(table))
 
     # -- construction -------------------------------------------------------------
     @classmethod
@@ -166,10 +258,18 @@ class RuleSet:
             return cls.from_json(text)
         return cls.from_toml(text)
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.pop("rank_points")
-        d.pop("ranks")
+    def to_dict(self, compact: bool = False) -> dict[str, Any]:
+        """Every option and its value (``wild_cards`` as a list of card texts).
+
+        ``compact``: leave out the house rules (HOUSE_OPTIONS) that hold their defaults,
+        as records do.
+        """
+        d = {name: getattr(self, name) for name in OPTION_NAMES}
+        d["wild_cards"] = list(self.wild_cards)
+        if compact:
+            for o in HOUSE_OPTIONS:
+                if d[o.name] == o.default or (o.name == "wild_cards" and not d[o.name]):
+                    del d[o.name]
         return d
 
     def replace(self, **changes: Any) -> RuleSet:
@@ -183,10 +283,12 @@ class RuleSet:
         return self.deck + self.jokers
 
     def card_points(self, card: int) -> int:
-        """Points of the card when it is left unmatched."""
-        if card >= 48:
-            return self.joker_points
-        return self.rank_points[card % 12]
+        """Points of the card when it is left unmatched (a wild card's: joker_points)."""
+        return self.points_by_card[card]
+
+    def is_wild(self, card: int) -> bool:
+        """Does the card play as a joker: a joker of the deck, or one of the wild cards?"""
+        return bool(self.wild_mask >> card & 1)
 
 
 DEFAULT_RULES = RuleSet()

@@ -12,6 +12,12 @@ of the four suits drawn from the seed, a different one for each index. Suits pla
 part in the rules, so each hand keeps its exact strength, but a bot that played one twin
 does not hold the other's cards: only the ranks (and which cards share a suit) are
 common to the twins.
+
+Wild cards (the rule set's ``wild_cards``, e.g. ``1O``) do play a part: a relabelling
+that turned the wild ``1O`` into ``1C`` would change the game. So with wild cards only
+the suit permutations that map the wild cards onto themselves are drawn from (with
+``1O`` wild: the 6 that keep oros; with ``1O`` and ``1C``: the 4 that keep the pair),
+the same keyed order filtered; the cards of the suits they keep are common to twins.
 """
 
 from __future__ import annotations
@@ -42,11 +48,27 @@ class ShuffleSource:
             raise ValueError(f"relabel: an index >= 0, got {relabel}")
         #: ``suits[s]`` is the suit that suit ``s`` of the underlying deal is shown as.
         self.suits: tuple[int, ...] = (0, 1, 2, 3)
+        self._relabel = relabel
+        self._perms: list[tuple[int, ...]] = []
+        self._kept = 0  # the wild cards the relabelling keeps (a mask)
         if relabel is not None:
-            perms = self.shuffled(list(itertools.permutations(range(4))), "suits")
-            self.suits = perms[relabel % len(perms)]
+            self._perms = self.shuffled(list(itertools.permutations(range(4))), "suits")
+            self.suits = self._perms[relabel % len(self._perms)]
+        self._set_maps()
+
+    def _set_maps(self) -> None:
         self._to = _suit_map(self.suits)
         self._from = _suit_map(tuple(self.suits.index(s) for s in range(4)))
+
+    def keep_wild(self, wild: int) -> None:
+        """Relabel with the permutations that map the cards of mask ``wild`` (a rule
+        set's ``wild_naturals``) onto themselves only; :meth:`chance` calls it."""
+        if self._relabel is None or wild == self._kept:
+            return
+        fits = [p for p in self._perms if _keeps(p, wild)]
+        self.suits = fits[self._relabel % len(fits)]  # (the identity always fits)
+        self._kept = wild
+        self._set_maps()
 
     def _words(self, label: str) -> _WordStream:
         return _WordStream(self._key, f"{self.deal_id}/{label}")
@@ -80,6 +102,7 @@ class ShuffleSource:
         from .game import GameState, Phase
 
         assert isinstance(state, GameState)
+        self.keep_wild(state.rules.wild_naturals)
         if state.phase is Phase.DEAL:
             rules = state.rules
             d = self.deal(deck_cards(rules.deck, rules.jokers), state.hand_no + 1, state.n)
@@ -89,6 +112,31 @@ class ShuffleSource:
         if state.phase is Phase.RESHUFFLE:
             return self.reshuffle(state.discard_pile()[:-1], state.hand_no)
         raise ValueError(f"no chance action in phase {state.phase.name}")
+
+
+def attempt_deal(deal_id: str, attempt: int) -> str:
+    """The deal id a game's ``attempt``-th replay is dealt from (0: its first play, from
+    ``deal_id`` itself). A game voided and played again (its referee stopped, lost its
+    database, hit an internal error) is dealt anew, so that a bot that remembers the
+    voided attempt (whose hands may all have been shown) knows nothing of the replay;
+    whoever holds the seed computes every attempt's deal:
+    ``ShuffleSource(seed, attempt_deal(deal_id, attempt))``."""
+    if attempt < 0:
+        raise ValueError(f"attempt: 0 or more, got {attempt}")
+    return deal_id if attempt == 0 else f"{deal_id}/attempt/{attempt}"
+
+
+def relabellings(wild: int) -> int:
+    """How many suit permutations map the cards of mask ``wild`` (a rule set's
+    ``wild_naturals``) onto themselves: the distinct relabellings twins may have (24
+    without wild cards; 6 with 1O; 4 with 1O and 1C; 2 with 1O and 5C)."""
+    return sum(1 for p in itertools.permutations(range(4)) if _keeps(p, wild))
+
+
+def _keeps(suits: tuple[int, ...], wild: int) -> bool:
+    """Does renaming the suits by ``suits`` map the cards of mask ``wild`` onto themselves?"""
+    to = _suit_map(suits)
+    return sum(1 << to[c] for c in CARDS[:48] if wild >> c & 1) == wild
 
 
 def _suit_map(suits: tuple[int, ...]) -> tuple[Card, ...]:

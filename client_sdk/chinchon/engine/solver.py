@@ -15,17 +15,27 @@ Runs live inside one suit, sets across suits. So the solver
 A hand with no possible set and no joker is four look-ups. Everything is exact: the
 property tests compare it with a brute-force enumeration of every partition.
 
+House rules: ``jokers_per_meld = 1`` builds the tables and the set choices with at most
+one joker per meld. Wild cards (``wild_cards``) are handled by :class:`_WildSolver`:
+each wild card is moved to a joker number the deck does not use (48 or 49) on the way
+in and back on the way out, so the tables above only ever see jokers.
+
 Hands are bitmasks (see :mod:`cards`); the public functions accept masks or cards.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import enum
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from itertools import combinations
+from operator import attrgetter
+from typing import Any
 
-from .cards import CARDS, JOKER_MASK, Card, cards_of, make_card, mask_of
+from .arrangement import Arrangement as Arrangement
+from .arrangement import pending_kind
+from .cards import CARDS, JOKER_MASK, Card, cards_of, mask_of
+from .meld_tables import MeldTables
 from .melds import MAX_RUN_FROM_HAND, Meld, MeldKind, make_meld
 from .rules import RuleSet
 
@@ -35,23 +45,11 @@ _UNMELDABLE = 1 << 12
 _BONUS_NONE, _BONUS_MINUS10, _BONUS_MINUS25, _BONUS_MINUS50, _BONUS_CHINCHON = range(5)
 
 
-@dataclass(frozen=True, slots=True)
-class Arrangement:
-    """A split of cards into melds plus unmatched cards, with the unmatched points."""
+# The hot path makes an Arrangement whose melds wait (see arrangement.py) without calling
+# its __init__: object.__new__, then its two slots.
+_new = object.__new__
 
-    melds: tuple[Meld, ...]
-    unmatched: tuple[Card, ...]
-    points: int
-
-    @property
-    def full(self) -> bool:
-        return not self.unmatched
-
-    def __str__(self) -> str:
-        parts = [str(m) for m in self.melds]
-        if self.unmatched:
-            parts.append("unmatched " + " ".join(str(c) for c in self.unmatched))
-        return " | ".join(parts) if parts else "(nothing)"
+_cards_key: Callable[[Meld], tuple[Card, ...]] = attrgetter("cards")  # melds' sort order
 
 
 class _SuitTables:
@@ -61,15 +59,18 @@ class _SuitTables:
 
     * ``best[k][p]``: least unmatched points in that suit when runs use exactly ``k``
       jokers (``INF`` when ``k`` jokers cannot all be used);
-    * ``windows[k][p]``: the runs achieving it, as (first position, length), with
-      the fewest unmatched cards among the splits that achieve it;
+    * ``windows[k][p]``: the runs achieving it, as (first position, length, positions
+      where a joker stands), with the fewest unmatched cards among the splits that
+      achieve it;
     * ``count[k][p]``: how many cards those runs leave unmatched;
     * ``cover[k][p]``: rank bits of the cards that belong to some run with <= k jokers;
     * ``d1``/``d2``: ``best[1] - best[0]`` and ``best[2] - best[0]``;
     * ``points[p]``: points of all the cards of the pattern.
     """
 
-    def __init__(self, ranks: tuple[int, ...], rank_points: tuple[int, ...]) -> None:
+    def __init__(
+        self, ranks: tuple[int, ...], rank_points: tuple[int, ...], per_meld: int = 2
+    ) -> None:
         n = len(ranks)
         size = 1 << 12
         pts = [rank_points[r - 1] for r in ranks]
@@ -86,7 +87,8 @@ class _SuitTables:
             if i + length <= n
         ]
         self.best: list[list[int]] = [[INF] * size for _ in range(3)]
-        self.windows: list[list[tuple[tuple[int, int], ...]]] = [[()] * size for _ in range(3)]
+        self.windows: list[list[tuple[tuple[int, int, int], ...]]] = [
+            [()] * size for _ in range(3)]
         self.cover: list[list[int]] = [[0] * size for _ in range(3)]
         self.count: list[list[int]] = [[0] * size for _ in range(3)]
         self.points = [0] * size
@@ -97,47 +99,127 @@ class _SuitTables:
             for _first, length, wm in windows:
                 held = pp & wm
                 gaps = length - held.bit_count()
-                if length - gaps >= 2:
+                if length - gaps >= 2 and gaps <= per_meld:
                     for k in range(gaps, 3):
                         cov[k] |= held
             for k in range(3):
                 self.cover[k][rp] = to_rank[cov[k]]
-            # f[i][k]: (least points of positions i.., then fewest unmatched cards
-            # among those, runs) using exactly k jokers. The card count breaks ties:
-            # 4O 5O 7O 11O with a joker leaves 9 points as 4O 5O (7O JK 11O) or as 11O
-            # (4O 5O JK 7O), and best_arrangement promises the one-card split.
-            f: list[list[tuple[int, int, tuple[tuple[int, int], ...]]]] = [
-                [(INF, 0, ())] * 3 for _ in range(n + 1)
-            ]
-            f[n][0] = (0, 0, ())
-            for i in range(n - 1, -1, -1):
-                held_here = pp >> i & 1
-                skip = pts[i] if held_here else 0
-                row = [(v + skip, c + held_here, w) for v, c, w in f[i + 1]]
-                for length in range(3, MAX_RUN_FROM_HAND + 1):
-                    if i + length > n:
-                        break
-                    held = (pp >> i) & ((1 << length) - 1)
-                    gaps = length - held.bit_count()
-                    if length - gaps < 2 or gaps > 2:
-                        continue
-                    nxt = f[i + length]
-                    for k in range(gaps, 3):
-                        v, c, w = nxt[k - gaps]
-                        if v < row[k][0] or (v == row[k][0] and c < row[k][1]):
-                            row[k] = (v, c, ((i, length),) + w)
-                f[i] = row
+            if per_meld < 2:
+                continue  # the runs: _one_joker_runs below
+            runs = _least_runs(pp, n, pts, per_meld)
             for k in range(3):
-                v, c, w = f[0][k]
+                v, c, w = runs[k]
                 self.best[k][rp], self.count[k][rp], self.windows[k][rp] = v, c, w
+        if per_meld < 2:
+            search = _one_joker_runs(n, pts, per_meld)
+            for pp in range(1 << n):
+                rp = to_rank[pp]
+                for k in range(3):
+                    v, c, w = search(pp, k)
+                    self.best[k][rp], self.count[k][rp], self.windows[k][rp] = v, c, w
         b0, b1, b2 = self.best
         self.d1 = [INF if b1[p] >= INF else b1[p] - b0[p] for p in range(size)]
         self.d2 = [INF if b2[p] >= INF else b2[p] - b0[p] for p in range(size)]
 
 
+_Runs = tuple[int, int, tuple[tuple[int, int, int], ...]]
+
+
+def _least_runs(pp: int, n: int, pts: list[int], per_meld: int) -> list[_Runs]:
+    """For the position pattern ``pp`` of one suit: for each number of jokers k (0-2), the
+    least unmatched points, then the fewest unmatched cards, and the runs that give them."""
+    # f[i][k]: (least points of positions i.., then fewest unmatched cards
+    # among those, runs) using exactly k jokers. The card count breaks ties:
+    # 4O 5O 7O 11O with a joker leaves 9 points as 4O 5O (7O JK 11O) or as 11O
+    # (4O 5O JK 7O), and best_arrangement promises the one-card split.
+    f: list[list[tuple[int, int, tuple[tuple[int, int, int], ...]]]] = [
+        [(INF, 0, ())] * 3 for _ in range(n + 1)
+    ]
+    f[n][0] = (0, 0, ())
+    for i in range(n - 1, -1, -1):
+        held_here = pp >> i & 1
+        skip = pts[i] if held_here else 0
+        row = [(v + skip, c + held_here, w) for v, c, w in f[i + 1]]
+        for length in range(3, MAX_RUN_FROM_HAND + 1):
+            if i + length > n:
+                break
+            held = (pp >> i) & ((1 << length) - 1)
+            gaps = length - held.bit_count()
+            if length - gaps < 2 or gaps > per_meld:
+                continue
+            nxt = f[i + length]
+            holes = (((1 << length) - 1) << i) & ~pp
+            for k in range(gaps, 3):
+                v, c, w = nxt[k - gaps]
+                if v < row[k][0] or (v == row[k][0] and c < row[k][1]):
+                    row[k] = (v, c, ((i, length, holes),) + w)
+        f[i] = row
+    return f[0]
+
+
+def _one_joker_runs(n: int, pts: list[int], per_meld: int) -> Callable[[int, int], _Runs]:
+    """The runs of one suit when a run holds at most ``per_meld`` (1) joker, searched
+    exactly: (least points, fewest unmatched cards, runs) of a position pattern with
+    exactly k jokers used.
+
+    With one joker per run, two runs of one suit may need to overlap: a joker stands for
+    a card the hand holds while that card is in the other run (1O 2O JK | 3O 4O 5O JK,
+    where one run of seven would hold two jokers). The table DP of _SuitTables never
+    overlaps runs, so these tables come from a search instead: take the lowest card
+    not yet decided; leave it unmatched, or put it in a run whose places below it are
+    jokers and whose higher places hold the undecided cards (or a joker standing for
+    one, whose card is decided later). The memo is on (undecided cards, jokers left),
+    shared by all patterns.
+    """
+    memo: dict[tuple[int, int], _Runs] = {}
+    longest = MAX_RUN_FROM_HAND
+    none: _Runs = (INF, 0, ())
+
+    def search(und: int, jl: int) -> _Runs:
+        key = (und, jl)
+        got = memo.get(key)
+        if got is not None:
+            return got
+        if not und:
+            memo[key] = out = (0, 0, ()) if jl == 0 else none
+            return out
+        i = (und & -und).bit_length() - 1
+        v, c, w = search(und ^ (1 << i), jl)
+        best = (v + pts[i], c + 1, w) if v < INF else none
+        for lo in range(max(0, i - longest + 1), i + 1):
+            for hi in range(max(i, lo + 2), min(n - 1, lo + longest - 1) + 1):
+                win = ((1 << (hi - lo + 1)) - 1) << lo
+                forced = win & ~und  # places below i, and places not held: jokers
+                room = min(jl, per_meld) - forced.bit_count()
+                if room < 0:
+                    continue
+                optional = [1 << q for q in range(i + 1, hi + 1) if und >> q & 1]
+                choices = [0] + (optional if room >= 1 else [])
+                if room >= 2:
+                    choices += [a | b for x, a in enumerate(optional) for b in optional[x + 1:]]
+                for extra in choices:
+                    nat = und & win & ~extra
+                    if nat.bit_count() < 2:
+                        continue
+                    jokers = forced | extra
+                    v, c, w = search(und & ~nat, jl - jokers.bit_count())
+                    if v < best[0] or (v == best[0] and v < INF and c < best[1]):
+                        best = (v, c, ((lo, hi - lo + 1, jokers),) + w)
+        memo[key] = best
+        return best
+
+    return search
+
+
 @lru_cache(maxsize=16)
-def _tables(ranks: tuple[int, ...], rank_points: tuple[int, ...]) -> _SuitTables:
-    return _SuitTables(ranks, rank_points)
+def _tables(ranks: tuple[int, ...], rank_points: tuple[int, ...], per_meld: int = 2) -> _SuitTables:
+    return _SuitTables(ranks, rank_points, per_meld)
+
+
+@lru_cache(maxsize=16)
+def _meld_tables(ranks: tuple[int, ...], rank_points: tuple[int, ...], per_meld: int) -> MeldTables:
+    t = _tables(ranks, rank_points, per_meld)
+    return MeldTables(ranks, rank_points, t.windows, t.best[0])
 
 
 # Subsets (as suit nibbles) of a nibble of suits, with at least 2 suits, largest first.
@@ -152,13 +234,13 @@ _SUBSETS: tuple[tuple[int, ...], ...] = tuple(
 )
 
 
-def _set_moves(jr: int, nib: int) -> tuple[tuple[int, int], ...]:
-    """The sets one rank held in the suits ``nib`` can go into, with ``jr`` jokers free:
-    (suits whose card goes into sets, jokers used)."""
+def _set_moves(jr: int, nib: int, per_meld: int = 2) -> tuple[tuple[int, int], ...]:
+    """The sets one rank held in the suits ``nib`` can go into, with ``jr`` jokers free
+    and at most ``per_meld`` in one set: (suits whose card goes into sets, jokers used)."""
     moves = [
         (sub, z)
         for sub in _SUBSETS[nib]
-        for z in range(max(0, 3 - sub.bit_count()), min(jr, 4 - sub.bit_count()) + 1)
+        for z in range(max(0, 3 - sub.bit_count()), min(jr, 4 - sub.bit_count(), per_meld) + 1)
     ]
     if nib == 15 and jr >= 2:
         # All four suits and both jokers: two sets of this rank (two suits and a joker
@@ -167,8 +249,11 @@ def _set_moves(jr: int, nib: int) -> tuple[tuple[int, int], ...]:
     return tuple(moves)
 
 
-#: ``_SET_MOVES[jokers free][suits holding the rank]``.
-_SET_MOVES = tuple(tuple(_set_moves(jr, nib) for nib in range(16)) for jr in range(3))
+#: ``_SET_MOVES[jokers per meld][jokers free][suits holding the rank]``.
+_SET_MOVES = {
+    per_meld: tuple(tuple(_set_moves(jr, nib, per_meld) for nib in range(16)) for jr in range(3))
+    for per_meld in (1, 2)
+}
 
 
 def _joker_allocations(jr: int) -> tuple[tuple[int, int, int, int], ...]:
@@ -193,7 +278,7 @@ class Solver:
 
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
-        t = _tables(rules.ranks, rules.rank_points)
+        t = _tables(rules.ranks, rules.rank_points, rules.jokers_per_meld)
         self._t = t
         self.t0 = t.best[0]
         self.d1 = t.d1
@@ -206,6 +291,27 @@ class Solver:
         self.max_unmatched = rules.close_max_unmatched
         self.max_points = rules.close_max_points
         self._pos = {r: i for i, r in enumerate(rules.ranks)}
+        self._moves = _SET_MOVES[rules.jokers_per_meld]
+        self._per_meld = rules.jokers_per_meld
+        #: Every card that plays as a joker, in either numbering (see _WildSolver).
+        self._jokers_all = JOKER_MASK | rules.wild_naturals
+        #: The melds handed out, built once per (suit, pattern, jokers) or set.
+        self._melds = _meld_tables(rules.ranks, rules.rank_points, rules.jokers_per_meld)
+        #: The arrangements best_arrangement hands out unsearched: melds made when read.
+        self._pending = pending_kind(_plain_melds, self._melds)
+
+    # -- wild cards (see _WildSolver; here, no wild card: the identity) ----------------
+    def to_slots(self, mask: int) -> int:
+        """The mask with each wild card moved to its joker number (what the tables see)."""
+        return mask
+
+    def from_slots(self, mask: int) -> int:
+        """The inverse of :meth:`to_slots`."""
+        return mask
+
+    def card_from_slot(self, card: int) -> Card:
+        """The card a joker number of :meth:`to_slots` stands for (others unchanged)."""
+        return CARDS[card]
 
     # -- values -------------------------------------------------------------------
     def deadwood(self, mask: int) -> int:
@@ -272,7 +378,7 @@ class Solver:
         cand ^= low
         nib = (a & low and 1) | (b & low and 2) | (c & low and 4) | (d & low and 8)
         best = self._sets_rest(a, b, c, d, jr, jp, cand)
-        for sub, z in _SET_MOVES[jr][nib]:
+        for sub, z in self._moves[jr][nib]:
             # (sub names suits that hold this rank: XOR takes their card out)
             v = self._sets_rest(
                 a ^ low if sub & 1 else a,
@@ -291,17 +397,43 @@ class Solver:
 
     # -- arrangements ----------------------------------------------------------------
     def best_arrangement(self, cards: int | Iterable[int]) -> Arrangement:
-        """The split with the fewest unmatched points (then the fewest unmatched cards)."""
+        """The split with the fewest unmatched points (then the fewest unmatched cards).
+
+        The split and its points are decided here; its melds and unmatched cards are
+        made from the tables when first read (see arrangement.py)."""
         mask = cards if isinstance(cards, int) else mask_of(cards)
-        best: tuple[int, int, list[tuple[int, int, int]], tuple[int, int, int, int], int] | None
-        best = None
-        jokers_held = [c for c in (48, 49) if mask >> c & 1]
+        if mask >> 48:
+            return self._searched(mask)
+        a = mask & 4095
+        b = mask >> 12 & 4095
+        c = mask >> 24 & 4095
+        d = mask >> 36 & 4095
+        sure = (a & b & (c | d)) | (c & d & (a | b))  # ranks held in 3 or 4 suits
+        t = self.t0
+        if sure:
+            # As in deadwood(): without jokers, a rank held in 3-4 suits whose cards fit
+            # in no run is one set of all those cards in every best split (any other
+            # choice leaves some of them unmatched). When every such rank is sure, the
+            # rest is runs only; otherwise the search decides.
+            cov = self.cover[0]
+            if sure & (cov[a] | cov[b] | cov[c] | cov[d]):
+                return self._searched(mask)
+            keep = ~sure
+            points = t[a & keep] + t[b & keep] + t[c & keep] + t[d & keep]
+        else:
+            points = t[a] + t[b] + t[c] + t[d]
+        arr: Arrangement = _new(self._pending)
+        arr.points = points
+        arr._plan = mask  # type: ignore[assignment]  # (the pending kind's plan: the mask)
+        return arr
+
+    def _searched(self, mask: int) -> Arrangement:
+        """:meth:`best_arrangement` by the search over set choices and joker spreads."""
+        jokers_held = _JOKERS_HELD[mask >> 48 & 3]
         pats = (mask & 4095, mask >> 12 & 4095, mask >> 24 & 4095, mask >> 36 & 4095)
         sure_sets: list[tuple[int, int, int]] = []
         if not jokers_held:
-            # As in deadwood(): without jokers, a rank held in 3-4 suits whose cards fit
-            # in no run is one set of all those cards in every best split (any other
-            # choice leaves some of them unmatched), so only the other ranks are searched.
+            # See best_arrangement: the sure sets first, the other ranks searched.
             a, b, c, d = pats
             cov = self.cover[0]
             sure = (a & b & (c | d)) | (c & d & (a | b))
@@ -310,69 +442,20 @@ class Solver:
                 for low in (1 << r for r in range(12) if sure >> r & 1):
                     sure_sets.append((low, sum(1 << i for i in range(4) if pats[i] & low), 0))
                 pats = (a & ~sure, b & ~sure, c & ~sure, d & ~sure)
-        run_best = self._t.best
-        count = self._t.count
-        for sets, rest, jr in self._set_choices(pats, len(jokers_held)):
-            a, b, c, d = rest
-            for alloc in _JOKER_ALLOCATIONS[jr]:
-                ka, kb, kc, kd = alloc
-                left = jr - ka - kb - kc - kd
-                v = (
-                    run_best[ka][a]
-                    + run_best[kb][b]
-                    + run_best[kc][c]
-                    + run_best[kd][d]
-                    + left * self.jp
-                )
-                if v >= INF or (best is not None and v > best[0]):
-                    continue  # (the count only breaks ties in points)
-                cnt = count[ka][a] + count[kb][b] + count[kc][c] + count[kd][d] + left
-                if best is None or (v, cnt) < (best[0], best[1]):
-                    best = (v, cnt, sure_sets + sets, rest, alloc)  # type: ignore[assignment]
-        assert best is not None
-        _, _, sets, rest, alloc = best  # type: ignore[misc]
-        return self._build(mask, sets, rest, alloc, jokers_held)
-
-    def _set_choices(
-        self, pats: tuple[int, int, int, int], jokers: int
-    ) -> Iterable[tuple[list[tuple[int, int, int]], tuple[int, int, int, int], int]]:
-        """Every way of forming sets: ([(rank bit, suit nibble, jokers)], rest, jokers left)."""
-        return _set_splits(pats, jokers, 0, [])
-
-    def _build(
-        self,
-        mask: int,
-        sets: list[tuple[int, int, int]],
-        rest: tuple[int, int, int, int],
-        alloc: tuple[int, ...],
-        jokers_held: list[int],
-    ) -> Arrangement:
-        # The melds are built directly in canonical form (see melds.py), without
-        # make_meld's validation: sets list their suits in order then their jokers,
-        # runs go up from window position ``lo`` with each joker where it stands.
-        free_jokers = list(jokers_held)
-        melds: list[Meld] = []
-        used = 0
-        for low, sub, z in sets:
-            rank = low.bit_length()
-            cards = [make_card(rank, s) for s in range(4) if sub >> s & 1]
-            cards += [CARDS[free_jokers.pop(0)] for _ in range(z)]
-            melds.append(Meld(MeldKind.SET, tuple(cards)))
-        for suit in range(4):
-            for lo, length in self._t.windows[alloc[suit]][rest[suit]]:
-                cards = []
-                for q in range(lo, lo + length):
-                    r = self.rules.ranks[q]
-                    if rest[suit] >> (r - 1) & 1:
-                        cards.append(make_card(r, suit))
-                    else:
-                        cards.append(CARDS[free_jokers.pop(0)])
-                melds.append(Meld(MeldKind.RUN, tuple(cards), suit, lo))
-        for m in melds:
-            used |= m.mask
-        unmatched = tuple(cards_of(mask & ~used))
-        pts = sum(self.rules.card_points(c) for c in unmatched)
-        return Arrangement(tuple(sorted(melds, key=lambda m: m.cards)), unmatched, pts)
+        best: list[Any] = [INF, INF, [], pats, (0, 0, 0, 0)]
+        a, b, c, d = pats
+        _search_sets(self._t.best, self._t.count, self._moves, self.jp,
+                     a, b, c, d, len(jokers_held), 0, sure_sets, best)
+        v, _, sets, rest, alloc = best
+        # The points: those the search found, with each joker left unmatched at its own
+        # points rather than the search's penalty ``jp`` (they are the same but in
+        # full_arrangement). The jokers go to the sets first, then the suits' runs.
+        used = sum(alloc) + sum(z for _, _, z in sets)
+        points = v - (len(jokers_held) - used) * self.jp
+        card_points = self.card_points
+        for j in jokers_held[used:]:
+            points += card_points[j]
+        return Arrangement._later(points, (_built_melds, self._melds, sets, rest, alloc, jokers_held))
 
     # -- closing -----------------------------------------------------------------------
     def may_close_some(self, hand8: int) -> bool:
@@ -381,15 +464,15 @@ class Solver:
         The cards that belong to some meld of the whole hand must be at least
         ``7 - close_max_unmatched``; random hands fail this almost always.
         """
-        return self.meldable(hand8).bit_count() >= 7 - self.max_unmatched
+        return self._meldable(hand8).bit_count() >= 7 - self.max_unmatched
 
     def has_meld(self, mask: int) -> bool:
         """Do some of these cards form a meld?"""
         # Exact: a natural card in ``meldable`` lies in a run window the jokers held can
         # fill, or has a rank held in 3 suits (or in 2, with a joker held for the set).
-        return bool(self.meldable(mask) & ~JOKER_MASK)
+        return bool(self._meldable(mask) & ~JOKER_MASK)
 
-    def meldable(self, mask: int) -> int:
+    def _meldable(self, mask: int) -> int:
         """The cards of a hand that may belong to some meld (jokers always may).
 
         A superset, cheap to get: a natural card qualifies if it lies in a run window
@@ -413,6 +496,10 @@ class Solver:
             | ((cov[d] | sets) & d) << 36
             | j << 48
         )
+
+    # The public name; within the solver, _meldable (a mask in the tables' numbering:
+    # _WildSolver's meldable gives it back in the cards' own).
+    meldable = _meldable
 
     def closing(self, hand7: int, score: int = 0) -> Arrangement | None:
         """The best arrangement that allows closing with these 7 cards, or ``None``.
@@ -447,7 +534,7 @@ class Solver:
         if full:
             return 0, ()
         # Cards that fit in no meld must all be among the unmatched ones.
-        loose = hand7 & ~self.meldable(hand7)
+        loose = hand7 & ~self._meldable(hand7)
         cards = cards_of(hand7)
         best: tuple[int, int, tuple[Card, ...]] | None = None
         card_points = self.card_points
@@ -491,7 +578,7 @@ class Solver:
         jokers = [c for c in cards if c >= 48]
         if not 3 <= len(cards) <= MAX_RUN_FROM_HAND or len(naturals) < 2:
             return None
-        if len({c.suit for c in naturals}) != 1:
+        if len({c.suit for c in naturals}) != 1 or len(jokers) > self._per_meld:
             return None
         pos = sorted(self._pos[c.rank] for c in naturals)
         if len(set(pos)) != len(pos):
@@ -506,7 +593,8 @@ class Solver:
         by_pos = {self._pos[c.rank]: c for c in naturals}
         free = list(jokers)
         seq = [by_pos[q] if q in by_pos else free.pop(0) for q in range(lo, lo + n)]
-        return make_meld(seq, self.rules)
+        # Canonical already (ascending, each joker in its place): what make_meld builds.
+        return Meld(MeldKind.RUN, tuple(seq), naturals[0].suit, lo)
 
     def bonus(self, hand7: int) -> int:
         """Bonus class of a closer's seven cards: 0 none, 1 (-10), 2 (-25), 3 (-50), 4 chinchón."""
@@ -514,17 +602,32 @@ class Solver:
             return _BONUS_NONE
         run = self.single_run(hand7) if (hand7 & ~JOKER_MASK).bit_count() >= 2 else None
         if run is not None and len(run.cards) == 7:
-            j = run.jokers
+            j = (run.mask & self._jokers_all).bit_count()
             return _BONUS_CHINCHON if j == 0 else _BONUS_MINUS50 if j == 1 else _BONUS_MINUS25
         return _BONUS_MINUS10
 
 
+class Bonus(enum.StrEnum):
+    """The closer's bonus of a hand: its value is the record's name without ``BONUS_``,
+    lower case (``chinchon.v1.Bonus``)."""
+
+    NONE = "none"
+    #: Closed with every card melded.
+    MINUS_10 = "minus_10"
+    #: Closed with a run of seven holding two jokers (wild cards count).
+    MINUS_25 = "minus_25"
+    #: Closed with a run of seven holding one joker.
+    MINUS_50 = "minus_50"
+    #: A run of seven with no joker: the game is won.
+    CHINCHON = "chinchon"
+
+
 BONUS_NAMES = {
-    _BONUS_NONE: "none",
-    _BONUS_MINUS10: "minus_10",
-    _BONUS_MINUS25: "minus_25",
-    _BONUS_MINUS50: "minus_50",
-    _BONUS_CHINCHON: "chinchon",
+    _BONUS_NONE: Bonus.NONE,
+    _BONUS_MINUS10: Bonus.MINUS_10,
+    _BONUS_MINUS25: Bonus.MINUS_25,
+    _BONUS_MINUS50: Bonus.MINUS_50,
+    _BONUS_CHINCHON: Bonus.CHINCHON,
 }
 BONUS_POINTS = {
     _BONUS_NONE: 0,
@@ -535,9 +638,101 @@ BONUS_POINTS = {
 }
 
 
+class _WildSolver(Solver):
+    """The solver of a rule set with wild cards.
+
+    Each wild card is moved to a joker number the deck does not use (48 + jokers, then
+    the next) on the way in, and back on the way out: the tables and the search only
+    ever see jokers. Both moves leave a mask already moved unchanged, so the methods
+    of :class:`Solver` that call each other may pass on moved masks.
+    """
+
+    def __init__(self, rules: RuleSet) -> None:
+        super().__init__(rules)
+        wild = cards_of(rules.wild_naturals)
+        slots = [48 + rules.jokers + i for i in range(len(wild))]
+        self._pairs = tuple(zip(wild, slots, strict=True))
+        self._nat = rules.wild_naturals
+        self._slots = mask_of(slots)
+        self._back = {s: w for w, s in self._pairs}
+
+    def to_slots(self, mask: int) -> int:
+        nat = mask & self._nat
+        if not nat:
+            return mask
+        mask ^= nat
+        for w, s in self._pairs:
+            if nat >> w & 1:
+                mask |= 1 << s
+        return mask
+
+    def from_slots(self, mask: int) -> int:
+        moved = mask & self._slots
+        if not moved:
+            return mask
+        mask ^= moved
+        for w, s in self._pairs:
+            if moved >> s & 1:
+                mask |= 1 << w
+        return mask
+
+    def card_from_slot(self, card: int) -> Card:
+        return CARDS[self._back.get(card, card)]
+
+    def _meld_back(self, m: Meld) -> Meld:
+        back = self._back
+        cards = tuple(CARDS[back.get(c, c)] for c in m.cards)
+        if m.kind is MeldKind.SET:  # naturals by suit, then the jokers in card order
+            wild = self._jokers_all
+            cards = tuple(c for c in cards if not wild >> c & 1) + tuple(
+                sorted(c for c in cards if wild >> c & 1))
+        return Meld(m.kind, cards, m.suit, m.low)
+
+    def _back_arrangement(self, arr: Arrangement) -> Arrangement:
+        melds = sorted((self._meld_back(m) for m in arr.melds), key=lambda m: m.cards)
+        unmatched = sorted(self.card_from_slot(c) for c in arr.unmatched)
+        return Arrangement(tuple(melds), tuple(unmatched), arr.points)
+
+    def deadwood(self, mask: int) -> int:
+        return super().deadwood(self.to_slots(mask))
+
+    def is_full(self, mask: int) -> bool:
+        return super().is_full(self.to_slots(mask))
+
+    def meldable(self, mask: int) -> int:
+        return self.from_slots(self._meldable(self.to_slots(mask)))
+
+    def has_meld(self, mask: int) -> bool:
+        return super().has_meld(self.to_slots(mask))
+
+    def may_close_some(self, hand8: int) -> bool:
+        return super().may_close_some(self.to_slots(hand8))
+
+    def can_close(self, hand7: int, score: int = 0) -> bool:
+        return super().can_close(self.to_slots(hand7), score)
+
+    def best_arrangement(self, cards: int | Iterable[int]) -> Arrangement:
+        mask = cards if isinstance(cards, int) else mask_of(cards)
+        return self._back_arrangement(super().best_arrangement(self.to_slots(mask)))
+
+    def closing(self, hand7: int, score: int = 0) -> Arrangement | None:
+        arr = super().closing(self.to_slots(hand7), score)
+        return None if arr is None else self._back_arrangement(arr)
+
+    def full_arrangement(self, mask: int) -> Arrangement:
+        return self._back_arrangement(super().full_arrangement(self.to_slots(mask)))
+
+    def single_run(self, mask: int) -> Meld | None:
+        run = super().single_run(self.to_slots(mask))
+        return None if run is None else self._meld_back(run)
+
+    def bonus(self, hand7: int) -> int:
+        return super().bonus(self.to_slots(hand7))
+
+
 @lru_cache(maxsize=64)
 def _cached_solver(rules: RuleSet) -> Solver:
-    return Solver(rules)
+    return _WildSolver(rules) if rules.wild_naturals else Solver(rules)
 
 
 _last_solver: tuple[RuleSet | None, Solver | None] = (None, None)
@@ -567,32 +762,133 @@ def deadwood(cards: int | Iterable[int], rules: RuleSet) -> int:
     return solver_for(rules).deadwood(mask)
 
 
+def _plain_melds(tables: MeldTables, mask: int) -> tuple[tuple[Meld, ...], tuple[Card, ...]]:
+    """The melds and unmatched cards of a hand without jokers that best_arrangement did
+    not search: each suit's runs and cards left from the tables, and the sure sets (the
+    ranks held in 3-4 suits, none of whose cards fits in a run)."""
+    a = mask & 4095
+    b = mask >> 12 & 4095
+    c = mask >> 24 & 4095
+    d = mask >> 36 & 4095
+    sure = (a & b & (c | d)) | (c & d & (a | b))
+    runs0, runs1, runs2, runs3 = tables.runs
+    left0, left1, left2, left3 = tables.left
+    if not sure:
+        # Runs only: the runs are in order already (suit by suit, ascending).
+        return runs0[a] + runs1[b] + runs2[c] + runs3[d], left0[a] + left1[b] + left2[c] + left3[d]
+    plain_sets = tables.plain_sets
+    a &= ~sure
+    b &= ~sure
+    c &= ~sure
+    d &= ~sure
+    melds: list[Meld] = list(runs0[a] + runs1[b] + runs2[c] + runs3[d])
+    rest = sure
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        nib = (mask & low and 1) | (mask >> 12 & low and 2) | (
+            mask >> 24 & low and 4) | (mask >> 36 & low and 8)
+        one = plain_sets[(low.bit_length() - 1) << 4 | nib]
+        assert one is not None
+        melds.append(one)
+    melds.sort(key=_cards_key)  # (no joker here: the melds' order is their first cards')
+    return tuple(melds), left0[a] + left1[b] + left2[c] + left3[d]
+
+
+def _built_melds(
+    tables: MeldTables,
+    sets: list[tuple[int, int, int]],
+    rest: tuple[int, int, int, int],
+    alloc: tuple[int, ...],
+    jokers_held: list[int],
+) -> tuple[tuple[Meld, ...], tuple[Card, ...]]:
+    """The melds and unmatched cards of a split the search settled: ``sets`` (rank bit,
+    suits, jokers), the suits' patterns left for runs and the jokers each suit's runs
+    take. Canonical form (meld_tables.py): the sets take the jokers first, in the order
+    chosen, then the runs suit by suit; jokers left are unmatched after the naturals."""
+    free = list(jokers_held)
+    melds: list[Meld] = []
+    for low, sub, z in sets:
+        if z:
+            melds.append(tables.set_meld(low, sub, tuple(free[:z])))
+            del free[:z]
+        else:
+            melds.append(tables.set_meld(low, sub, ()))
+    unmatched: list[Card] = []
+    runs, left = tables.runs, tables.left
+    for suit in range(4):
+        k = alloc[suit]
+        p = rest[suit]
+        if k:
+            suit_runs, suit_left, _ = tables.entry(suit, p, tuple(free[:k]))
+            del free[:k]
+            melds += suit_runs
+            unmatched += suit_left
+        else:
+            melds += runs[suit][p]
+            unmatched += left[suit][p]
+    unmatched += [CARDS[j] for j in free]
+    melds.sort(key=_cards_key)
+    return tuple(melds), tuple(unmatched)
+
+
+_JOKERS_HELD: tuple[list[int], ...] = ([], [48], [49], [48, 49])  # by mask >> 48 (read only)
+# Joker spreads over the four suits' runs with ``jr`` jokers free: (per suit..., left).
+_ALLOCS = tuple(tuple((*al, jr - sum(al)) for al in _JOKER_ALLOCATIONS[jr]) for jr in range(3))
+
+
 # A module-level function rather than a closure that calls itself: such a closure is a
 # reference cycle, left for the garbage collector after every call.
-def _set_splits(
-    p: tuple[int, int, int, int], jr: int, done: int, acc: list[tuple[int, int, int]]
-) -> Iterable[tuple[list[tuple[int, int, int]], tuple[int, int, int, int], int]]:
-    a, b, c, d = p
+def _search_sets(
+    run_best: list[list[int]],
+    count: list[list[int]],
+    moves: tuple[tuple[tuple[tuple[int, int], ...], ...], ...],
+    jp: int,
+    a: int,
+    b: int,
+    c: int,
+    d: int,
+    jr: int,
+    done: int,
+    acc: list[tuple[int, int, int]],
+    best: list[Any],
+) -> None:
+    """Every way of forming sets from the suit patterns a..d with ``jr`` jokers free,
+    each finished by every spread of the jokers left over the suits' runs; ``best``
+    becomes [points, unmatched cards, sets, rest, spread] of the first least (points,
+    cards). The sets are (rank bit, suit nibble, jokers); the lowest rank first, with
+    no set first, then its moves in ``_SET_MOVES`` order."""
     if jr:
         cand = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d)
     else:
         cand = (a & b & (c | d)) | (c & d & (a | b))
     cand &= ~done
     if not cand:
-        yield acc, p, jr
+        for ka, kb, kc, kd, left in _ALLOCS[jr]:
+            v = run_best[ka][a] + run_best[kb][b] + run_best[kc][c] + run_best[kd][d] + left * jp
+            if v >= INF or v > best[0]:
+                continue  # (the count only breaks ties in points)
+            n = count[ka][a] + count[kb][b] + count[kc][c] + count[kd][d] + left
+            if v < best[0] or n < best[1]:
+                best[:] = v, n, acc, (a, b, c, d), (ka, kb, kc, kd)
         return
     low = cand & -cand
-    nib = sum(1 << i for i in range(4) if p[i] & low)
-    yield from _set_splits(p, jr, done | low, acc)
-    for sub in _SUBSETS[nib]:
-        n = sub.bit_count()
-        for z in range(max(0, 3 - n), min(jr, 4 - n) + 1):
-            q = tuple(p[i] & ~low if sub >> i & 1 else p[i] for i in range(4))
-            yield from _set_splits(q, jr - z, done | low, acc + [(low, sub, z)])  # type: ignore[arg-type]
-    if nib == 15 and jr >= 2:  # two sets of this rank, two suits and a joker each
-        q = tuple(x & ~low for x in p)
-        yield from _set_splits(q, jr - 2, done | low, acc + [(low, 3, 1), (low, 12, 1)])  # type: ignore[arg-type]
-
+    done |= low
+    nib = (a & low and 1) | (b & low and 2) | (c & low and 4) | (d & low and 8)
+    _search_sets(run_best, count, moves, jp, a, b, c, d, jr, done, acc, best)
+    for sub, z in moves[jr][nib]:
+        if sub == 15 and z == 2:  # two sets of this rank, two suits and a joker each
+            sets = acc + [(low, 3, 1), (low, 12, 1)]
+        else:
+            sets = acc + [(low, sub, z)]
+        _search_sets(
+            run_best, count, moves, jp,
+            a ^ low if sub & 1 else a,
+            b ^ low if sub & 2 else b,
+            c ^ low if sub & 4 else c,
+            d ^ low if sub & 8 else d,
+            jr - z, done, sets, best,
+        )
 
 
 # The same melds turn up in hand after hand: each is validated once per rule set. And
@@ -604,6 +900,7 @@ class _MeldCache:
 
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
+        self.per_meld = rules.jokers_per_meld
         self.pos = {r: i for i, r in enumerate(rules.ranks)}
         self.melds: dict[tuple[Card, ...], Meld] = {}
         self.sets: dict[tuple[tuple[Card, ...], int], list[Meld]] = {}
@@ -626,7 +923,7 @@ class _MeldCache:
         out: list[Meld] = []
         for n in range(2, len(group) + 1):
             for nat in combinations(group, n):
-                for z in range(max(0, 3 - n), min(len(jokers), 4 - n) + 1):
+                for z in range(max(0, 3 - n), min(len(jokers), 4 - n, self.per_meld) + 1):
                     for jk in combinations(jokers, z):
                         out.append(self.meld(nat + jk))
         return out
@@ -636,16 +933,17 @@ class _MeldCache:
         the jokers held."""
         out: list[Meld] = []
         top = len(self.rules.ranks)
+        usable = min(len(jokers), self.per_meld)  # jokers one run may hold
         for lo in range(top):
             for length in range(3, min(MAX_RUN_FROM_HAND, top - lo) + 1):
                 window = range(lo, lo + length)
                 holes = [q for q in window if q not in have]
-                if len(holes) > len(jokers):
+                if len(holes) > usable:
                     break  # not enough jokers, nor for the longer windows from lo
                 held = [q for q in window if q in have]
                 # A joker may also stand for a card that is held (that card then goes
                 # elsewhere, e.g. 2C JK1 4C with 3C in a set of threes).
-                for extra in range(len(jokers) - len(holes) + 1):
+                for extra in range(usable - len(holes) + 1):
                     for sub in combinations(held, extra):
                         gaps = sorted(holes + list(sub))
                         if length - len(gaps) < 2:
@@ -671,8 +969,16 @@ def meld_candidates(mask: int, rules: RuleSet) -> list[Meld]:
     else:
         cache.bound()
     cards = cards_of(mask)
-    j = mask >> 48
-    jokers = [c for c in cards if c >= 48]
+    wild_nat = rules.wild_naturals
+    if wild_nat:  # wild cards: the jokers held are a mask (a key), and no natural
+        wild = rules.wild_mask
+        j = mask & wild
+        jokers = [c for c in cards if wild >> c & 1]
+        cards = [c for c in cards if not wild >> c & 1]
+        mask &= ~wild_nat
+    else:
+        j = mask >> 48
+        jokers = [c for c in cards if c >= 48]
     by_rank: dict[int, list[Card]] = {}
     for c in cards:
         if c < 48:

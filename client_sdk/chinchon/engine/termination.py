@@ -22,11 +22,14 @@ class Termination(enum.StrEnum):
     FORFEIT_NO_SHOW = "TERMINATION_FORFEIT_NO_SHOW"
     #: Stopped by an internal error of the referee: no result.
     ABORTED = "TERMINATION_ABORTED"
+    #: Nobody had won when the game reached its length limit (``game.MAX_HANDS`` hands,
+    #: or ``game.MAX_TURNS`` turns in all): the lowest total among the players still in won.
+    LENGTH_LIMIT = "TERMINATION_LENGTH_LIMIT"
 
     @property
     def played(self) -> bool:
         """The game was played to its end (its winners won at the table)."""
-        return self in (Termination.NORMAL, Termination.CHINCHON)
+        return self in (Termination.NORMAL, Termination.CHINCHON, Termination.LENGTH_LIMIT)
 
     @property
     def forfeit(self) -> bool:
@@ -36,6 +39,8 @@ class Termination(enum.StrEnum):
     @classmethod
     def of_end(cls, end: GameEnd) -> Termination:
         """The termination of a game played to ``end``."""
+        if end is GameEnd.LENGTH_LIMIT:
+            return cls.LENGTH_LIMIT
         return cls.CHINCHON if end is GameEnd.CHINCHON else cls.NORMAL
 
     @classmethod

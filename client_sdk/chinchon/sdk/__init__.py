@@ -3,9 +3,11 @@
 Write a bot as a class with ``choose(obs, legal) -> action``, or as a plain function
 ``choose(obs, legal)``, and run it::
 
-    python -m chinchon.sdk --target localhost:50051 --token TOKEN --bot my_bot.py:MyBot
-    python -m chinchon.sdk --target localhost:50051 --token TOKEN --bot my_bot.py:choose
-    python -m chinchon.sdk --target host1:50051,host2:50051 --token TOKEN --bot my_bot.py:MyBot
+    export CHINCHON_TOKEN=$(cat my_bot.token)   # never --token: ps shows command lines
+    python -m chinchon.sdk --target localhost:50051 --bot my_bot.py:MyBot
+    python -m chinchon.sdk --target localhost:50051 --bot my_bot.py:choose
+    python -m chinchon.sdk --target host1:50051,host2:50051 --bot my_bot.py:MyBot
+    python -m chinchon.sdk --target referee.example.org:50051 --tls --bot my_bot.py:MyBot
 
 Several referee processes sharing one database (docs/bots.md): one address each,
 comma-separated; the bot holds one stream on each.

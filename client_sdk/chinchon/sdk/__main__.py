@@ -1,8 +1,12 @@
 """``python -m chinchon.sdk``: run a Python bot against a referee.
 
-    python -m chinchon.sdk --target HOST:PORT --token T --bot path/to/bot.py[:NAME]
-    python -m chinchon.sdk --target HOST:PORT --token T --bot greedy --practice strong --games 10
-    python -m chinchon.sdk --target HOST1:PORT,HOST2:PORT --token T --bot path/to/bot.py
+    export CHINCHON_TOKEN=$(cat my.token)     # the token: never on the command line
+    python -m chinchon.sdk --target HOST:PORT --bot path/to/bot.py[:NAME]
+    python -m chinchon.sdk --target HOST:PORT --bot greedy --practice strong --games 10
+    python -m chinchon.sdk --target HOST1:PORT,HOST2:PORT --bot path/to/bot.py
+
+TLS: ``--root-cert ca.pem`` trusts the organizer's CA (or the referee's self-signed
+certificate); ``--tls`` trusts the system's CAs (a certificate of a public CA).
 
 Several addresses, comma-separated: referee processes sharing one database; the bot
 holds one stream on each, reconnects to each on its own, and exits once every stream
@@ -30,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .client import FatalError, PracticeOptions, as_chooser
+from .client import FatalError, PracticeOptions, SessionReport, as_chooser
 from .targets import parse_targets, run_bot
 
 
@@ -79,10 +83,11 @@ def _is_factory(obj: Any) -> bool:
     return True
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m chinchon.sdk", description=__doc__.splitlines()[0])
     ap.add_argument("--target", default=os.environ.get("CHINCHON_TARGET"), metavar="HOST:PORT[,HOST:PORT...]",
-                    help="the referee's address; several, comma-separated: one stream on each "
+                    help="the referee's address (unix:PATH: a Unix socket, what a sandboxed bot "
+                         "dials); several, comma-separated: one stream on each "
                          "referee process (default $CHINCHON_TARGET)")
     ap.add_argument("--token", default=os.environ.get("CHINCHON_TOKEN"),
                     help="the bot's token (default $CHINCHON_TOKEN, which other local users "
@@ -97,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root-cert", metavar="FILE",
                     help="connect with TLS, trusting the certificates of this PEM file (the "
                          "organizer's CA or the referee's self-signed certificate)")
+    ap.add_argument("--tls", action="store_true",
+                    help="connect with TLS, trusting the system's CAs (a referee whose "
+                         "certificate a public CA signed); --root-cert: trust a PEM file instead")
     ap.add_argument("--reconnect-for", type=float, default=60.0, metavar="SECONDS",
                     help="keep trying to reach the referee this long after losing it, on a "
                          "fresh channel each time, each address on its own (default 60: "
@@ -107,6 +115,24 @@ def main(argv: list[str] | None = None) -> int:
                          "languages get it) instead of lean requests the SDK rebuilds it "
                          "from: the bot sees the same either way (docs/protocol.md)")
     ap.add_argument("-v", "--verbose", action="store_true")
+    return ap
+
+
+def _print_report(report: SessionReport) -> None:
+    """The run's totals, then how each referee's stream ended, on stderr."""
+    print(f"{report.games} games, {report.wins} won, {report.decisions} decisions "
+          f"({report.mean_think_ms:.1f} ms each on the referee's clock), "
+          f"{len(report.rejected)} refused, {len(report.defaults)} defaults", file=sys.stderr)
+    if not report.by_target and report.dismissed is not None:
+        print(f"dismissed by the referee: {report.dismissed.message}", file=sys.stderr)
+    for target, part in report.by_target.items():
+        how = (f"dismissed by the referee: {part.dismissed.message}" if part.dismissed is not None
+               else "unreachable, gave up" if part.unreachable else "the referee ended the stream")
+        print(f"{target}: {part.games} games, {part.wins} won; {how}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = _parser()
     args = ap.parse_args(argv)
     if not args.target or not args.token:
         ap.error("--target and --token are required (or CHINCHON_TARGET / CHINCHON_TOKEN)")
@@ -121,24 +147,19 @@ def main(argv: list[str] | None = None) -> int:
     bot = load_bot(args.bot)
     practice = (PracticeOptions(opponent=args.practice, games=args.games, wait=args.wait)
                 if args.practice else None)
-    root = Path(args.root_cert).read_bytes() if args.root_cert else None
     try:
-        report = run_bot(bot, targets, args.token, practice=practice, root_cert=root,
+        root = Path(args.root_cert).read_bytes() if args.root_cert else None
+    except OSError as e:
+        ap.error(f"--root-cert: cannot read {args.root_cert}: {e.strerror}")
+    try:
+        report = run_bot(bot, targets, args.token, practice=practice, root_cert=root, tls=args.tls,
                          reconnect_for=args.reconnect_for, lean=not args.full_observations)
     except FatalError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
-    print(f"{report.games} games, {report.wins} won, {report.decisions} decisions "
-          f"({report.mean_think_ms:.1f} ms each on the referee's clock), "
-          f"{len(report.rejected)} refused, {len(report.defaults)} defaults", file=sys.stderr)
-    if not report.by_target and report.dismissed is not None:
-        print(f"dismissed by the referee: {report.dismissed.message}", file=sys.stderr)
-    for target, part in report.by_target.items():
-        how = (f"dismissed by the referee: {part.dismissed.message}" if part.dismissed is not None
-               else "unreachable, gave up" if part.unreachable else "the referee ended the stream")
-        print(f"{target}: {part.games} games, {part.wins} won; {how}", file=sys.stderr)
+    _print_report(report)
     return 0
 
 

@@ -22,8 +22,8 @@ function) with a third positional parameter also gets the request's
 Whether ``choose`` takes the third parameter is decided once, when the bot is given to
 :class:`BotClient` (or :func:`run_bot`), from its signature.
 
-Or from the command line: ``python -m chinchon.sdk --target HOST:PORT --token T
---bot my_bot.py:MyBot`` (a class, an instance or a function of the file). Several
+Or from the command line: ``CHINCHON_TOKEN=$(cat my.token) python -m chinchon.sdk
+--target HOST:PORT --bot my_bot.py:MyBot`` (a class, an instance or a function of the file). Several
 referee processes: ``--target HOST1:PORT,HOST2:PORT``, one stream on each
 (:mod:`chinchon.sdk.targets`).
 """
@@ -196,6 +196,11 @@ class FatalError(Exception):
     """The referee refused the bot for good (bad token, bad request)."""
 
 
+class WrongTransport(FatalError):
+    """The referee speaks TLS and the client does not, or the reverse: waiting does not
+    mend it (:mod:`chinchon.wire.transport`)."""
+
+
 class Unreachable(FatalError):
     """The referee's address stayed unreachable for longer than ``reconnect_for``. With
     several addresses (:func:`chinchon.sdk.run_bot`), that address alone gives up."""
@@ -226,6 +231,7 @@ class BotClient:
         *,
         practice: PracticeOptions | None = None,
         root_cert: bytes | None = None,
+        tls: bool = False,
         client_name: str = "chinchon-python-sdk",
         reconnect_for: float = 60.0,
         on_message: Callable[[pb.PlayResponse], None] | None = None,
@@ -238,6 +244,9 @@ class BotClient:
         self.token = token
         self.practice = practice
         self.root_cert = root_cert
+        #: TLS with the system's trusted CAs (a referee with a public CA's certificate);
+        #: ``root_cert`` given: TLS trusting those certificates instead.
+        self.tls = tls or root_cert is not None
         self.client_name = client_name
         self.reconnect_for = reconnect_for
         self.on_message = on_message
@@ -253,6 +262,9 @@ class BotClient:
         #: The bot sees the same observations either way.
         self.lean = lean
         self._decoder = LeanDecoder()
+        #: Where each recent request stood (see :meth:`_where`), by request id: the
+        #: warnings about a refused answer or a default name the game and the step.
+        self._asked: collections.OrderedDict[int, str] = collections.OrderedDict()
 
     def _hello(self) -> pb.PlayRequest:
         hello = pb.Hello(client=self.client_name, observations=(
@@ -278,7 +290,7 @@ class BotClient:
 
     def _channel(self) -> grpc.aio.Channel:
         options = [("grpc.max_receive_message_length", 32 * 1024 * 1024)]
-        if self.root_cert is not None:
+        if self.tls:  # root_cert None: the system's trusted CAs
             return grpc.aio.secure_channel(
                 self.target, grpc.ssl_channel_credentials(self.root_cert), options=options
             )
@@ -299,6 +311,9 @@ class BotClient:
                                 grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.RESOURCE_EXHAUSTED):
                     raise FatalError(f"the referee at {self.target} refused the bot: "
                                      f"{e.code().name}: {e.details()}") from None
+                if (e.code() is grpc.StatusCode.UNAVAILABLE and give_up_at is None
+                        and not self._welcomed):
+                    await self._check_transport(e)
                 log.warning("%s: stream failed: %s %s", self.target, e.code().name, e.details())
                 finished = False
             except asyncio.InvalidStateError as e:  # the call ended under a write
@@ -318,6 +333,29 @@ class BotClient:
             self.report.reconnects += 1
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
+
+    async def _check_transport(self, e: grpc.aio.AioRpcError) -> None:
+        """After a first failure to connect: WrongTransport when the referee speaks TLS
+        and this client does not, or the reverse (asked once per outage)."""
+        from chinchon.wire.transport import tls_mismatch
+
+        hint = await asyncio.to_thread(tls_mismatch, self.target, self.tls)
+        if hint is not None:
+            raise WrongTransport(f"cannot talk to the referee at {self.target}: {hint} "
+                                 f"(gRPC: {e.code().name}: {e.details()})") from None
+
+    def _where(self, request_id: int) -> str:
+        """Where request ``request_id`` stood, as the warnings name it: ``game G, hand H,
+        turn T (phase), request R`` (the request id alone if it is too old)."""
+        return self._asked.get(request_id, f"request {request_id}")
+
+    def _asking(self, req: pb.ActionRequest, obs: Observation, sent: Action | None = None) -> None:
+        """Remember where ``req`` stands (and, once chosen, the action ``sent``)."""
+        where = (f"game {req.game_id}, hand {obs.hand_no}, turn {obs.turn} "
+                 f"({obs.phase.name.lower()}), request {req.request_id}, attempt {req.attempt}")
+        self._asked[req.request_id] = where if sent is None else f"{where}, our answer '{sent}'"
+        while len(self._asked) > _ASKED_KEPT:
+            self._asked.popitem(last=False)
 
     async def _session(self) -> bool:
         """One stream. True when the referee ended it normally.
@@ -386,6 +424,25 @@ class BotClient:
             # Unanswered, but the next lean request builds on what this one carries.
             self._decoder.observation(msg.action_request)
 
+    def _answer(self, req: pb.ActionRequest) -> pb.PlayRequest:
+        """The bot's answer to ``req``."""
+        now = time.monotonic()
+        obs: Observation = (self._decoder.observation(req) if self.lean
+                            else observation_from_wire(req.observation))
+        legal: list[Action] = [action_from_wire(a) for a in req.legal_actions]
+        context = RequestContext(
+            game_id=req.game_id, seat=obs.seat, request_id=req.request_id, attempt=req.attempt,
+            move_time=seconds_of(req.move_time), bank_time=seconds_of(req.bank_time),
+            received_at=now,
+        )
+        self._asking(req, obs)
+        action = self._choose(obs, legal, context)
+        self.report.decisions += 1
+        self._asking(req, obs, action)
+        return pb.PlayRequest(
+            action=pb.ActionReply(request_id=req.request_id, action=action_to_wire(action))
+        )
+
     def _handle(self, msg: pb.PlayResponse) -> pb.PlayRequest | None:
         if msg.HasField("accepted"):
             self.report.accepted += 1
@@ -394,21 +451,7 @@ class BotClient:
         if kind == "welcome":
             self._welcomed = True
         if kind == "action_request":
-            now = time.monotonic()
-            req = msg.action_request
-            obs: Observation = (self._decoder.observation(req) if self.lean
-                                else observation_from_wire(req.observation))
-            legal: list[Action] = [action_from_wire(a) for a in req.legal_actions]
-            context = RequestContext(
-                game_id=req.game_id, seat=obs.seat, request_id=req.request_id, attempt=req.attempt,
-                move_time=seconds_of(req.move_time), bank_time=seconds_of(req.bank_time),
-                received_at=now,
-            )
-            action = self._choose(obs, legal, context)
-            self.report.decisions += 1
-            return pb.PlayRequest(
-                action=pb.ActionReply(request_id=req.request_id, action=action_to_wire(action))
-            )
+            return self._answer(msg.action_request)
         if kind == "game_started":
             self._seat_in[msg.game_started.game_id] = msg.game_started.seat
             self._players_in[msg.game_started.game_id] = list(msg.game_started.players)
@@ -428,16 +471,23 @@ class BotClient:
             if self.game_lines:
                 print(game_line(ge, players), file=sys.stderr, flush=True)
         elif kind == "action_rejected":
-            self.report.rejected.append(msg.action_rejected)
-            log.warning("action refused: %s", msg.action_rejected.error.message)
+            rej = msg.action_rejected
+            self.report.rejected.append(rej)
+            log.warning("%s: refused (%s): %s; %d retries left", self._where(rej.request_id),
+                        rej.error.violation or pb.ErrorCode.Name(rej.error.code),
+                        rej.error.message, rej.retries_left)
         elif kind == "default_played":
-            self.report.defaults.append(msg.default_played)
-            log.warning("the referee played for us (%s), strike %d of %d",
-                        pb.DefaultReason.Name(msg.default_played.reason),
-                        msg.default_played.strikes, msg.default_played.max_strikes)
+            dp = msg.default_played
+            self.report.defaults.append(dp)
+            log.warning("%s: the referee played '%s' for us (%s), strike %d of %d",
+                        self._where(dp.request_id), action_from_wire(dp.action),
+                        pb.DefaultReason.Name(dp.reason).removeprefix("DEFAULT_REASON_").lower(),
+                        dp.strikes, dp.max_strikes)
         elif kind == "error":
             self.report.errors.append(msg.error)
-            log.warning("referee error %s: %s", pb.ErrorCode.Name(msg.error.code), msg.error.message)
+            where = f"{self._where(msg.error.request_id)}: " if msg.error.request_id else ""
+            log.warning("%sreferee error %s: %s", where, pb.ErrorCode.Name(msg.error.code),
+                        msg.error.message)
             if msg.error.code == pb.ERROR_CODE_BAD_REQUEST:
                 raise FatalError(f"the referee at {self.target}: {msg.error.message}")
         elif kind == "dismissed":
@@ -447,6 +497,8 @@ class BotClient:
         return None
 
 
+#: Requests remembered for the warnings (:meth:`BotClient._where`).
+_ASKED_KEPT = 64
 #: A request read this long after it arrived, or a decision that took this long: the
 #: messages that came meanwhile are read (see :meth:`_Inbox.catch_up`) before answering.
 _LAG = 0.05

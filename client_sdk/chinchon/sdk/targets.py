@@ -100,12 +100,13 @@ def run_bot(
     *,
     practice: PracticeOptions | None = None,
     root_cert: bytes | None = None,
+    tls: bool = False,
     reconnect_for: float = 60.0,
     lean: bool = True,
 ) -> SessionReport:
     """Blocking helper: play with ``bot`` (an object with ``choose`` or a plain function,
     see :func:`chinchon.sdk.as_chooser`) until the referee ends the session (``lean``:
-    see :attr:`BotClient.lean`).
+    see :attr:`BotClient.lean`; ``tls``, ``root_cert``: see :attr:`BotClient.tls`).
 
     ``target`` is one referee address (HOST:PORT), several separated by commas, or a
     sequence of them: with several, one stream per address (see the module's
@@ -114,6 +115,6 @@ def run_bot(
     targets = parse_targets(target)
     if practice is not None and len(targets) > 1:
         raise ValueError(f"practice is played on one referee: give one address, not {len(targets)}")
-    clients = [BotClient(bot, t, token, practice=practice, root_cert=root_cert,
+    clients = [BotClient(bot, t, token, practice=practice, root_cert=root_cert, tls=tls,
                          reconnect_for=reconnect_for, lean=lean) for t in targets]
     return asyncio.run(run_clients(clients))

@@ -45,11 +45,10 @@ may be overridden by keyword, e.g. ``StrongBot(seed, feed_w=8)``.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from chinchon.engine import (
-    CARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
     LAYDOWN_BEST,
@@ -77,47 +76,16 @@ class _Tables:
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
         self.solver = solver_for(rules)
+        # Wild cards (a rule set's wild_cards): the bot thinks in the solver's numbering,
+        # where each wild card is a joker number (48, 49); ``to`` moves a mask there and
+        # ``back`` gives the card of such a number. Without wild cards both are identity.
+        self.to = self.solver.to_slots
+        self.back = self.solver.card_from_slot
         t0 = self.solver.t0
         self.t0 = t0
-        # drop1[p]: least change of the run-only unmatched points of suit pattern p
-        # when one of its cards is removed (INF for an empty pattern).
-        drop = [INF] * 4096
-        for p in range(1, 4096):
-            base = t0[p]
-            if base >= INF:
-                continue
-            best = INF
-            q = p
-            while q:
-                low = q & -q
-                v = t0[p ^ low]
-                if v < best:
-                    best = v
-                q ^= low
-            drop[p] = best - base
-        self.drop1 = drop
-        # For closing: o1[p] = least points of a card whose removal leaves suit pattern
-        # p all in runs; o2[p] = least points of the cheaper card of a pair whose
-        # removal does (INF when there is none).
-        rp = rules.rank_points
-        o1 = [INF] * 4096
-        o2 = [INF] * 4096
-        for p in range(1, 4096):
-            if t0[p] >= INF:
-                continue
-            bits = [1 << i for i in range(12) if p >> i & 1]
-            for i, x in enumerate(bits):
-                px = rp[x.bit_length() - 1]
-                if t0[p ^ x] == 0 and px < o1[p]:
-                    o1[p] = px
-                for u in bits[i + 1 :]:
-                    if t0[p ^ x ^ u] == 0:
-                        m = min(px, rp[u.bit_length() - 1])
-                        if m < o2[p]:
-                            o2[p] = m
-        self.o1 = o1
-        self.o2 = o2
-        self.deck_mask = mask_of(deck_cards(rules.deck, rules.jokers))
+        self.drop1 = _drop_one(t0)
+        self.o1, self.o2 = _closing_cards(t0, rules.rank_points)
+        self.deck_mask = self.to(mask_of(deck_cards(rules.deck, rules.jokers)))
         self.pts = [rules.card_points(c) if c < 48 else rules.joker_points for c in range(50)]
         ranks = rules.ranks
         n = len(ranks)
@@ -138,6 +106,48 @@ class _Tables:
                 for a, b in pairs:
                     rel |= 1 << a | 1 << b
                 self.related[c] = rel
+
+
+def _drop_one(t0: list[int]) -> list[int]:
+    """drop1[p]: least change of the run-only unmatched points of suit pattern p when
+    one of its cards is removed (INF for an empty pattern)."""
+    drop = [INF] * 4096
+    for p in range(1, 4096):
+        base = t0[p]
+        if base >= INF:
+            continue
+        best = INF
+        q = p
+        while q:
+            low = q & -q
+            v = t0[p ^ low]
+            if v < best:
+                best = v
+            q ^= low
+        drop[p] = best - base
+    return drop
+
+
+def _closing_cards(t0: list[int], rp: tuple[int, ...]) -> tuple[list[int], list[int]]:
+    """For closing: o1[p] = least points of a card whose removal leaves suit pattern p
+    all in runs; o2[p] = least points of the cheaper card of a pair whose removal does
+    (INF when there is none)."""
+    o1 = [INF] * 4096
+    o2 = [INF] * 4096
+    for p in range(1, 4096):
+        if t0[p] >= INF:
+            continue
+        bits = [1 << i for i in range(12) if p >> i & 1]
+        for i, x in enumerate(bits):
+            px = rp[x.bit_length() - 1]
+            if t0[p ^ x] == 0 and px < o1[p]:
+                o1[p] = px
+            for u in bits[i + 1 :]:
+                if t0[p ^ x ^ u] == 0:
+                    m = min(px, rp[u.bit_length() - 1])
+                    if m < o2[p]:
+                        o2[p] = m
+    return o1, o2
 
 
 _TABLES: dict[RuleSet, _Tables] = {}
@@ -268,6 +278,7 @@ class _Ctx:
         "H",
         "T",
         "blocked",
+        "close_now",
         "d_opp",
         "limit",
         "m_close",
@@ -289,6 +300,7 @@ class _Ctx:
     limit: int  # most points a close may leave unmatched (-1: cannot close)
     margin: int  # points left before going out of the game
     blocked: int  # card that may not be discarded now (-1: none)
+    close_now: bool  # may the bot close on this turn (close_first_round)
     #: Pool cards: (card, chance it is the next stock card, suit, rank bit).
     pool_w: list[tuple[int, float, int, int]]
     p_opp: list[float]  # chance that an opponent holds each card
@@ -378,58 +390,54 @@ class StrongBot:
         me = obs.seat
         ctx = _Ctx()
         ctx.T = T
-        H = mask_of(obs.hand)
+        to = T.to
+        H = to(mask_of(obs.hand))
         ctx.H = H
+        # close_first_round off: no close on this turn if it is the player's first.
+        ctx.close_now = rules.close_first_round or obs.turn >= sum(
+            1 for pv in obs.players if pv.in_game)
         ctx.score = obs.players[me].score
         ctx.limit = min(rules.close_max_points, rules.score_limit - 1 - ctx.score)
         ctx.margin = rules.score_limit - ctx.score
         ctx.blocked = -1
         if obs.taken_from_discard is not None and not rules.retake_discard:
-            ctx.blocked = int(obs.taken_from_discard)
-        pile = mask_of(obs.discard_pile)
+            ctx.blocked = to(1 << obs.taken_from_discard).bit_length() - 1
+        pile = to(mask_of(obs.discard_pile))
         table = 0
         for tm in obs.table:
             table |= tm.meld.mask
-        # Public events: what opponents took, discarded and passed over.
-        known = 0
-        disc = 0
-        passed = 0
-        n = len(obs.players)
-        nxt = me
-        for k in range(1, n + 1):
-            s = (me + k) % n
-            if obs.players[s].in_game:
-                nxt = s
-                break
-        opp_turns = 0
-        for ev in obs.events:
-            if ev.seat == me or ev.seat < 0 or ev.card is None:
-                continue
-            bit = 1 << ev.card
-            if ev.kind == "draw_discard":
-                known |= bit
-            elif ev.kind == "discard":
-                known &= ~bit
-                disc |= bit
-                if ev.seat == nxt:
-                    opp_turns += 1
-        tops = [int(c) for c in obs.discard_pile]
-        for ev in reversed(obs.events):
-            kind = ev.kind
-            if kind == "discard":
-                if not tops or tops[-1] != ev.card:
-                    break
-                tops.pop()
-            elif kind == "draw_discard" and ev.card is not None:
-                tops.append(int(ev.card))
-            elif kind == "draw_stock":
-                if ev.seat != me and tops:
-                    passed |= 1 << tops[-1]
-            elif kind == "reshuffle":
-                break
+        table = to(table)
+        nxt = _next_in_game(obs)
+        known, disc, passed, opp_turns = _public_events(obs, nxt, to)
         known &= ~(H | pile | table)
         pool = T.deck_mask & ~(H | pile | table | known)
         unknown = sum(p.hand_size for p in obs.players if p.seat != me and p.in_game) - known.bit_count()
+        p_opp, ctx.pool_w = self._opponent_odds(T, pool, known, disc, passed, unknown)
+        ctx.p_opp = p_opp
+        ctx.opp_turns = opp_turns
+        held = known.bit_count()
+        ctx.q = min(self.QMAX, self.Q0 + self.Q1 * opp_turns + self.QT * held)
+        ctx.d_opp = max(self.DMIN, self.D0 - self.D1 * opp_turns)
+        ctx.opp_score = obs.players[nxt].score
+        # Caches. Values of hands depend on the score (closing limit) and, for the
+        # expectations, on the pool and its weights: reuse them while those stay put
+        # (after taking the pile's top card, the discard decision reuses the draw's).
+        fixed = self._fixed
+        if fixed is None or fixed[0] != (rules, ctx.score) or len(fixed[1]) + len(fixed[3]) > 200_000:
+            fixed = self._fixed = ((rules, ctx.score), {}, {}, {}, {})
+        ctx.m_dw, ctx.m_closing, ctx.m_star, ctx.m_close = fixed[1:]
+        key = (rules, ctx.score, obs.hand_no, pool, known, disc, passed, unknown)
+        if self._pooled is None or self._pooled[0] != key:
+            self._pooled = (key, {})
+        ctx.m_v = self._pooled[1]
+        return ctx
+
+    def _opponent_odds(
+        self, T: _Tables, pool: int, known: int, disc: int, passed: int, unknown: int,
+    ) -> tuple[list[float], list[tuple[int, float, int, int]]]:
+        """Each card's chance of being in an opponent's hand (1 for cards seen taken), and
+        the weighted pool of cards this seat may yet draw: the cards related to what
+        opponents took, discarded or passed over are weighed by the bot's multipliers."""
         pool_cards = cards_of(pool)
         related = T.related
         mult = dict.fromkeys(pool_cards, 1.0)
@@ -452,25 +460,11 @@ class StrongBot:
                 p_opp[c] = min(0.95, mult[c] * scale)
         ws = [(c, 1.0 - p_opp[c]) for c in pool_cards]
         wt = sum(w for _, w in ws)
-        ctx.pool_w = [(c, w / wt, c // 12 if c < 48 else -1, 1 << c % 12) for c, w in ws] if wt > 0 else []
-        ctx.p_opp = p_opp
-        ctx.opp_turns = opp_turns
-        held = known.bit_count()
-        ctx.q = min(self.QMAX, self.Q0 + self.Q1 * opp_turns + self.QT * held)
-        ctx.d_opp = max(self.DMIN, self.D0 - self.D1 * opp_turns)
-        ctx.opp_score = obs.players[nxt].score
-        # Caches. Values of hands depend on the score (closing limit) and, for the
-        # expectations, on the pool and its weights: reuse them while those stay put
-        # (after taking the pile's top card, the discard decision reuses the draw's).
-        fixed = self._fixed
-        if fixed is None or fixed[0] != (rules, ctx.score) or len(fixed[1]) + len(fixed[3]) > 200_000:
-            fixed = self._fixed = ((rules, ctx.score), {}, {}, {}, {})
-        ctx.m_dw, ctx.m_closing, ctx.m_star, ctx.m_close = fixed[1:]
-        key = (rules, ctx.score, obs.hand_no, pool, known, disc, passed, unknown)
-        if self._pooled is None or self._pooled[0] != key:
-            self._pooled = (key, {})
-        ctx.m_v = self._pooled[1]
-        return ctx
+        if wt <= 0:
+            return p_opp, []
+        pool_w: list[tuple[int, float, int, int]] = [
+            (c, w / wt, c // 12 if c < 48 else -1, 1 << c % 12) for c, w in ws]
+        return p_opp, pool_w
 
     # -- evaluation -----------------------------------------------------------------------
     @staticmethod
@@ -704,11 +698,12 @@ class StrongBot:
 
     # -- decisions ------------------------------------------------------------------------
     def _draw(self, ctx: _Ctx, obs: Observation, legal: Sequence[Action]) -> Action:
-        top = int(obs.discard_pile[-1])
+        h_top = ctx.T.to(1 << obs.discard_pile[-1])
+        top = h_top.bit_length() - 1
         H = ctx.H
-        h8 = H | 1 << top
+        h8 = H | h_top
         blocked = -1 if obs.rules.retake_discard else top
-        if self._close_eval(ctx, h8, blocked) is not None:
+        if ctx.close_now and self._close_eval(ctx, h8, blocked) is not None:
             return DRAW_DISCARD
         best_top = max(self._value(ctx, h8 & ~(1 << d), d) for d in cards_of(H) if d != blocked)
         dw = self._dw(ctx, H)
@@ -721,21 +716,22 @@ class StrongBot:
 
     def _discard(self, ctx: _Ctx, obs: Observation, legal: Sequence[Action]) -> Action:
         H = ctx.H
-        discards = [int(a.card) for a in legal if isinstance(a, Discard)]
+        to, back = ctx.T.to, ctx.T.back
+        discards = [to(1 << a.card).bit_length() - 1 for a in legal if isinstance(a, Discard)]
         scored = sorted(((self._value(ctx, H & ~(1 << d), d), d) for d in discards), reverse=True)
         closes = [a for a in legal if isinstance(a, Close) and a.melds is None]
         if closes:
             cv = self._close_eval(ctx, H, ctx.blocked)
-            if cv is not None and Close(CARDS[cv[1]], None) in legal:
+            if cv is not None and Close(back(cv[1]), None) in legal:
                 value, card = cv
                 if self._should_close(ctx, value, scored):
-                    return Close(CARDS[card], None)
+                    return Close(back(card), None)
             else:
                 # Any legal close beats discarding; take the first offered.
                 return closes[0]
         # Equal values (symmetric cards): break the tie with the bot's own generator.
         ties = [d for v, d in scored if v >= scored[0][0] - 1e-9]
-        return Discard(CARDS[ties[0] if len(ties) == 1 else self._rng.choice(ties)])
+        return Discard(back(ties[0] if len(ties) == 1 else self._rng.choice(ties)))
 
     def _should_close(self, ctx: _Ctx, value: float, scored: list[tuple[float, int]]) -> bool:
         pts = self.CLOSE_BASE - value
@@ -766,3 +762,52 @@ class StrongBot:
 
 
 __all__ = ["StrongBot"]
+
+
+def _next_in_game(obs: Observation) -> int:
+    """The next seat after this one still in the game (this seat if none)."""
+    me, n = obs.seat, len(obs.players)
+    for k in range(1, n + 1):
+        s = (me + k) % n
+        if obs.players[s].in_game:
+            return s
+    return me
+
+
+def _public_events(obs: Observation, nxt: int, to: Callable[[int], int]) -> tuple[int, int, int, int]:
+    """What the opponents showed, as card masks in the solver's numbering (``to`` maps a
+    mask to it): cards they took from the pile and still hold, cards they discarded, cards
+    on top of the pile they passed over; and how many turns the next seat has had."""
+    me = obs.seat
+    known = disc = passed = 0
+    opp_turns = 0
+    for ev in obs.events:
+        if ev.seat == me or ev.seat < 0 or ev.card is None:
+            continue
+        bit = to(1 << ev.card)
+        if ev.kind == "draw_discard":
+            known |= bit
+        elif ev.kind == "discard":
+            known &= ~bit
+            disc |= bit
+            if ev.seat == nxt:
+                opp_turns += 1
+
+    def num(card: int) -> int:  # a card's number in the solver's numbering
+        return to(1 << card).bit_length() - 1
+
+    tops = [num(c) for c in obs.discard_pile]
+    for ev in reversed(obs.events):
+        kind = ev.kind
+        if kind == "discard":
+            if not tops or ev.card is None or tops[-1] != num(ev.card):
+                break
+            tops.pop()
+        elif kind == "draw_discard" and ev.card is not None:
+            tops.append(num(ev.card))
+        elif kind == "draw_stock":
+            if ev.seat != me and tops:
+                passed |= 1 << tops[-1]
+        elif kind == "reshuffle":
+            break
+    return known, disc, passed, opp_turns

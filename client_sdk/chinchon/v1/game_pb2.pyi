@@ -68,6 +68,7 @@ class GameEndKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     GAME_END_KIND_LAST_PLAYER: _ClassVar[GameEndKind]
     GAME_END_KIND_LOWEST_TOTAL: _ClassVar[GameEndKind]
     GAME_END_KIND_DRAW: _ClassVar[GameEndKind]
+    GAME_END_KIND_LENGTH_LIMIT: _ClassVar[GameEndKind]
 
 class Termination(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -79,6 +80,7 @@ class Termination(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TERMINATION_FORFEIT_DISCONNECT: _ClassVar[Termination]
     TERMINATION_FORFEIT_NO_SHOW: _ClassVar[Termination]
     TERMINATION_ABORTED: _ClassVar[Termination]
+    TERMINATION_LENGTH_LIMIT: _ClassVar[Termination]
 PHASE_UNSPECIFIED: Phase
 PHASE_DEAL: Phase
 PHASE_DRAW: Phase
@@ -117,6 +119,7 @@ GAME_END_KIND_CHINCHON: GameEndKind
 GAME_END_KIND_LAST_PLAYER: GameEndKind
 GAME_END_KIND_LOWEST_TOTAL: GameEndKind
 GAME_END_KIND_DRAW: GameEndKind
+GAME_END_KIND_LENGTH_LIMIT: GameEndKind
 TERMINATION_UNSPECIFIED: Termination
 TERMINATION_NORMAL: Termination
 TERMINATION_CHINCHON: Termination
@@ -125,9 +128,10 @@ TERMINATION_FORFEIT_ILLEGAL: Termination
 TERMINATION_FORFEIT_DISCONNECT: Termination
 TERMINATION_FORFEIT_NO_SHOW: Termination
 TERMINATION_ABORTED: Termination
+TERMINATION_LENGTH_LIMIT: Termination
 
 class RuleSet(_message.Message):
-    __slots__ = ("players", "deck", "jokers", "figure_points", "joker_points", "open_discard", "retake_discard", "close_max_unmatched", "close_max_points", "max_turns_per_hand", "score_limit")
+    __slots__ = ("players", "deck", "jokers", "figure_points", "joker_points", "open_discard", "retake_discard", "close_max_unmatched", "close_max_points", "max_turns_per_hand", "score_limit", "wild_cards", "jokers_per_meld", "close_first_round")
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     DECK_FIELD_NUMBER: _ClassVar[int]
     JOKERS_FIELD_NUMBER: _ClassVar[int]
@@ -139,6 +143,9 @@ class RuleSet(_message.Message):
     CLOSE_MAX_POINTS_FIELD_NUMBER: _ClassVar[int]
     MAX_TURNS_PER_HAND_FIELD_NUMBER: _ClassVar[int]
     SCORE_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    WILD_CARDS_FIELD_NUMBER: _ClassVar[int]
+    JOKERS_PER_MELD_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_FIRST_ROUND_FIELD_NUMBER: _ClassVar[int]
     players: int
     deck: int
     jokers: int
@@ -150,7 +157,10 @@ class RuleSet(_message.Message):
     close_max_points: int
     max_turns_per_hand: int
     score_limit: int
-    def __init__(self, players: _Optional[int] = ..., deck: _Optional[int] = ..., jokers: _Optional[int] = ..., figure_points: _Optional[str] = ..., joker_points: _Optional[int] = ..., open_discard: _Optional[bool] = ..., retake_discard: _Optional[bool] = ..., close_max_unmatched: _Optional[int] = ..., close_max_points: _Optional[int] = ..., max_turns_per_hand: _Optional[int] = ..., score_limit: _Optional[int] = ...) -> None: ...
+    wild_cards: _containers.RepeatedScalarFieldContainer[str]
+    jokers_per_meld: int
+    close_first_round: bool
+    def __init__(self, players: _Optional[int] = ..., deck: _Optional[int] = ..., jokers: _Optional[int] = ..., figure_points: _Optional[str] = ..., joker_points: _Optional[int] = ..., open_discard: _Optional[bool] = ..., retake_discard: _Optional[bool] = ..., close_max_unmatched: _Optional[int] = ..., close_max_points: _Optional[int] = ..., max_turns_per_hand: _Optional[int] = ..., score_limit: _Optional[int] = ..., wild_cards: _Optional[_Iterable[str]] = ..., jokers_per_meld: _Optional[int] = ..., close_first_round: _Optional[bool] = ...) -> None: ...
 
 class CardGroup(_message.Message):
     __slots__ = ("cards",)

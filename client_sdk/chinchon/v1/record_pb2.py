@@ -26,7 +26,7 @@ from chinchon.v1 import game_pb2 as chinchon_dot_v1_dot_game__pb2
 from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63hinchon/v1/record.proto\x12\x0b\x63hinchon.v1\x1a\x16\x63hinchon/v1/game.proto\x1a\x1egoogle/protobuf/duration.proto\"\x99\x01\n\nPlayerMove\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x13.chinchon.v1.Action\x12)\n\x06origin\x18\x03 \x01(\x0e\x32\x19.chinchon.v1.ActionOrigin\x12-\n\nthink_time\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\"\x91\x01\n\x0eRecordedAction\x12!\n\x04\x64\x65\x61l\x18\x01 \x01(\x0b\x32\x11.chinchon.v1.DealH\x00\x12+\n\treshuffle\x18\x02 \x01(\x0b\x32\x16.chinchon.v1.ReshuffleH\x00\x12\'\n\x04move\x18\x03 \x01(\x0b\x32\x17.chinchon.v1.PlayerMoveH\x00\x42\x06\n\x04kind\"\"\n\x04Seat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0c\n\x04name\x18\x02 \x01(\t\"\xb0\x03\n\nGameRecord\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12#\n\x05rules\x18\x03 \x01(\x0b\x32\x14.chinchon.v1.RuleSet\x12 \n\x05seats\x18\x04 \x03(\x0b\x32\x11.chinchon.v1.Seat\x12,\n\x07\x61\x63tions\x18\x05 \x03(\x0b\x32\x1b.chinchon.v1.RecordedAction\x12&\n\x05hands\x18\x06 \x03(\x0b\x32\x17.chinchon.v1.HandResult\x12\'\n\x06result\x18\x07 \x01(\x0b\x32\x17.chinchon.v1.GameResult\x12\x33\n\x06labels\x18\x08 \x03(\x0b\x32#.chinchon.v1.GameRecord.LabelsEntry\x12.\n\x0ctime_control\x18\t \x01(\x0b\x32\x18.chinchon.v1.TimeControl\x12\'\n\x08policies\x18\n \x01(\x0b\x32\x15.chinchon.v1.Policies\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01*\x8d\x01\n\x0c\x41\x63tionOrigin\x12\x1d\n\x19\x41\x43TION_ORIGIN_UNSPECIFIED\x10\x00\x12\x18\n\x14\x41\x43TION_ORIGIN_PLAYER\x10\x01\x12!\n\x1d\x41\x43TION_ORIGIN_DEFAULT_TIMEOUT\x10\x02\x12!\n\x1d\x41\x43TION_ORIGIN_DEFAULT_ILLEGAL\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63hinchon/v1/record.proto\x12\x0b\x63hinchon.v1\x1a\x16\x63hinchon/v1/game.proto\x1a\x1egoogle/protobuf/duration.proto\"\xc0\x01\n\nPlayerMove\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x13.chinchon.v1.Action\x12)\n\x06origin\x18\x03 \x01(\x0e\x32\x19.chinchon.v1.ActionOrigin\x12-\n\nthink_time\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12%\n\x08resolved\x18\x05 \x03(\x0b\x32\x13.chinchon.v1.Action\"\x91\x01\n\x0eRecordedAction\x12!\n\x04\x64\x65\x61l\x18\x01 \x01(\x0b\x32\x11.chinchon.v1.DealH\x00\x12+\n\treshuffle\x18\x02 \x01(\x0b\x32\x16.chinchon.v1.ReshuffleH\x00\x12\'\n\x04move\x18\x03 \x01(\x0b\x32\x17.chinchon.v1.PlayerMoveH\x00\x42\x06\n\x04kind\"\"\n\x04Seat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0c\n\x04name\x18\x02 \x01(\t\"\xde\x03\n\nGameRecord\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12#\n\x05rules\x18\x03 \x01(\x0b\x32\x14.chinchon.v1.RuleSet\x12 \n\x05seats\x18\x04 \x03(\x0b\x32\x11.chinchon.v1.Seat\x12,\n\x07\x61\x63tions\x18\x05 \x03(\x0b\x32\x1b.chinchon.v1.RecordedAction\x12&\n\x05hands\x18\x06 \x03(\x0b\x32\x17.chinchon.v1.HandResult\x12\'\n\x06result\x18\x07 \x01(\x0b\x32\x17.chinchon.v1.GameResult\x12\x33\n\x06labels\x18\x08 \x03(\x0b\x32#.chinchon.v1.GameRecord.LabelsEntry\x12.\n\x0ctime_control\x18\t \x01(\x0b\x32\x18.chinchon.v1.TimeControl\x12\'\n\x08policies\x18\n \x01(\x0b\x32\x15.chinchon.v1.Policies\x12,\n\tincidents\x18\x0b \x03(\x0b\x32\x19.chinchon.v1.SeatIncident\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xff\x01\n\x0cSeatIncident\x12\x0c\n\x04step\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12+\n\x04kind\x18\x03 \x01(\x0e\x32\x1d.chinchon.v1.SeatIncidentKind\x12\x12\n\nrequest_id\x18\x04 \x01(\x04\x12\x0f\n\x07\x61ttempt\x18\x05 \x01(\x05\x12\x0c\n\x04sent\x18\x06 \x01(\t\x12\x11\n\tviolation\x18\x07 \x01(\t\x12\x0f\n\x07message\x18\x08 \x01(\t\x12\x0f\n\x07strikes\x18\t \x01(\x05\x12\x13\n\x0bmax_strikes\x18\n \x01(\x05\x12)\n\x06waited\x18\x0b \x01(\x0b\x32\x19.google.protobuf.Duration*\x8d\x01\n\x0c\x41\x63tionOrigin\x12\x1d\n\x19\x41\x43TION_ORIGIN_UNSPECIFIED\x10\x00\x12\x18\n\x14\x41\x43TION_ORIGIN_PLAYER\x10\x01\x12!\n\x1d\x41\x43TION_ORIGIN_DEFAULT_TIMEOUT\x10\x02\x12!\n\x1d\x41\x43TION_ORIGIN_DEFAULT_ILLEGAL\x10\x03*\xb8\x01\n\x10SeatIncidentKind\x12\"\n\x1eSEAT_INCIDENT_KIND_UNSPECIFIED\x10\x00\x12 \n\x1cSEAT_INCIDENT_KIND_MALFORMED\x10\x01\x12\x1e\n\x1aSEAT_INCIDENT_KIND_ILLEGAL\x10\x02\x12\x1e\n\x1aSEAT_INCIDENT_KIND_TIMEOUT\x10\x03\x12\x1e\n\x1aSEAT_INCIDENT_KIND_DEFAULT\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,16 +35,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_GAMERECORD_LABELSENTRY']._loaded_options = None
   _globals['_GAMERECORD_LABELSENTRY']._serialized_options = b'8\001'
-  _globals['_ACTIONORIGIN']._serialized_start=873
-  _globals['_ACTIONORIGIN']._serialized_end=1014
+  _globals['_ACTIONORIGIN']._serialized_start=1216
+  _globals['_ACTIONORIGIN']._serialized_end=1357
+  _globals['_SEATINCIDENTKIND']._serialized_start=1360
+  _globals['_SEATINCIDENTKIND']._serialized_end=1544
   _globals['_PLAYERMOVE']._serialized_start=98
-  _globals['_PLAYERMOVE']._serialized_end=251
-  _globals['_RECORDEDACTION']._serialized_start=254
-  _globals['_RECORDEDACTION']._serialized_end=399
-  _globals['_SEAT']._serialized_start=401
-  _globals['_SEAT']._serialized_end=435
-  _globals['_GAMERECORD']._serialized_start=438
-  _globals['_GAMERECORD']._serialized_end=870
-  _globals['_GAMERECORD_LABELSENTRY']._serialized_start=825
-  _globals['_GAMERECORD_LABELSENTRY']._serialized_end=870
+  _globals['_PLAYERMOVE']._serialized_end=290
+  _globals['_RECORDEDACTION']._serialized_start=293
+  _globals['_RECORDEDACTION']._serialized_end=438
+  _globals['_SEAT']._serialized_start=440
+  _globals['_SEAT']._serialized_end=474
+  _globals['_GAMERECORD']._serialized_start=477
+  _globals['_GAMERECORD']._serialized_end=955
+  _globals['_GAMERECORD_LABELSENTRY']._serialized_start=910
+  _globals['_GAMERECORD_LABELSENTRY']._serialized_end=955
+  _globals['_SEATINCIDENT']._serialized_start=958
+  _globals['_SEATINCIDENT']._serialized_end=1213
 # @@protoc_insertion_point(module_scope)

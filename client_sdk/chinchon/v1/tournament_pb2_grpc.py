@@ -110,6 +110,11 @@ class TournamentServiceStub:
                 request_serializer=chinchon_dot_v1_dot_tournament__pb2.ListConnectedBotsRequest.SerializeToString,
                 response_deserializer=chinchon_dot_v1_dot_tournament__pb2.ListConnectedBotsResponse.FromString,
                 _registered_method=True)
+        self.GetServerStatus = channel.unary_unary(
+                '/chinchon.v1.TournamentService/GetServerStatus',
+                request_serializer=chinchon_dot_v1_dot_tournament__pb2.GetServerStatusRequest.SerializeToString,
+                response_deserializer=chinchon_dot_v1_dot_tournament__pb2.GetServerStatusResponse.FromString,
+                _registered_method=True)
 
 
 class TournamentServiceServicer:
@@ -223,6 +228,14 @@ class TournamentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetServerStatus(self, request, context):
+        """This referee process's own state: whether its database takes the games' results
+        (results waiting in memory meanwhile), and its host's clock against the database's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TournamentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -300,6 +313,11 @@ def add_TournamentServiceServicer_to_server(servicer, server):
                     servicer.ListConnectedBots,
                     request_deserializer=chinchon_dot_v1_dot_tournament__pb2.ListConnectedBotsRequest.FromString,
                     response_serializer=chinchon_dot_v1_dot_tournament__pb2.ListConnectedBotsResponse.SerializeToString,
+            ),
+            'GetServerStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetServerStatus,
+                    request_deserializer=chinchon_dot_v1_dot_tournament__pb2.GetServerStatusRequest.FromString,
+                    response_serializer=chinchon_dot_v1_dot_tournament__pb2.GetServerStatusResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -708,6 +726,33 @@ class TournamentService:
             '/chinchon.v1.TournamentService/ListConnectedBots',
             chinchon_dot_v1_dot_tournament__pb2.ListConnectedBotsRequest.SerializeToString,
             chinchon_dot_v1_dot_tournament__pb2.ListConnectedBotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetServerStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chinchon.v1.TournamentService/GetServerStatus',
+            chinchon_dot_v1_dot_tournament__pb2.GetServerStatusRequest.SerializeToString,
+            chinchon_dot_v1_dot_tournament__pb2.GetServerStatusResponse.FromString,
             options,
             channel_credentials,
             insecure,

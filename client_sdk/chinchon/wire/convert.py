@@ -18,12 +18,14 @@ from chinchon.engine import (
     LAYOFF_BEST,
     PASS,
     Action,
+    Bonus,
     Close,
     Discard,
     DrawDiscard,
     DrawStock,
     End,
     Event,
+    EventKind,
     HandEnd,
     HandResult,
     LayDown,
@@ -67,13 +69,13 @@ PHASE_TO_WIRE = {
 }
 _PHASE_FROM_WIRE = {v: k for k, v in PHASE_TO_WIRE.items()}
 _EVENT_TO_WIRE = {
-    "draw_stock": g.EVENT_KIND_DRAW_STOCK,
-    "draw_discard": g.EVENT_KIND_DRAW_DISCARD,
-    "discard": g.EVENT_KIND_DISCARD,
-    "reshuffle": g.EVENT_KIND_RESHUFFLE,
-    "close": g.EVENT_KIND_CLOSE,
-    "layoff": g.EVENT_KIND_LAY_OFF,
-    "laydown": g.EVENT_KIND_LAY_DOWN,
+    EventKind.DRAW_STOCK: g.EVENT_KIND_DRAW_STOCK,
+    EventKind.DRAW_DISCARD: g.EVENT_KIND_DRAW_DISCARD,
+    EventKind.DISCARD: g.EVENT_KIND_DISCARD,
+    EventKind.RESHUFFLE: g.EVENT_KIND_RESHUFFLE,
+    EventKind.CLOSE: g.EVENT_KIND_CLOSE,
+    EventKind.LAYOFF: g.EVENT_KIND_LAY_OFF,
+    EventKind.LAYDOWN: g.EVENT_KIND_LAY_DOWN,
 }
 _EVENT_FROM_WIRE = {v: k for k, v in _EVENT_TO_WIRE.items()}
 _HAND_END_TO_WIRE = {
@@ -84,11 +86,11 @@ _HAND_END_TO_WIRE = {
 }
 _HAND_END_FROM_WIRE = {v: k for k, v in _HAND_END_TO_WIRE.items()}
 _BONUS_TO_WIRE = {
-    "none": g.BONUS_NONE,
-    "minus_10": g.BONUS_MINUS_10,
-    "minus_25": g.BONUS_MINUS_25,
-    "minus_50": g.BONUS_MINUS_50,
-    "chinchon": g.BONUS_CHINCHON,
+    Bonus.NONE: g.BONUS_NONE,
+    Bonus.MINUS_10: g.BONUS_MINUS_10,
+    Bonus.MINUS_25: g.BONUS_MINUS_25,
+    Bonus.MINUS_50: g.BONUS_MINUS_50,
+    Bonus.CHINCHON: g.BONUS_CHINCHON,
 }
 _BONUS_FROM_WIRE = {v: k for k, v in _BONUS_TO_WIRE.items()}
 
@@ -108,6 +110,7 @@ def rules_template(rules: RuleSet) -> g.RuleSet:
     if m is None:
         if len(_RULES_WIRE) >= 256:
             _RULES_WIRE.clear()
+        # Every option set, the house rules too (wild_cards: the list, empty for none).
         m = _RULES_WIRE[rules] = g.RuleSet(**rules.to_dict())
     return m
 
@@ -127,7 +130,10 @@ def rules_from_wire(msg: g.RuleSet, base: RuleSet | None = None) -> RuleSet:
     if msg.HasField("deck") and not msg.HasField("figure_points"):
         values["figure_points"] = ""  # the new deck's default figure points
     for f in g.RuleSet.DESCRIPTOR.fields:
-        if msg.HasField(f.name):
+        if f.name == "wild_cards":  # repeated: no presence; empty is unset
+            if getattr(msg, f.name):
+                values[f.name] = list(getattr(msg, f.name))
+        elif msg.HasField(f.name):
             values[f.name] = getattr(msg, f.name)
     return RuleSet.from_dict(values)
 
@@ -315,11 +321,12 @@ def _cards(xs: Sequence[str]) -> tuple[int, ...]:
 def table_from_wire(ms: Sequence[g.Meld], rules: RuleSet) -> tuple[TableMeld, ...]:
     """The table melds of the wire (their ``index`` is their place in ``ms``)."""
     pos = {r: i for i, r in enumerate(rules.ranks)}
+    wild = rules.wild_mask
     out = []
     for m in ms:
         cards = tuple(parse_card(c) for c in m.cards)
         if m.kind == g.MELD_KIND_RUN:
-            first = next(i for i, c in enumerate(cards) if c < 48)
+            first = next(i for i, c in enumerate(cards) if not wild >> c & 1)
             low = pos[cards[first].rank] - first
             out.append(TableMeld(m.owner, Meld(MeldKind.RUN, cards, cards[first].suit, low)))
         else:
@@ -330,7 +337,7 @@ def table_from_wire(ms: Sequence[g.Meld], rules: RuleSet) -> tuple[TableMeld, ..
 def event_from_wire(e: g.PublicEvent) -> Event:
     """An event of the wire (SDK side)."""
     return Event(
-        _EVENT_FROM_WIRE.get(e.kind, "discard"),
+        _EVENT_FROM_WIRE.get(e.kind, EventKind.DISCARD),
         e.seat,
         parse_card(e.card) if e.card else None,
         e.detail,
@@ -342,7 +349,7 @@ def hand_result_from_wire(h: g.HandResult, rules: RuleSet) -> HandResult:
         hand_no=h.hand_number,
         end=_HAND_END_FROM_WIRE.get(h.end, HandEnd.CLOSED),
         closer=h.closer,
-        bonus=_BONUS_FROM_WIRE.get(h.bonus, "none"),
+        bonus=_BONUS_FROM_WIRE.get(h.bonus, Bonus.NONE),
         hands=tuple(_cards(x.cards) for x in h.hands),  # type: ignore[misc]
         close_discard=parse_card(h.close_discard) if h.close_discard else None,
         table=table_from_wire(h.table, rules),

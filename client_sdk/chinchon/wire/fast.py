@@ -3,7 +3,7 @@
 (:func:`answer_fields`, :func:`decode_action`).
 
 Every encoding equals protobuf's for what :mod:`chinchon.wire.convert` builds
-(``tests/test_encode.py``); the field keys come from the descriptors
+(``tests/wire/test_encode.py``); the field keys come from the descriptors
 (:mod:`chinchon.wire.tags`). Why it is built this way, and what it saves:
 docs/benchmarks.md, "The referee's request encoder".
 """

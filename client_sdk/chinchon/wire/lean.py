@@ -7,7 +7,7 @@ A whole request (no ``delta``) is converted as in full mode and becomes the base
 lean one reuses the base's rule set, past hands (plus each ``HandEnded`` since) and the
 first ``delta.events_kept`` events, and converts only the rest. The result equals
 ``observation_from_wire`` of the full request the referee would have sent
-(``tests/test_lean.py``).
+(``tests/referee/test_lean.py``).
 """
 
 from __future__ import annotations

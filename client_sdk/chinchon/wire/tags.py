@@ -2,7 +2,7 @@
 
 Each key is derived from the message descriptors of ``chinchon.v1`` (and of
 ``google.protobuf.Duration``), once, at import: a field renumbered or retyped in the
-protos changes the bytes here, never silently the encoder. ``tests/test_encode.py``
+protos changes the bytes here, never silently the encoder. ``tests/wire/test_encode.py``
 checks every key against the descriptors and against protobuf's own serialization.
 """
 

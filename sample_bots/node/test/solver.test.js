@@ -112,3 +112,32 @@ test('every arrangement uses each card once and names valid melds', () => {
     assert.equal(a.points, a.unmatched.reduce((t, c) => t + s.cardPoints(c, r), 0), text);
   }
 });
+
+test('house rules: a wild card is a joker (25 unmatched, -50 in its own place)', () => {
+  const r = s.normalizeRules({ wild_cards: ['1o'] });
+  assert.deepEqual(r.wildCards, ['1O']);
+  assert.deepEqual(s.normalizeRules({ wildCards: ['1O'] }).wildCards, ['1O']);
+  assert.ok(s.isJoker('1O', r) && !s.isJoker('1O', R40) && s.isJoker('JK2', R40));
+  assert.equal(s.cardPoints('1O', r), 25);
+  assert.equal(s.cardPoints('1O', R40), 1);
+  assert.ok(s.isRun(hand('3C 1O 5C'), r)); // 1O stands for 4C
+  assert.ok(s.isSet(hand('5O 5C 1O'), r));
+  assert.equal(s.unmatchedPoints(hand('3C 1O 5C 7E'), r), 7);
+  assert.equal(s.closeValue(hand('1O 2O 3O 4O 5O 6O 7O'), r), -50); // not chinchón
+  assert.equal(s.closeValue(hand('1O 2O 3O 4O 5O 6O 7O'), R40), -1000);
+  assert.equal(s.closeValue(hand('3C 4C 1O 6C 5E 10C 11C'), s.normalizeRules({ wild_cards: ['1O', '5E'] })), -25);
+});
+
+test('house rules: one joker per meld (runs of one suit may overlap)', () => {
+  const r = s.normalizeRules({ jokers: 2, jokers_per_meld: 1 });
+  assert.equal(r.jokersPerMeld, 1);
+  assert.ok(!s.isSet(hand('5O 5C JK1 JK2'), r));
+  assert.ok(!s.isRun(hand('3O JK1 5O JK2'), r));
+  assert.ok(s.isSet(hand('5O 5C JK1'), r));
+  // 1O 2O JK1 (the 3O) | 3O 4O 5O JK2: all seven melded.
+  const a = s.bestArrangement(hand('1O 2O 3O 4O 5O JK1 JK2'), r);
+  assert.equal(a.points, 0);
+  for (const m of a.melds) assert.ok(m.kind === 'set' ? s.isSet(m.cards, r) : s.isRun(m.cards, r, 7));
+  assert.equal(s.closeValue(hand('3C 4C JK1 6C JK2 10C 11C'), r), -10); // no -25
+  assert.equal(s.normalizeRules({ close_first_round: false }).closeFirstRound, false);
+});

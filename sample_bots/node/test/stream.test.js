@@ -137,9 +137,10 @@ function playScript(call, hello, seen, { endStream = false, strict = true } = {}
   ask();
 }
 
-function runBot(args, env = {}) {
+function runBot(args, env = {}, onSpawn = () => {}) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BOT, ...args], { env: { ...process.env, ...env } });
+    onSpawn(child);
     let stderr = '';
     child.stderr.on('data', (d) => { stderr += d; });
     const timer = setTimeout(() => child.kill('SIGKILL'), 20000);
@@ -259,25 +260,37 @@ test('queue mode: dismissed by the referee, the bot exits 0 without reconnecting
 });
 
 test('after a stall the bot answers only the newest request', async () => {
-  const ref = await startReferee((call, hello, seen) => {
+  let bot = null;
+  const write = (call, msg) => new Promise((resolve) => call.write(msg, resolve));
+  const ref = await startReferee(async (call, hello, seen) => {
     call.write({ welcome: { bot_name: 'node-sample', protocol: 'chinchon.v1', limits: {} } });
     call.write({ game_started: { game_id: 'g1', seat: 0, players: ['node-sample', 'house'], rules: {} } });
     const [request] = SCRIPT[2];
     const ask = (id) => ({ action_request: { request_id: String(id), game_id: 'g1', move_time: { seconds: 5 }, bank_time: { seconds: 30 }, ...request } });
-    // Messages that wait together: request 1, replaced by the default played for it;
-    // request 2, replaced by request 3. Only request 3 may be answered.
-    call.write(ask(1));
-    call.write({ default_played: { request_id: '1', action: { draw_stock: {} }, reason: 'DEFAULT_REASON_TIMEOUT', strikes: 1, max_strikes: 3 } });
-    call.write(ask(2));
-    call.write(ask(3));
     call.onReply = (reply) => {
       seen.answered = reply.request_id;
       call.write({ game_ended: { game_id: 'g1', seat: 0, result: { termination: 'TERMINATION_NORMAL', winners: [0], totals: [0, 100] } } });
       call.end();
     };
+    // A real stall: the bot is stopped while the messages are sent, so they wait together
+    // in its socket (on a busy machine, sent to a running bot, they could arrive one by one).
+    // Request 1, replaced by the default played for it; request 2, replaced by request 3.
+    // Only request 3 may be answered.
+    process.kill(bot.pid, 'SIGSTOP');
+    try {
+      await write(call, ask(1));
+      await write(call, { default_played: { request_id: '1', action: { draw_stock: {} }, reason: 'DEFAULT_REASON_TIMEOUT', strikes: 1, max_strikes: 3 } });
+      await write(call, ask(2));
+      await write(call, ask(3));
+      // The writes are handed to the HTTP/2 session; it sends them on its next turns.
+      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.kill(bot.pid, 'SIGCONT');
+    }
   });
   try {
-    const { code, stderr } = await runBot(['--target', `127.0.0.1:${ref.port}`, '--token', TOKEN, '--verbose']);
+    const { code, stderr } = await runBot(['--target', `127.0.0.1:${ref.port}`, '--token', TOKEN, '--verbose'], {},
+      (child) => { bot = child; });
     assert.equal(code, 0, stderr);
     assert.deepEqual(ref.seen.replies.map((r) => r.request_id), ['3']);
     assert.match(stderr, /request 1 not answered/);

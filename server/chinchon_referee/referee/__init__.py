@@ -11,7 +11,7 @@ from .connection import Connection
 from .errors import Disconnected, Forfeit, ShuttingDown, TimedOut
 from .incidents import Incident, IncidentKind, IncidentSink
 from .lobby import Lobby
-from .practice import PracticeRoom
+from .practice_sessions import PracticeRoom
 from .referee import GameListener, Referee
 from .runner import DecisionCount, FaultHook, GameRunner, GameServices
 from .seats import Seat, SeatStats

@@ -11,15 +11,15 @@ import itertools
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.wire import answer_fields
 
-from ..clip import clip
 from ..config import Limits
 from ..logs import get_logger
+from .clip import clip
 from .errors import Disconnected, TimedOut
 from .incidents import IncidentKind, IncidentSink
 from .timers import Deadlines, WriteGate, WriteWatch
@@ -27,11 +27,20 @@ from .timers import Deadlines, WriteGate, WriteWatch
 log = get_logger("referee.connection")
 
 
+class PlayStream(Protocol):
+    """What a connection needs of its gRPC call: a ``Play`` method's
+    ``grpc.aio.ServicerContext`` (raw bytes both ways), or a test's stand-in."""
+
+    async def read(self) -> Any: ...  # bytes, or grpc.aio.EOF
+
+    async def write(self, message: bytes) -> None: ...
+
+
 class Connection:
     """One ``Play`` stream of one bot."""
 
     def __init__(
-        self, bot: str, context: Any, limits: Limits,
+        self, bot: str, context: PlayStream, limits: Limits,
         on_incident: IncidentSink | None = None,
     ) -> None:
         self.bot = bot
@@ -67,6 +76,8 @@ class Connection:
         # of each of its last games: a late answer is reported in the game it belongs to.
         self.game_id = ""
         self._games: list[tuple[int, str]] = []
+        #: The last request whose game was stopped while it was outstanding, and its game.
+        self._stopped: tuple[int, str] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop = loop = asyncio.get_running_loop()
         self._watch = WriteWatch.of(loop)
@@ -87,6 +98,9 @@ class Connection:
             while True:
                 raw = await read()
                 if raw is eof:
+                    break
+                if len(raw) > self.limits.max_message_bytes:
+                    self._oversize(len(raw))
                     break
                 now = time.monotonic()
                 if self._pending is not None:
@@ -111,6 +125,18 @@ class Connection:
                                  message=self.abort[1])
         finally:
             self._close()
+
+    def _oversize(self, size: int) -> None:
+        """A message over the bots' limit (the server takes larger ones for the
+        organizer's service): the stream ends with RESOURCE_EXHAUSTED."""
+        limit = self.limits.max_message_bytes
+        self.abort = (grpc.StatusCode.RESOURCE_EXHAUSTED,
+                      f"a message of {size:,} bytes, over the limit of {limit:,} "
+                      "(max_message_bytes)")
+        log.info("stream_oversize", bot=self.bot, conn=self.id, size=size, limit=limit)
+        if self.on_incident is not None:
+            self.on_incident(IncidentKind.PROTOCOL, bot=self.bot, code="RESOURCE_EXHAUSTED",
+                             message=self.abort[1])
 
     def _close(self) -> None:
         if self.closed_at is None:
@@ -149,12 +175,8 @@ class Connection:
                     message=f"not your turn: nothing is asked of you now (request {rid} was never sent)",
                 ))
             else:
-                want = f" (request {pending[0]} is outstanding)" if pending else ""
-                self._reject(pb.Error(
-                    code=pb.ERROR_CODE_STALE_REQUEST, request_id=rid,
-                    message=f"request {rid} is not outstanding: answered already or too late"
-                    + want,
-                ), self._game_of(rid))
+                self._reject(pb.Error(code=pb.ERROR_CODE_STALE_REQUEST, request_id=rid,
+                                      message=self._stale(rid)), self._game_of(rid))
         elif kind == "hello":
             if not self.hello.done():
                 self.lean = msg.hello.observations == pb.OBSERVATION_MODE_LEAN
@@ -167,6 +189,17 @@ class Connection:
             self._reject(pb.Error(
                 code=pb.ERROR_CODE_MALFORMED, message="empty message: set hello or action"
             ))
+
+    def _stale(self, rid: int) -> str:
+        """Why an answer to request ``rid`` is not taken."""
+        if self._stopped is not None and self._stopped[0] == rid:
+            return (f"request {rid} is not outstanding: its game {self._stopped[1]} was "
+                    "stopped before the answer came")
+        pending = self._pending
+        want = ""
+        if pending is not None and pending[0] != rid and not pending[1].done():
+            want = f" (request {pending[0]} is outstanding)"
+        return f"request {rid} is not outstanding: answered already or too late" + want
 
     def _game_of(self, request_id: int) -> str | None:
         """The game in which this stream was sent request ``request_id``, if known."""
@@ -307,10 +340,12 @@ class Connection:
                 del games[0]
         try:
             t0 = await self.send(request, task)
-        except BaseException:
+        except BaseException as e:
             if self._pending is not None and self._pending[1] is fut:
                 self._pending = None
             fut.cancel()  # nobody will wait for it
+            if isinstance(e, asyncio.CancelledError):
+                self._stopped = (request_id, self.game_id)  # stopped as it was written
             raise
         self.request_written = t0
         # The deadline fails the future itself (asyncio.wait_for would wrap it in more
@@ -324,6 +359,12 @@ class Connection:
             raise TimedOut(time.monotonic() - t0) from None
         except Disconnected:
             raise Disconnected(since=t0) from None  # the bot's clock started at t0
+        except asyncio.CancelledError:
+            # The game was stopped with this request outstanding: a late answer is told so.
+            if self._pending is not None and self._pending[0] == request_id:
+                self._pending = None
+            self._stopped = (request_id, self.game_id)
+            raise
         action, self._reply = self._reply, b""
         took = t1 - t0
         if took > budget:

@@ -1,7 +1,7 @@
 """Dismissals: telling a queue stream that nothing more will be scheduled for its bot.
 
 The lobby sends the message and ends the stream with OK (see :meth:`Lobby.dismiss`);
-who decides when is the tournament director (:mod:`chinchon_referee.remaining`). Here:
+who decides when is the tournament director (:mod:`chinchon_referee.director.remaining`). Here:
 the reasons, the one mapping to ``chinchon.v1.DismissReason``, and the message."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 from typing import Any, NotRequired, Protocol, TypedDict
 
-from ..clip import clip
+from .clip import clip
 
 
 class IncidentKind(enum.StrEnum):

@@ -13,17 +13,18 @@ from chinchon.v1 import referee_pb2 as pb
 from chinchon.wire import outcome_to_wire
 
 from ..config import RefereeConfig
-from ..house import make_house_bot
-from ..house_worker import HouseWorker
 from ..logs import get_logger
-from ..pace import Pacer
-from ..practice_keys import new_practice_secret
-from ..quota import Quota
+from ..metrics import METRICS
 from .connection import Connection
 from .errors import ShuttingDown
+from .house import make_house_bot
+from .house_worker import HouseWorker
 from .incidents import Incident, IncidentKind, make_incident
 from .lobby import Lobby
-from .practice import PracticeRoom
+from .pace import Pacer
+from .practice_keys import new_practice_secret
+from .practice_sessions import PracticeRoom
+from .quota import Quota
 from .records import terms
 from .runner import DecisionCount, FaultHook, GameRunner, GameServices
 from .seats import Seat, SeatStats
@@ -131,6 +132,10 @@ class Referee:
 
     def incident(self, kind: IncidentKind, **fields: Any) -> None:
         """Remember something a bot author should hear about (bounded list)."""
+        if kind is IncidentKind.ILLEGAL:
+            METRICS.illegal_answers += 1
+        elif kind is IncidentKind.TIMEOUT:
+            METRICS.timeouts += 1
         if len(self.incidents) < self.max_incidents:
             self.incidents.append(make_incident(kind, fields))
 
@@ -146,25 +151,10 @@ class Referee:
             await self._release(seats)  # the lobby ends their streams, saying why
             raise ShuttingDown(self.closing)
         if seats is None:
-            seats = []
-            for i, name in enumerate(spec.players):
-                if name.startswith("house:"):
-                    seats.append(Seat(i, name, house=make_house_bot(name[6:], i)))
-                else:
-                    seats.append(Seat(i, name))
-            absent = []
-            try:
-                for s in seats:
-                    if s.remote:
-                        s.conn = await self.lobby.acquire(s.name, spec.policies.reconnect_grace)
-                        if s.conn is None:
-                            absent.append(s.index)
-            except ShuttingDown:
-                await self._release(seats)
-                raise
-            if absent:
-                await self._release(seats)
-                return self._no_show(spec, seats, absent)
+            seated = await self._seat(spec)
+            if isinstance(seated, GameOutcome):
+                return seated
+            seats = seated
         self.games_running += 1
         self._idle.clear()
         given = [s.conn for s in seats]
@@ -200,9 +190,36 @@ class Referee:
                 # when the caller keeps the streams it gave.
                 if s.conn is not None and (release or (s.conn is not first and s.conn.queue)):
                     await self.lobby.release(s.conn)
+        _count(outcome)
         for listener in self.listeners:
             await listener(outcome)
         return outcome
+
+    async def _seat(self, spec: GameSpec) -> list[Seat] | GameOutcome:
+        """The game's seats, each remote one with a stream from the lobby (waiting up to
+        the reconnect grace); the NO_SHOW outcome if a bot does not come."""
+        seats = []
+        for i, name in enumerate(spec.players):
+            if name.startswith("house:"):
+                seats.append(Seat(i, name, house=make_house_bot(name[6:], i)))
+            else:
+                seats.append(Seat(i, name))
+        absent = []
+        try:
+            for s in seats:
+                if s.remote:
+                    s.conn = await self.lobby.acquire(s.name, spec.policies.reconnect_grace)
+                    if s.conn is None:
+                        absent.append(s.index)
+        except ShuttingDown:
+            await self._release(seats)
+            raise
+        if not absent:
+            return seats
+        await self._release(seats)
+        no_show = self._no_show(spec, seats, absent)
+        _count(no_show)
+        return no_show
 
     def stop(self, game_ids: Iterable[str], why: str) -> set[str]:
         """Stop these games now, without a result: each ends ABORTED (``why`` its
@@ -226,6 +243,11 @@ class Referee:
 
     def _aborted(self, spec: GameSpec, seats: list[Seat], why: str) -> GameOutcome:
         return self._ended_early(spec, [s.stats for s in seats], Termination.ABORTED, (), why)
+
+    def connected(self, bot: str) -> bool:
+        """``bot`` has an open tournament (queue-mode) stream here, idle or in a game."""
+        return any(c.bot == bot and c.queue and not c.closed.is_set()
+                   for c in self.connections)
 
     def seats_for(self, spec: GameSpec) -> list[Seat] | None:
         """Seats with a free connection for every remote player, taken now; or None (and
@@ -266,5 +288,13 @@ class Referee:
         return GameOutcome(spec, result, rec.document(state, result, terms(spec)), stats)
 
     async def practice(self, conn: Connection, req: pb.PracticeRequest) -> None:
-        """Play the practice session ``req`` asks for on ``conn`` (practice.py)."""
+        """Play the practice session ``req`` asks for on ``conn`` (practice_sessions.py)."""
         await self.practice_room.run(conn, req)
+
+
+def _count(outcome: GameOutcome) -> None:
+    """A finished game in the metrics, and its forfeit if it was one."""
+    how = outcome.result.termination.value.removeprefix("TERMINATION_").lower()
+    METRICS.finished(how)
+    if how.startswith("forfeit"):
+        METRICS.forfeited(how)

@@ -28,8 +28,9 @@ from chinchon.engine import (
     new_game,
     observation,
 )
+from chinchon.engine.macros import resolve
 from chinchon.engine.policies import default_action
-from chinchon.engine.record import RecordBuilder
+from chinchon.engine.record import ActionOrigin, RecordBuilder, SeatIncidentKind
 from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import referee_pb2 as pb
 from chinchon.wire import (
@@ -45,16 +46,18 @@ from chinchon.wire import (
 )
 
 from .. import __version__
-from ..clip import clip
-from ..house import HouseBot
-from ..house_worker import HouseWorker, WorkerGone
 from ..logs import get_logger
-from ..pace import Pacer
+from ..metrics import METRICS
+from .clip import clip
 from .connection import Connection
+from .defaults import DefaultReason
 from .errors import Disconnected, Forfeit, ShuttingDown, TimedOut
+from .house import HouseBot
+from .house_worker import HouseWorker, WorkerGone
 from .incidents import IncidentKind, IncidentSink
 from .lobby import Lobby
-from .records import terms
+from .pace import Pacer
+from .records import sent_text, terms
 from .seats import Seat
 from .spec import GameOutcome, GameSpec, RecordDocument
 
@@ -97,6 +100,9 @@ class GameServices:
     worker: Callable[[bool], HouseWorker]
     #: See StepObserver (None: nobody watches).
     observer: StepObserver | None = None
+    #: Told of each game's start (True) and end (False) with its id and players (the
+    #: launched bots' stderr cut per game: launch/game_logs.py). It must not block.
+    on_game: Callable[[str, list[str], bool], None] | None = None
 
 
 class GameRunner:
@@ -236,9 +242,32 @@ class GameRunner:
     async def run(self) -> GameOutcome:
         self.task = asyncio.current_task()
         spec = self.spec
-        rules = spec.rules
-        source = ShuffleSource(spec.seed, spec.deal_id, spec.relabel)
-        rec = RecordBuilder(spec.game_id, rules, self.names, dict(spec.labels))
+        rec = self._begin()
+        try:
+            self._tell_game(True)
+            await self._broadcast(lambda s: self._started(s))
+            log.info("game_started", game_id=spec.game_id, players=self.names)
+            state, forfeit = await self._play_out(rec)
+            result = self._result(state, forfeit)
+            record = rec.document(state, result, terms(spec))
+            outcome = GameOutcome(spec, result, record, [s.stats for s in self.seats])
+            await self.tell_ended(outcome_to_wire(result),
+                                  await self._record_bytes(record) if spec.send_record else b"")
+            log.info("game_ended", game_id=spec.game_id, termination=outcome.termination,
+                     winners=[self.names[w] for w in outcome.winners], summary=result.summary)
+            return outcome
+        finally:
+            self._tell_game(False)
+            if self.services.observer is not None:
+                self.services.observer(self, None, None)
+            self._hold(False)
+            self._let_go()
+            self._forget_house()
+
+    def _begin(self) -> RecordBuilder:
+        """The game's record begun (its labels) and its seats made ready."""
+        spec = self.spec
+        rec = RecordBuilder(spec.game_id, spec.rules, self.names, dict(spec.labels))
         if spec.tournament_id:
             rec.labels.setdefault("tournament", spec.tournament_id)
         rec.labels.setdefault("referee", f"chinchon-referee {__version__}")
@@ -251,66 +280,69 @@ class GameRunner:
             if s.conn is not None:
                 s.greeted = s.conn
                 s.attach(s.conn)
+        return rec
+
+    async def _play_out(self, rec: RecordBuilder) -> tuple[GameState, Forfeit | None]:
+        """Every step until the game is over, or a seat forfeits (then the state then)."""
+        spec = self.spec
+        source = ShuffleSource(spec.seed, spec.deal_id, spec.relabel)
+        state = new_game(spec.rules)
+        forfeit: Forfeit | None = None
+        pacer = self.services.pacer if self.practice else None
+        remote_turn = self._remote_turn if self.fault is None else self._faulty_turn
         try:
-            await self._broadcast(lambda s: self._started(s))
-            log.info("game_started", game_id=spec.game_id, players=self.names)
-            state = new_game(rules)
-            forfeit: Forfeit | None = None
-            pacer = self.services.pacer if self.practice else None
-            remote_turn = self._remote_turn if self.fault is None else self._faulty_turn
-            try:
-                while not state.is_over:
-                    n_results = len(state.results)
-                    if state.is_chance:
-                        chance = source.chance(state)
-                        rec.chance(chance)
-                        state = apply(state, chance)
+            while not state.is_over:
+                n_results = len(state.results)
+                if state.is_chance:
+                    chance = source.chance(state)
+                    rec.chance(chance)
+                    state = apply(state, chance)
+                else:
+                    if pacer is not None:
+                        await pacer.turn()
+                    seat = self.seats[state.to_act]
+                    if seat.house is not None:
+                        legal = legal_actions(state)
+                        action = await self._house_move(seat, state, legal)
+                        after = apply(state, action, seat=seat.index)
+                        rec.move(seat.index, action,
+                                 resolved=resolve(state, after, seat.index, action))
+                        state = after
+                        seat.stats.decisions += 1
                     else:
-                        if pacer is not None:
-                            await pacer.turn()
-                        seat = self.seats[state.to_act]
-                        if seat.house is not None:
-                            legal = legal_actions(state)
-                            action = await self._house_move(seat, state, legal)
-                            state = apply(state, action, seat=seat.index)
-                            rec.move(seat.index, action)
-                            seat.stats.decisions += 1
-                        else:
-                            state = await remote_turn(seat, state, rec)
-                    if self.services.observer is not None:
-                        self.services.observer(self, state, rec)
-                    if len(state.results) > n_results:
-                        hr = hand_result_to_wire(state.results[-1])
-                        await self._broadcast(lambda s, hr=hr: pb.PlayResponse(  # type: ignore[misc]
-                            hand_ended=pb.HandEnded(game_id=spec.game_id, result=hr)))
-            except Forfeit as f:
-                forfeit = f
-            if pacer is not None:
-                await pacer.turn()
-            if forfeit is not None:
-                result = Outcome.of(
-                    state, self.names, forfeit.termination, forfeits=[forfeit.seat],
-                    summary=f"{self.names[forfeit.seat]} forfeited: {forfeit.why}",
-                )
-                log.info("game_forfeited", game_id=spec.game_id, seat=forfeit.seat, why=forfeit.why)
-                self.services.incident(
-                    IncidentKind.FORFEIT, game_id=spec.game_id, bot=self.names[forfeit.seat],
-                    termination=forfeit.termination.value, message=forfeit.why)
-            else:
-                result = Outcome.of(state, self.names)
-            record = rec.document(state, result, terms(spec))
-            outcome = GameOutcome(spec, result, record, [s.stats for s in self.seats])
-            await self.tell_ended(outcome_to_wire(result),
-                                  await self._record_bytes(record) if spec.send_record else b"")
-            log.info("game_ended", game_id=spec.game_id, termination=outcome.termination,
-                     winners=[self.names[w] for w in outcome.winners], summary=result.summary)
-            return outcome
-        finally:
-            if self.services.observer is not None:
-                self.services.observer(self, None, None)
-            self._hold(False)
-            self._let_go()
-            self._forget_house()
+                        state = await remote_turn(seat, state, rec)
+                if self.services.observer is not None:
+                    self.services.observer(self, state, rec)
+                if len(state.results) > n_results:
+                    hr = hand_result_to_wire(state.results[-1])
+                    await self._broadcast(lambda s, hr=hr: pb.PlayResponse(  # type: ignore[misc]
+                        hand_ended=pb.HandEnded(game_id=spec.game_id, result=hr)))
+        except Forfeit as f:
+            forfeit = f
+        if pacer is not None:
+            await pacer.turn()
+        return state, forfeit
+
+    def _result(self, state: GameState, forfeit: Forfeit | None) -> Outcome:
+        if forfeit is None:
+            return Outcome.of(state, self.names)
+        spec = self.spec
+        log.info("game_forfeited", game_id=spec.game_id, seat=forfeit.seat, why=forfeit.why)
+        self.services.incident(
+            IncidentKind.FORFEIT, game_id=spec.game_id, bot=self.names[forfeit.seat],
+            termination=forfeit.termination.value, message=forfeit.why)
+        return Outcome.of(
+            state, self.names, forfeit.termination, forfeits=[forfeit.seat],
+            summary=f"{self.names[forfeit.seat]} forfeited: {forfeit.why}",
+        )
+
+    def _tell_game(self, started: bool) -> None:
+        hook = self.services.on_game
+        if hook is not None:
+            try:
+                hook(self.spec.game_id, list(self.names), started)
+            except Exception as e:  # a watcher's failure never ends a game
+                log.warning("on_game_failed", game_id=self.spec.game_id, error=str(e))
 
     async def _connected(self, seat: Seat) -> Connection:
         """The seat's open stream. When it is lost, a stream of the same bot resumes the
@@ -366,7 +398,6 @@ class GameRunner:
 
     async def _remote_turn(self, seat: Seat, state: GameState, rec: RecordBuilder) -> GameState:
         spec = self.spec
-        pol = spec.policies
         legal = legal_actions(state)
         enc = self.encoder
         view = observation(state, seat.index, self.names)
@@ -416,35 +447,55 @@ class GameRunner:
             except TimedOut as t:
                 return await self._timed_out(seat, state, legal, rid, rec, t.waited, budget)
             running = None
+            METRICS.decision_seconds.observe(took)  # the hot path's one metric
             move_left = self._charge(seat, move_left, took)
-            err: pb.Error
-            try:
-                action = decode_action(action_raw)
-                new_state = apply(state, action, seat=seat.index)
-            except MalformedInput as e:  # may quote the bot's text: kept short
-                err = pb.Error(code=pb.ERROR_CODE_MALFORMED, message=clip(str(e)),
-                               request_id=rid)
-            except IllegalAction as e:
-                err = pb.Error(code=pb.ERROR_CODE_ILLEGAL_ACTION, violation=e.code.value,
-                               message=clip(e.message), request_id=rid)
-            else:
-                seat.stats.decisions += 1
-                self.decisions.n += 1
-                rec.move(seat.index, action, "ACTION_ORIGIN_PLAYER", took)
-                seat.ack = self.encoder.accepted(rid, action, took)
-                return new_state
-            seat.stats.illegal += 1
-            left = pol.max_illegal_retries - attempt
-            log.info("illegal_action", game_id=spec.game_id, bot=seat.name,
-                     code=pb.ErrorCode.Name(err.code), violation=err.violation, msg=err.message)
-            self.services.incident(IncidentKind.ILLEGAL, game_id=spec.game_id, bot=seat.name, request_id=rid,
-                                  code=pb.ErrorCode.Name(err.code), violation=err.violation,
-                                  message=err.message, attempt=attempt)
-            await self._send(seat, pb.PlayResponse(action_rejected=pb.ActionRejected(
-                request_id=rid, error=err, retries_left=max(0, left))))
+            judged = self._judge(seat, state, rec, rid, action_raw, took)
+            if not isinstance(judged, pb.Error):
+                return judged
+            left = await self._refused(seat, rec, judged, attempt, action_raw)
             if left <= 0:
-                return await self._default(seat, state, legal, rid, rec, "illegal", took)
+                return await self._default(seat, state, legal, rid, rec, DefaultReason.ILLEGAL, took)
             attempt += 1
+
+    def _judge(self, seat: Seat, state: GameState, rec: RecordBuilder, rid: int,
+               action_raw: bytes, took: float) -> GameState | pb.Error:
+        """The answer applied (recorded, counted, its confirmation ready: the new state),
+        or the error that refuses it."""
+        try:
+            action = decode_action(action_raw)
+            new_state = apply(state, action, seat=seat.index)
+        except MalformedInput as e:  # may quote the bot's text: kept short
+            return pb.Error(code=pb.ERROR_CODE_MALFORMED, message=clip(str(e)), request_id=rid)
+        except IllegalAction as e:
+            return pb.Error(code=pb.ERROR_CODE_ILLEGAL_ACTION, violation=e.code.value,
+                            message=clip(e.message), request_id=rid)
+        seat.stats.decisions += 1
+        self.decisions.n += 1
+        rec.move(seat.index, action, ActionOrigin.PLAYER, took,
+                 resolve(state, new_state, seat.index, action))
+        seat.ack = self.encoder.accepted(rid, action, took)
+        return new_state
+
+    async def _refused(self, seat: Seat, rec: RecordBuilder, err: pb.Error, attempt: int,
+                       sent: bytes) -> int:
+        """A refused answer: counted, logged, kept as an incident (in the record too,
+        with what the bot sent) and told to the bot; the retries left."""
+        spec = self.spec
+        rid = err.request_id
+        seat.stats.illegal += 1
+        left = spec.policies.max_illegal_retries - attempt
+        log.info("illegal_action", game_id=spec.game_id, bot=seat.name,
+                 code=pb.ErrorCode.Name(err.code), violation=err.violation, msg=err.message)
+        self.services.incident(IncidentKind.ILLEGAL, game_id=spec.game_id, bot=seat.name, request_id=rid,
+                              code=pb.ErrorCode.Name(err.code), violation=err.violation,
+                              message=err.message, attempt=attempt)
+        kind = (SeatIncidentKind.MALFORMED if err.code == pb.ERROR_CODE_MALFORMED
+                else SeatIncidentKind.ILLEGAL)
+        rec.incident(seat.index, kind, requestId=rid, attempt=attempt, sent=sent_text(sent),
+                     violation=err.violation, message=err.message)
+        await self._send(seat, pb.PlayResponse(action_rejected=pb.ActionRejected(
+            request_id=rid, error=err, retries_left=max(0, left))))
+        return left
 
     @staticmethod
     def _charge(seat: Seat, move_left: float, took: float) -> float:
@@ -467,28 +518,32 @@ class GameRunner:
         seat.stats.timeouts += 1
         seat.stats.think_time += waited
         log.info("timeout", game_id=spec.game_id, bot=seat.name, waited=round(waited, 4))
+        rec.incident(seat.index, SeatIncidentKind.TIMEOUT, requestId=rid, waited=waited,
+                     message=f"no answer within {allowed:.3f} s")
         self.services.incident(IncidentKind.TIMEOUT, game_id=spec.game_id, bot=seat.name,
                               request_id=rid, waited=round(waited, 4),
                               allowed=round(allowed, 4))
-        return await self._default(seat, state, legal, rid, rec, "timeout", waited)
+        return await self._default(seat, state, legal, rid, rec, DefaultReason.TIMEOUT, waited)
 
     async def _default(
         self, seat: Seat, state: GameState, legal: list[Action], rid: int,
-        rec: RecordBuilder, why: str, waited: float,
+        rec: RecordBuilder, why: DefaultReason, waited: float,
     ) -> GameState:
         action = default_action(state, legal)
         new_state = apply(state, action, seat=seat.index)
         seat.stats.strikes += 1
-        origin = "ACTION_ORIGIN_DEFAULT_TIMEOUT" if why == "timeout" else "ACTION_ORIGIN_DEFAULT_ILLEGAL"
-        rec.move(seat.index, action, origin, waited)
         mx = self.spec.policies.max_strikes
+        rec.incident(seat.index, SeatIncidentKind.DEFAULT, requestId=rid,
+                     strikes=seat.stats.strikes, maxStrikes=mx,
+                     message=f"default action played ({why.strikes}): strike "
+                             f"{seat.stats.strikes} of {mx}")
+        rec.move(seat.index, action, why.origin, waited,
+                 resolve(state, new_state, seat.index, action))
         await self._send(seat, pb.PlayResponse(default_played=pb.DefaultPlayed(
             request_id=rid, action=action_to_wire(action),
-            reason=pb.DEFAULT_REASON_TIMEOUT if why == "timeout" else pb.DEFAULT_REASON_ILLEGAL,
+            reason=why.wire,
             strikes=seat.stats.strikes, max_strikes=mx, time_taken=duration(waited))))
         if seat.stats.strikes >= mx:
-            term = Termination.FORFEIT_TIMEOUT if why == "timeout" else Termination.FORFEIT_ILLEGAL
-            what = "timeouts" if why == "timeout" else "illegal actions"
-            raise Forfeit(seat.index, term, f"{mx} strikes ({what})")
+            raise Forfeit(seat.index, why.forfeit, f"{mx} strikes ({why.strikes})")
         return new_state
 

@@ -4,6 +4,7 @@ then hands it to the lobby (queue mode) or to a practice session."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,10 +17,22 @@ from .. import __version__
 from ..logs import get_logger
 from .connection import Connection
 from .errors import Disconnected
-from .practice import refuse
+from .practice_sessions import refuse
 from .referee import Referee
 
 log = get_logger("referee.servicer")
+#: How long a refused stream is given to send its first message (as auth.py gives one
+#: refused for its token).
+FIRST_MESSAGE_WAIT = 1.0
+
+
+async def _refuse(context: Any, code: grpc.StatusCode, why: str) -> None:
+    """Refuse a stream after reading its first message (a second at most), as refused
+    tokens are (auth.py): a client that writes its hello at once then reads ``code``,
+    not gRPC's "Internal error from Core" when its write raced the end of the call."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(context.read(), FIRST_MESSAGE_WAIT)
+    await context.abort(code, why)
 
 
 def _log_session_error(session: asyncio.Future[None]) -> None:
@@ -58,20 +71,56 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         session.add_done_callback(_log_session_error)
         return session
 
-    async def Play(self, request_iterator: AsyncIterator[bytes], context: Any) -> None:
+    def _welcome(self, bot: str) -> pb.PlayResponse:
+        limits = self.referee.config.limits
+        policies = self.referee.config.policies
+        return pb.PlayResponse(welcome=pb.Welcome(
+            bot_name=bot, server_version=__version__, protocol="chinchon.v1",
+            limits=pb.Limits(
+                max_message_bytes=limits.max_message_bytes,
+                max_unsolicited_messages=limits.max_unsolicited,
+                max_illegal_retries=policies.max_illegal_retries,
+                max_strikes=policies.max_strikes,
+                reconnect_grace=duration(policies.reconnect_grace),
+            ),
+        ))
+
+    async def _practice(self, conn: Connection, hello: pb.PracticeRequest) -> None:
+        """A practice stream: its session, or the one it takes over.
+
+        The session runs on its own: if this stream is lost, its game holds the seat, and
+        the bot's next practice stream takes it over (and stays until the session ends)
+        instead of starting a new session. This stream waits until the session ends, or
+        until it is ended itself (its token rotated or revoked, a flood): then at once,
+        saying why. The session goes on (a stream of the bot may take its seat over)
+        unless it is over."""
+        session = self.referee.lobby.resume_practice(conn)
+        if session is None:
+            session = await self._new_session(conn, hello)
+        if session is None:
+            return
+        ended = asyncio.ensure_future(conn.closed.wait())
+        either: set[asyncio.Future[Any]] = {session, ended}
+        try:
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ended.cancel()
+
+    async def Play(self, request_iterator: AsyncIterator[bytes],
+                   context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
         bot = self.tokens.bot_for_metadata(context.invocation_metadata())
         if bot is None:  # the interceptor already refused it; belt and braces
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown or missing token")
             return
         if self.referee.closing is not None:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, self.referee.closing)
+            await _refuse(context, grpc.StatusCode.UNAVAILABLE, self.referee.closing)
             return
         refused = self.referee.streams.refusal(bot)
         if refused is not None:
             n = self.referee.streams.worth_logging(bot)
             if n is not None:
                 log.warning("stream_refused", bot=bot, why=refused, refusals=n)
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+            await _refuse(context, grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
             return
         limits = self.referee.config.limits
         conn = Connection(bot, context, limits, self.referee.incident)
@@ -92,25 +141,9 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 if conn.abort:
                     await context.abort(*conn.abort)
                 return
-            await conn.send(pb.PlayResponse(welcome=pb.Welcome(
-                bot_name=bot, server_version=__version__, protocol="chinchon.v1",
-                limits=pb.Limits(
-                    max_message_bytes=limits.max_message_bytes,
-                    max_unsolicited_messages=limits.max_unsolicited,
-                    max_illegal_retries=self.referee.config.policies.max_illegal_retries,
-                    max_strikes=self.referee.config.policies.max_strikes,
-                    reconnect_grace=duration(self.referee.config.policies.reconnect_grace),
-                ),
-            )))
+            await conn.send(self._welcome(bot))
             if hello.WhichOneof("mode") == "practice":
-                # The session runs on its own: if this stream is lost, its game holds
-                # the seat, and the bot's next practice stream takes it over (and stays
-                # until the session ends) instead of starting a new session.
-                session = self.referee.lobby.resume_practice(conn)
-                if session is None:
-                    session = await self._new_session(conn, hello.practice)
-                if session is not None:
-                    await asyncio.shield(session)
+                await self._practice(conn, hello.practice)
             else:
                 conn.queue = True
                 await self.referee.lobby.add(conn)

@@ -20,6 +20,7 @@ from .rows import (
     ProcessRow,
     Store,
     StoreError,
+    StoreFull,
     StoreUnavailable,
     TournamentRow,
 )
@@ -62,5 +63,5 @@ def open_bus(url: str, on_message: Callable[[str], None],
 
 
 __all__ = ["ANY_GAME", "SCHEMA_VERSION", "GameFilter", "GameRow", "ProcessRow", "SqlStore",
-           "SqliteStore", "Store", "StoreError", "StoreUnavailable", "TournamentRow", "is_url",
+           "SqliteStore", "Store", "StoreError", "StoreFull", "StoreUnavailable", "TournamentRow", "is_url",
            "open_bus", "open_store"]

@@ -9,6 +9,7 @@ listens again (``on_reconnect``) and reads the store for what it may have missed
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,12 @@ MAX_PAYLOAD = 7900
 POLL = 0.5
 #: The longest pause between two attempts to listen again after the server was lost.
 MAX_BACKOFF = 2.0
+
+
+def _name(role: str) -> str:
+    """The bus connection's name in ``pg_stat_activity`` (the store's are
+    "chinchon-referee pid N")."""
+    return f"chinchon-referee pid {os.getpid()} bus {role}"
 
 
 class Bus:
@@ -53,7 +60,8 @@ class Bus:
         with self._send_lock:
             try:
                 if self._sender is None or self._sender.broken or self._sender.closed:
-                    self._sender = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+                    self._sender = psycopg.connect(self.url, autocommit=True, connect_timeout=10,
+                                                   application_name=_name("sender"))
                 self._sender.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
             except psycopg.Error as e:
                 raise StoreUnavailable(f"cannot send to the other processes: {e}") from None
@@ -69,8 +77,9 @@ class Bus:
         backoff, first = 0.1, True
         while not self._stop.is_set():
             try:
-                with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
-                    conn.execute(f"LISTEN {CHANNEL}")  # type: ignore[call-overload]
+                with psycopg.connect(self.url, autocommit=True, connect_timeout=10,
+                                     application_name=_name("listener")) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
                     self._listening.set()
                     if not first:
                         self._on_reconnect()

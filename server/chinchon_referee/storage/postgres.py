@@ -19,14 +19,16 @@ import contextlib
 import os
 import re
 import threading
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
+import psycopg.errors
 
-from .rows import SCHEMA_VERSION, StoreError, StoreUnavailable, upgrade_steps
+from .bus import CHANNEL
+from .readers import Readers
+from .rows import SCHEMA_VERSION, StoreError, StoreFull, StoreUnavailable, upgrade_steps
 from .sql import Cursor, SqlStore, Tx, schema_sql
 
 #: How this backend spells what the schema upgrades need (rows.UPGRADES).
@@ -38,6 +40,9 @@ PG_DIALECT = {
 }
 
 SCHEMA = schema_sql(PG_DIALECT)
+#: How long a statement may wait on a lock, and run in all (milliseconds).
+LOCK_TIMEOUT_MS = 5_000
+STATEMENT_TIMEOUT_MS = 60_000
 #: The advisory lock keys: one server per database; one schema set-up at a time.
 SERVER_LOCK = 0x63686E31  # "chn1"
 SCHEMA_LOCK = 0x63686E32
@@ -72,6 +77,8 @@ class _PgTx:
 
 
 class PostgresStore(SqlStore):
+    NOW = "EXTRACT(EPOCH FROM clock_timestamp())::double precision"
+
     def __init__(self, url: str, exclusive: bool = False, read_only: bool = False,
                  shared: bool = False) -> None:
         """Connect to the database at ``url`` and check (or create) its schema;
@@ -82,7 +89,6 @@ class PostgresStore(SqlStore):
         self.url = self.target = url
         self.where = redact(url)
         self._lock = threading.Lock()
-        self._read_lock = threading.Lock()
         self._held = False
         self._read_only = read_only
         self._shared = shared
@@ -96,14 +102,21 @@ class PostgresStore(SqlStore):
                 self._hold()
             if exclusive:
                 self._drop_orphans()
-            # Reads have a connection of their own: they never wait behind a write.
-            self._reader = self._connect()
+            # Reads have connections of their own, one per thread (readers.py): they
+            # never wait behind a write, nor behind another thread's read.
+            self._readers: Readers[psycopg.Connection[Any]] = Readers(
+                self._connect_again, lambda c: c.close())
         except BaseException:
             self._conn.close()
             raise
 
     def _connect(self) -> psycopg.Connection[Any]:
-        options = "-c default_transaction_read_only=on" if self._read_only else ""
+        # No statement waits on a lock for long (an organizer's call behind a table
+        # lock, a game's write behind a stuck transaction): it fails, and is retried or
+        # answered UNAVAILABLE.
+        options = f"-c lock_timeout={LOCK_TIMEOUT_MS} -c statement_timeout={STATEMENT_TIMEOUT_MS}"
+        if self._read_only:
+            options += " -c default_transaction_read_only=on"
         try:
             return psycopg.connect(self.url, autocommit=True, connect_timeout=10,
                                    application_name=f"chinchon-referee pid {os.getpid()}",
@@ -123,14 +136,14 @@ class PostgresStore(SqlStore):
                         "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                     if found is not None:
                         for step in upgrade_steps(self.where, found[0], PG_DIALECT):
-                            self._conn.execute(step)  # type: ignore[call-overload]
+                            self._conn.execute(step)
                 elif tables:
                     raise StoreError(
                         f"{self.where}: not a referee database (it has tables "
                         f"{', '.join(sorted(tables)[:5])} and no meta table); give the "
                         "referee a database of its own")
                 for statement in filter(str.strip, SCHEMA.split(";")):
-                    self._conn.execute(statement)  # type: ignore[call-overload]
+                    self._conn.execute(statement)
                 self._conn.execute(
                     "INSERT INTO meta (key, value) VALUES ('schema_version', %s) "
                     "ON CONFLICT DO NOTHING", (SCHEMA_VERSION,))
@@ -151,7 +164,7 @@ class PostgresStore(SqlStore):
 
     def _hold(self) -> None:
         take = "pg_try_advisory_lock_shared" if self._shared else "pg_try_advisory_lock"
-        (got,), = self._conn.execute(f"SELECT {take}(%s)",  # type: ignore[call-overload]
+        (got,), = self._conn.execute(f"SELECT {take}(%s)",
                                      (SERVER_LOCK,)).fetchall()
         if got:
             self._held = True
@@ -172,6 +185,9 @@ class PostgresStore(SqlStore):
             f"{self.where} is in use by another referee ({who}); stop it first or use "
             "another database (two servers on one database would replay each other's games; "
             "several processes can share it with `chinchon serve --shared`)")
+
+    def _notify(self, c: Tx, payload: str) -> None:
+        c.execute("SELECT pg_notify(?, ?)", (CHANNEL, payload))
 
     def _lock_deal(self, c: Tx, deal_id: str) -> None:
         c.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (deal_id,))
@@ -199,42 +215,42 @@ class PostgresStore(SqlStore):
                 with conn.transaction():
                     yield _PgTx(conn)
             except (psycopg.OperationalError, psycopg.InterfaceError) as e:
-                raise StoreUnavailable(f"{self.where}: {_first_line(e)}") from None
+                raise _unavailable(self.where, e) from None
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._read_lock:
-            for attempt in (1, 2):  # a read is tried again once on a new connection
-                try:
-                    if self._reader.broken or self._reader.closed:
-                        self._reader = self._connect_again()
-                    return list(self._reader.execute(_pg(sql), tuple(args)).fetchall())
-                except (psycopg.OperationalError, psycopg.InterfaceError) as e:
-                    if attempt == 2 or not (self._reader.broken or self._reader.closed):
-                        raise StoreUnavailable(f"{self.where}: {_first_line(e)}") from None
-            raise AssertionError("unreachable")
+        for attempt in (1, 2):  # a read is tried again once on a new connection
+            reader = self._readers.get()
+            try:
+                if reader.broken or reader.closed:
+                    reader = self._readers.replace()
+                return list(reader.execute(_pg(sql), tuple(args)).fetchall())
+            except (psycopg.OperationalError, psycopg.InterfaceError) as e:
+                if attempt == 2 or not (reader.broken or reader.closed):
+                    raise _unavailable(self.where, e) from None
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
-        with self._read_lock:
-            self._reader.close()
+        self._readers.close()
         with self._lock:
             if self._held:
                 # Unlocked now, not when the server notices the session ended: a server
                 # started right after this one ends must find the database free.
                 free = "pg_advisory_unlock_shared" if self._shared else "pg_advisory_unlock"
                 with contextlib.suppress(psycopg.Error):
-                    self._conn.execute(f"SELECT {free}(%s)",  # type: ignore[call-overload]
+                    self._conn.execute(f"SELECT {free}(%s)",
                                        (SERVER_LOCK,))
             self._conn.close()
 
 
-def create_database(base_url: str) -> str:
-    """A new empty database on the server of ``base_url`` (whose user may create
-    databases), named at random: its URL. For tests and benchmarks."""
-    name = f"chinchon_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(base_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
-    head, sep, query = base_url.partition("?")
-    return head.rsplit("/", 1)[0] + "/" + name + sep + query
+def _unavailable(where: str, e: psycopg.Error) -> StoreUnavailable:
+    """A PostgreSQL error of the moment, said plainly: a full disk (SQLSTATE class 53,
+    disk_full 53100) is :class:`StoreFull`."""
+    if isinstance(e, psycopg.errors.DiskFull) or (e.sqlstate or "").startswith("531"):
+        return StoreFull(f"{where}: the database server's disk is full ({_first_line(e)})")
+    if isinstance(e, psycopg.errors.LockNotAvailable):
+        return StoreUnavailable(f"{where}: a lock was held past {LOCK_TIMEOUT_MS / 1000:g} s "
+                                f"({_first_line(e)})")
+    return StoreUnavailable(f"{where}: {_first_line(e)}")
 
 
 def _first_line(e: BaseException) -> str:

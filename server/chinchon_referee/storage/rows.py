@@ -15,7 +15,7 @@ from chinchon.engine import HandScore, Outcome
 from ..vocabulary import GameStatus, TournamentStatus
 
 #: The schema this referee reads and writes, in the ``meta`` table of every database.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 #: How a database of each older version is brought to the next (``{real}``, ``{blob}``:
 #: the backend's floating-point and byte-string types; ``{termination}``, ``{winners}``:
 #: its SQL reading them out of a row's result JSON). 1 -> 2: games hold their owner
@@ -32,6 +32,9 @@ UPGRADES: dict[int, tuple[str, ...]] = {
         "ALTER TABLE games ADD COLUMN hands TEXT",
         "UPDATE games SET termination = {termination}, winners = {winners} "
         "WHERE result IS NOT NULL AND result != 'null'"),
+    # 2 -> 3: the standing ladders (issue #28): ``ladders``, ``ladder_entrants`` and
+    # ``ladder_games``, new tables the schema creates (storage/ladders.py); nothing else.
+    2: (),
 }
 
 
@@ -41,8 +44,14 @@ class StoreError(Exception):
 
 
 class StoreUnavailable(StoreError):
-    """The database cannot be reached now (its server restarted, the network dropped):
-    nothing was written; the same call may work a moment later."""
+    """The database cannot be reached now (its server restarted, the network dropped, a
+    lock held past its timeout): nothing was written; the same call may work a moment
+    later."""
+
+
+class StoreFull(StoreUnavailable):
+    """The database's disk is full: nothing was written; the same call works again once
+    space is freed."""
 
 
 @dataclass
@@ -102,7 +111,7 @@ class ProcessRow:
     #: The bots with a stream on it: name -> (streams, seated, idle, other).
     bots: dict[str, tuple[int, int, int, int]]
     started: float
-    #: Its last heartbeat (a ``time.time()``).
+    #: Its last heartbeat (the database's clock; set by the store).
     seen: float
 
 
@@ -235,15 +244,23 @@ class Store(ABC):
         is never seen without all its games."""
 
     @abstractmethod
+    def add_games(self, tid: str, games: Sequence[GameRow]) -> int:
+        """Store more games of tournament ``tid`` (a format's next round or match), each
+        unless its id is stored already (another process, or an earlier life of this
+        one, created it: a game is created once); how many were new."""
+
+    @abstractmethod
     def tournament(self, tid: str) -> TournamentRow | None: ...
 
     @abstractmethod
     def tournaments(self) -> list[TournamentRow]: ...
 
     @abstractmethod
-    def set_tournament_status(self, tid: str, status: TournamentStatus) -> bool:
+    def set_tournament_status(self, tid: str, status: TournamentStatus,
+                              notify: str | None = None) -> bool:
         """Set the status of ``tid``; False if it had it already (another process of a
-        shared database set it first)."""
+        shared database set it first). ``notify``: as for :meth:`finish_game`, sent if it
+        changed."""
 
     @abstractmethod
     def set_tournament_spec(self, tid: str, spec: dict[str, Any]) -> None:
@@ -295,10 +312,13 @@ class Store(ABC):
     def mark_running(self, game_id: str) -> None: ...
 
     @abstractmethod
-    def finish_game(self, row: GameRow, owner: str | None = None) -> bool:
+    def finish_game(self, row: GameRow, owner: str | None = None,
+                    notify: str | None = None) -> bool:
         """Record a game's end (a practice game's row is made); False if nothing was
         written: it had finished already, or, with ``owner``, it is not running for
-        ``owner`` any more (its lease ran out and it was voided, to be played again)."""
+        ``owner`` any more (its lease ran out and it was voided, to be played again).
+        ``notify``: a message for the other processes sharing the database, sent in the
+        same transaction (so exactly when the end is stored)."""
 
     @abstractmethod
     def prune_games(self, keep: int, older_than: float) -> int:
@@ -312,24 +332,39 @@ class Store(ABC):
         (or, with ``deal_id``, another game of that deal is running)."""
 
     @abstractmethod
+    def begin_game(self, game_id: str, owner: str | None = None, lease: float = 0.0,
+                   deal_id: str | None = None) -> int | None:
+        """Mark ``game_id`` running (alone on the database: ``owner`` None), or claim it
+        for ``owner`` with a lease as :meth:`claim_game` does; the times it was voided
+        before (this play's attempt number: its deal is drawn from it), or None if it
+        was not taken."""
+
+    @abstractmethod
     def still_scheduled(self, game_ids: Sequence[str]) -> set[str]:
         """Which of ``game_ids`` are scheduled still."""
 
     @abstractmethod
-    def renew_leases(self, owner: str, lease: float) -> int: ...
+    def renew_leases(self, owner: str, lease: float) -> int:
+        """Extend the leases of ``owner``'s running games to ``lease`` seconds from now, on
+        the database's clock; how many."""
 
     @abstractmethod
     def heartbeat(self, row: ProcessRow) -> None:
         """Say that the process ``row.owner`` is alive, and which bots it holds."""
 
     @abstractmethod
-    def processes(self, seen_after: float) -> list[ProcessRow]:
-        """The processes heard from after ``seen_after`` (a ``time.time()``)."""
+    def processes(self, within: float) -> list[ProcessRow]:
+        """The processes heard from in the last ``within`` seconds (of the database's
+        clock)."""
 
     @abstractmethod
-    def forget_processes(self, owner: str | None, seen_before: float) -> int:
-        """Delete the row of ``owner`` (a process that stops) and those not heard from
-        since ``seen_before``."""
+    def forget_processes(self, owner: str | None, older_than: float | None) -> int:
+        """Delete the row of ``owner`` (a process that stops) and, unless ``older_than``
+        is None, those not heard from for ``older_than`` seconds (the database's clock)."""
+
+    @abstractmethod
+    def db_clock(self) -> float:
+        """The database's clock now (seconds since the epoch): what leases are judged by."""
 
     @abstractmethod
     def game_owner(self, game_id: str) -> str | None:
@@ -337,8 +372,8 @@ class Store(ABC):
 
     @abstractmethod
     def void_expired(self, grace: float = 0.0) -> int:
-        """Set running games whose lease ran out more than ``grace`` seconds ago back to
-        scheduled; how many."""
+        """Set running games whose lease ran out more than ``grace`` seconds ago (on the
+        database's clock) back to scheduled; how many."""
 
     @abstractmethod
     def void_running(self, tid: str) -> int: ...
@@ -352,6 +387,11 @@ class Store(ABC):
     def void_owned(self, owner: str) -> int:
         """Set the games ``owner`` is playing back to ``scheduled`` (a process of a shared
         database that stops hands its games back at once); how many."""
+
+    def damaged_games(self, tid: str) -> dict[str, str]:
+        """The games of ``tid`` whose stored row could not be read (left out of what was
+        read): game id -> why."""
+        return {}
 
     @abstractmethod
     def close(self) -> None: ...

@@ -52,6 +52,47 @@ CREATE TABLE IF NOT EXISTS processes (
     started {real} NOT NULL,
     seen {real} NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ladders (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created {real} NOT NULL,
+    rated INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS ladder_entrants (
+    id TEXT PRIMARY KEY,
+    ladder_id TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    mu {real} NOT NULL,
+    sigma {real} NOT NULL,
+    start_mu {real} NOT NULL,
+    start_sigma {real} NOT NULL,
+    games INTEGER NOT NULL DEFAULT 0,
+    wins {real} NOT NULL DEFAULT 0,
+    last_game {real},
+    joined {real} NOT NULL,
+    removed INTEGER NOT NULL DEFAULT 0,
+    inherits TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS ladder_entrants_by_ladder ON ladder_entrants (ladder_id, bot);
+CREATE TABLE IF NOT EXISTS ladder_games (
+    id TEXT PRIMARY KEY,
+    ladder_id TEXT NOT NULL,
+    players TEXT NOT NULL,
+    status TEXT NOT NULL,
+    owner TEXT,
+    started {real} NOT NULL,
+    finished {real},
+    rated INTEGER,
+    result TEXT,
+    places TEXT,
+    ratings TEXT,
+    stats TEXT,
+    record_z {blob},
+    record_size INTEGER
+);
+CREATE INDEX IF NOT EXISTS ladder_games_by_ladder ON ladder_games (ladder_id, rated);
 """
 
 
@@ -70,6 +111,12 @@ TABLES: dict[str, tuple[str, ...]] = {
     "games": ("id", "tournament_id", "seq", "players", "deal_id", "status", "voided",
               "result", "record", "stats", "started", "finished", "owner", "lease_until",
               "record_z", "record_size", "termination", "winners", "hands"),
+    "ladders": ("id", "name", "spec", "status", "created", "rated"),
+    "ladder_entrants": ("id", "ladder_id", "bot", "mu", "sigma", "start_mu", "start_sigma",
+                        "games", "wins", "last_game", "joined", "removed", "inherits"),
+    "ladder_games": ("id", "ladder_id", "players", "status", "owner", "started", "finished",
+                     "rated", "result", "places", "ratings", "stats", "record_z", "record_size"),
 }
 #: Each table's key, for copies in pages.
-KEYS = {"meta": "key", "bots": "name", "tournaments": "id", "games": "id"}
+KEYS = {"meta": "key", "bots": "name", "tournaments": "id", "games": "id", "ladders": "id",
+        "ladder_entrants": "id", "ladder_games": "id"}

@@ -4,7 +4,7 @@ checks at opening; its placeholders are ``?`` here (PostgreSQL's backend transla
 
 Game rows move ``scheduled -> running -> finished``; on start-up ``running`` rows of a
 tournament are games that were in flight when the referee died: they are voided (set
-back to ``scheduled``, counted in ``voided``) and replayed from the same deal. A
+back to ``scheduled``, counted in ``voided``) and played again, from a new deal (attempt_deal). A
 finished game is never written again.
 """
 
@@ -16,16 +16,19 @@ import json
 import secrets
 import time
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
+from ..logs import get_logger
 from ..vocabulary import GameStatus, TournamentStatus
+from .ladders import LadderRows
 from .rows import (
     ANY_GAME,
     GameFilter,
     GameRow,
     ProcessRow,
     Store,
+    StoreError,
     TournamentRow,
     hands_json,
     hands_of,
@@ -38,6 +41,7 @@ from .rows import (
     winners_json,
 )
 from .schema import KEYS, TABLES, schema_sql
+from .sql_copy import CopyRows
 
 #: The columns of a game row without its record, and with it.
 _LIGHT = ("id, tournament_id, seq, players, deal_id, status, voided, result, stats, hands, "
@@ -45,6 +49,11 @@ _LIGHT = ("id, tournament_id, seq, players, deal_id, status, voided, result, sta
 _FULL = _LIGHT + ", record, record_z"
 
 __all__ = ["KEYS", "TABLES", "SqlStore", "schema_sql"]
+
+#: Damaged game rows remembered (to name them in exports and standings).
+DAMAGED_KEPT = 1000
+_STATUSES = {s.value for s in GameStatus}
+log = get_logger("store")
 
 #: Games read at once when a tournament's schedule is read.
 SCHEDULE_PAGE = 2000
@@ -71,7 +80,11 @@ class Tx(Protocol):
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> object: ...
 
 
-class SqlStore(Store):
+class SqlStore(CopyRows, LadderRows, Store):
+    #: The database's clock, in seconds since the epoch, as SQL (leases and heartbeats
+    #: are judged by it: the hosts' clocks may disagree).
+    NOW = "((julianday('now') - 2440587.5) * 86400.0)"
+
     @abstractmethod
     def _tx(self) -> contextlib.AbstractContextManager[Tx]:
         """A transaction: committed when the block ends, rolled back if it raises."""
@@ -149,10 +162,26 @@ class SqlStore(Store):
                           "(SELECT id FROM tournaments)", (row.id,))
             raise
 
-    @staticmethod
-    def _tournament(r: Sequence[Any]) -> TournamentRow:
-        return TournamentRow(r[0], r[1], json.loads(r[2]), TournamentStatus(r[3]), r[4], r[5],
-                             r[6])
+    def add_games(self, tid: str, games: Sequence[GameRow]) -> int:
+        added = 0
+        for i in range(0, len(games), CREATE_CHUNK):
+            with self._tx() as c:
+                for gm in games[i:i + CREATE_CHUNK]:
+                    added += c.execute(
+                        "INSERT INTO games (id, tournament_id, seq, players, deal_id, status) "
+                        "VALUES (?, ?, ?, ?, ?, 'scheduled') ON CONFLICT DO NOTHING",
+                        (gm.id, tid, gm.seq, json.dumps(gm.players), gm.deal_id)).rowcount
+        return added
+
+    def _tournament(self, r: Sequence[Any]) -> TournamentRow:
+        try:
+            spec = json.loads(r[2])
+            if not isinstance(spec, dict):
+                raise ValueError("not a JSON object")
+            return TournamentRow(r[0], r[1], spec, TournamentStatus(r[3]), r[4], r[5], r[6])
+        except ValueError as e:
+            raise StoreError(f"{self.where}: tournament {r[0]}: its stored row is damaged "
+                             f"({e}); repair or delete it") from None
 
     def tournament(self, tid: str) -> TournamentRow | None:
         rows = self._query(
@@ -168,7 +197,8 @@ class SqlStore(Store):
         )
         return [self._tournament(r) for r in rows]
 
-    def set_tournament_status(self, tid: str, status: TournamentStatus) -> bool:
+    def set_tournament_status(self, tid: str, status: TournamentStatus,
+                              notify: str | None = None) -> bool:
         status = TournamentStatus(status)  # a word not in the vocabulary fails here
         now = time.time()
         with self._tx() as c:
@@ -180,6 +210,8 @@ class SqlStore(Store):
                 )
             if status.over and changed:
                 c.execute("UPDATE tournaments SET finished = ? WHERE id = ?", (now, tid))
+            if changed and notify is not None:
+                self._notify(c, notify)
             return changed
 
     def set_tournament_spec(self, tid: str, spec: dict[str, Any]) -> None:
@@ -194,13 +226,33 @@ class SqlStore(Store):
         rows = self._query(f"SELECT {_FULL if records else _LIGHT} FROM games {where}", args)
         out = []
         for r in rows:
-            record = record_of(r[12] if r[12] is not None else r[11]) if records else None
-            out.append(GameRow(
-                r[0], r[1], r[2], json.loads(r[3]), r[4], GameStatus(r[5]), r[6],
-                result_of(r[7]), record, json.loads(r[8]) if r[8] else None,
-                hands_of(r[9], record), r[10],
-            ))
+            try:
+                record = record_of(r[12] if r[12] is not None else r[11]) if records else None
+                out.append(GameRow(
+                    r[0], r[1], r[2], json.loads(r[3]), r[4], GameStatus(r[5]), r[6],
+                    result_of(r[7]), record, json.loads(r[8]) if r[8] else None,
+                    hands_of(r[9], record), r[10],
+                ))
+            except Exception as e:  # a damaged row: left out, named, the others read
+                self._damaged_row(str(r[0]), r[1], e)
         return out
+
+    def _damaged_row(self, game_id: str, tid: str | None, e: BaseException) -> None:
+        """A game row that cannot be read (a result that is not JSON, a bogus status, a
+        record that does not inflate): logged once, remembered (bounded), skipped."""
+        damaged = self.__dict__.setdefault("_damaged", {})
+        if game_id in damaged:
+            return
+        why = f"{type(e).__name__}: {e}"[:300]
+        log.error("damaged_row", game_id=game_id, tournament=tid, error=why,
+                  note="the game is left out of standings, pages and exports until its row "
+                  "is repaired")
+        if len(damaged) < DAMAGED_KEPT:
+            damaged[game_id] = (tid, why)
+
+    def damaged_games(self, tid: str) -> dict[str, str]:
+        return {g: why for g, (t, why) in dict(self.__dict__.get("_damaged", {})).items()
+                if t == tid}
 
     def games_page(self, tid: str, after_seq: int, limit: int, where: GameFilter = ANY_GAME,
                    records: bool = False) -> list[GameRow]:
@@ -247,7 +299,8 @@ class SqlStore(Store):
         counts = dict.fromkeys(GameStatus, 0)
         for status, n in self._query("SELECT status, COUNT(*) FROM games WHERE tournament_id = ? "
                                      "GROUP BY status", (tid,)):
-            counts[GameStatus(status)] = int(n)
+            if status in _STATUSES:  # a bogus status is a damaged row (named when read)
+                counts[GameStatus(status)] = int(n)
         return counts
 
     def record_texts(self, tid: str, after_seq: int, limit: int) -> list[tuple[str, int, str]]:
@@ -257,7 +310,11 @@ class SqlStore(Store):
             "ORDER BY seq LIMIT ?", (tid, after_seq, limit))
         out = []
         for i, q, text, z in rows:
-            t = record_text(z if z is not None else text)
+            try:
+                t = record_text(z if z is not None else text)
+            except Exception as e:  # a record that does not inflate: left out, named
+                self._damaged_row(str(i), tid, e)
+                continue
             if t is not None:
                 out.append((i, q, t))
         return out
@@ -275,13 +332,7 @@ class SqlStore(Store):
         return int(total), int(done)
 
     def mark_running(self, game_id: str) -> None:
-        with self._tx() as c:
-            # A finished game stays finished (its result is never overwritten).
-            c.execute(
-                "UPDATE games SET status = 'running', started = ? "
-                "WHERE id = ? AND status != 'finished'",
-                (time.time(), game_id),
-            )
+        self.begin_game(game_id)
 
     def _lock_deal(self, c: Tx, deal_id: str) -> None:
         """Serialize, until the transaction ends, the claims of games of one deal (SQLite
@@ -294,17 +345,30 @@ class SqlStore(Store):
         scheduled any more (another process took it, or it finished). ``deal_id``: also
         False while another game of that deal (a duplicate-deal twin) is running, on
         any process: a bot in both would see one game's hidden cards in the other."""
+        return self.begin_game(game_id, owner, lease, deal_id) is not None
+
+    def begin_game(self, game_id: str, owner: str | None = None, lease: float = 0.0,
+                   deal_id: str | None = None) -> int | None:
         now = time.time()
-        sql = ("UPDATE games SET status = 'running', started = ?, owner = ?, lease_until = ? "
-               "WHERE id = ? AND status = 'scheduled'")
-        args: list[Any] = [now, owner, now + lease, game_id]
+        if owner is None:
+            # A finished game stays finished (its result is never overwritten).
+            sql = ("UPDATE games SET status = 'running', started = ? "
+                   "WHERE id = ? AND status != 'finished'")
+            args: list[Any] = [now, game_id]
+        else:
+            # The lease is the database's clock's: every process judges it alike,
+            # whatever its own clock says (issue 23).
+            sql = ("UPDATE games SET status = 'running', started = ?, owner = ?, "
+                   f"lease_until = {self.NOW} + ? WHERE id = ? AND status = 'scheduled'")
+            args = [now, owner, lease, game_id]
         with self._tx() as c:
-            if deal_id is not None:
+            if owner is not None and deal_id is not None:
                 self._lock_deal(c, deal_id)
                 sql += (" AND NOT EXISTS (SELECT 1 FROM games t WHERE t.deal_id = ? "
                         "AND t.status = 'running')")
                 args.append(deal_id)
-            return c.execute(sql, args).rowcount == 1
+            rows = c.execute(sql + " RETURNING voided", args).fetchall()
+        return int(rows[0][0]) if rows else None
 
     def still_scheduled(self, game_ids: Sequence[str]) -> set[str]:
         """Which of ``game_ids`` are scheduled still (not taken by a process, nor over)."""
@@ -318,20 +382,25 @@ class SqlStore(Store):
         """Extend the leases of every game ``owner`` is playing; how many."""
         with self._tx() as c:
             return c.execute(
-                "UPDATE games SET lease_until = ? WHERE owner = ? AND status = 'running'",
-                (time.time() + lease, owner)).rowcount
+                f"UPDATE games SET lease_until = {self.NOW} + ? WHERE owner = ? AND "
+                "status = 'running'", (lease, owner)).rowcount
 
     def void_expired(self, grace: float = 0.0) -> int:
         """Set back to scheduled (counted in ``voided``) the running games whose lease ran
         out: their process died or lost the database. They are played again, from the
-        same deal, by whichever process claims them next."""
+        a new deal, by whichever process claims them next."""
         with self._tx() as c:
             return c.execute(
                 "UPDATE games SET status = 'scheduled', voided = voided + 1, started = NULL, "
                 "owner = NULL, lease_until = NULL "
-                "WHERE status = 'running' AND lease_until < ?", (time.time() - grace,)).rowcount
+                f"WHERE status = 'running' AND lease_until < {self.NOW} - ?", (grace,)).rowcount
 
-    def finish_game(self, row: GameRow, owner: str | None = None) -> bool:
+    def _notify(self, c: Tx, payload: str) -> None:
+        """Tell the processes sharing the database ``payload`` when this transaction
+        commits (PostgreSQL's NOTIFY); nothing to tell in SQLite (one process)."""
+
+    def finish_game(self, row: GameRow, owner: str | None = None,
+                    notify: str | None = None) -> bool:
         z, size = pack_record(row.record)  # before the transaction: it holds the lock
         sql = ("UPDATE games SET status = 'finished', result = ?, record_z = ?, "
                "record_size = ?, stats = ?, finished = ?, lease_until = NULL, termination = ?, "
@@ -354,28 +423,36 @@ class SqlStore(Store):
                      z, size, json.dumps(row.stats), time.time(), _termination(row),
                      winners_json(row), hands_json(row)),
                 ).rowcount == 1
+            if done and notify is not None:
+                self._notify(c, notify)  # delivered exactly when the result is committed
             return done
 
     # processes sharing the database ---------------------------------------------------
+    def db_clock(self) -> float:
+        (now,), = self._query(f"SELECT {self.NOW}")
+        return float(now)
+
     def heartbeat(self, row: ProcessRow) -> None:
         with self._tx() as c:
             c.execute("DELETE FROM processes WHERE owner = ?", (row.owner,))
             c.execute("INSERT INTO processes (owner, address, http, bots, started, seen) "
-                      "VALUES (?, ?, ?, ?, ?, ?)",
+                      f"VALUES (?, ?, ?, ?, ?, {self.NOW})",
                       (row.owner, row.address, row.http, json.dumps(row.bots, sort_keys=True),
-                       row.started, row.seen))
+                       row.started))
 
-    def processes(self, seen_after: float) -> list[ProcessRow]:
+    def processes(self, within: float) -> list[ProcessRow]:
         rows = self._query("SELECT owner, address, http, bots, started, seen FROM processes "
-                           "WHERE seen > ? ORDER BY started", (seen_after,))
+                           f"WHERE seen > {self.NOW} - ? ORDER BY started", (within,))
         return [ProcessRow(o, a, h, {k: (int(v[0]), int(v[1]), int(v[2]), int(v[3]))
                                      for k, v in json.loads(b).items()}, s, n)
                 for o, a, h, b, s, n in rows]
 
-    def forget_processes(self, owner: str | None, seen_before: float) -> int:
+    def forget_processes(self, owner: str | None, older_than: float | None) -> int:
         with self._tx() as c:
-            return c.execute("DELETE FROM processes WHERE owner = ? OR seen < ?",
-                             (owner, seen_before)).rowcount
+            if older_than is None:
+                return c.execute("DELETE FROM processes WHERE owner = ?", (owner,)).rowcount
+            return c.execute(f"DELETE FROM processes WHERE owner = ? OR seen < {self.NOW} - ?",
+                             (owner, older_than)).rowcount
 
     def game_owner(self, game_id: str) -> str | None:
         rows = self._query("SELECT owner FROM games WHERE id = ? AND status = 'running'",
@@ -416,41 +493,3 @@ class SqlStore(Store):
                 (value,),
             )
             return cur.rowcount
-
-    # copies ----------------------------------------------------------------------------
-    def table_rows(self, table: str, page: int = 500) -> Iterator[tuple[Any, ...]]:
-        """Every row of ``table`` (one of :data:`TABLES`), columns as listed there, in
-        key order, read in pages: a copy of a large database holds one page at a time."""
-        cols, key = ", ".join(TABLES[table]), KEYS[table]
-        last: Any = None
-        while True:
-            if last is None:
-                rows = self._query(f"SELECT {cols} FROM {table} ORDER BY {key} LIMIT ?", (page,))
-            else:
-                rows = self._query(f"SELECT {cols} FROM {table} WHERE {key} > ? "
-                                   f"ORDER BY {key} LIMIT ?", (last, page))
-            yield from rows
-            if len(rows) < page:
-                return
-            last = rows[-1][TABLES[table].index(key)]
-
-    def rows_by_keys(self, table: str, keys: Sequence[Any]) -> dict[Any, tuple[Any, ...]]:
-        """The rows of ``table`` whose key is one of ``keys``, by key."""
-        if not keys:
-            return {}
-        cols, key = TABLES[table], KEYS[table]
-        rows = self._query(f"SELECT {', '.join(cols)} FROM {table} WHERE {key} IN "
-                           f"({', '.join('?' for _ in keys)})", tuple(keys))
-        return {r[cols.index(key)]: tuple(r) for r in rows}
-
-    def put_rows(self, table: str, rows: Iterable[Sequence[Any]]) -> None:
-        """Write ``rows`` (columns as in :data:`TABLES`) into ``table``, in one
-        transaction per page; a row whose key exists is replaced (``meta``) or refused."""
-        cols = TABLES[table]
-        keep = " ON CONFLICT (key) DO UPDATE SET value = excluded.value" if table == "meta" else ""
-        sql = (f"INSERT INTO {table} ({', '.join(cols)}) VALUES "
-               f"({', '.join('?' for _ in cols)}){keep}")
-        it = iter(rows)
-        while chunk := list(itertools.islice(it, CREATE_CHUNK)):
-            with self._tx() as c:
-                c.executemany(sql, chunk)

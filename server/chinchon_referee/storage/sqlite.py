@@ -9,6 +9,7 @@ process dies, even by ``kill -9``) keeps a second server off the same database.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import sqlite3
@@ -18,7 +19,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .rows import SCHEMA_VERSION, StoreError, upgrade_steps
+from .readers import Readers
+from .rows import SCHEMA_VERSION, StoreError, StoreFull, StoreUnavailable, upgrade_steps
 from .sql import SqlStore, Tx, schema_sql
 
 #: How this backend spells what the schema upgrades need (rows.UPGRADES).
@@ -50,14 +52,12 @@ class SqliteStore(SqlStore):
         except BaseException:
             self._release()
             raise
-        # Reads have a connection of their own: in WAL mode a read never waits for a
-        # write's commit (an fsync) in another thread, so the event loop's reads are quick.
-        self._read_lock = threading.Lock()
-        self._reader = self._db
+        # Reads have connections of their own, one per thread (readers.py): in WAL mode
+        # a read never waits for a write's commit (an fsync) in another thread, nor for
+        # another thread's read.
+        self._readers: Readers[sqlite3.Connection] | None = None
         if path != ":memory:" and not path.startswith("file:") and not read_only:
-            self._reader = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self._reader.execute("PRAGMA busy_timeout=5000")
-            self._reader.execute("PRAGMA query_only=1")
+            self._readers = Readers(lambda: _reader(path), lambda c: c.close())
         if exclusive:
             self._drop_orphans()
 
@@ -68,34 +68,71 @@ class SqliteStore(SqlStore):
 
     @contextmanager
     def _tx(self) -> Iterator[Tx]:
-        with self._lock:
+        with self._lock, self._mapped():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                # A failed COMMIT (the disk is full) leaves the transaction open; an
+                # error SQLite handles itself (SQLITE_FULL mid-statement) may have
+                # rolled it back already.
+                if self._db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
+
+    @contextmanager
+    def _mapped(self) -> Iterator[None]:
+        """SQLite's errors of the moment as :class:`StoreUnavailable` (the same call
+        works later): a full disk (:class:`StoreFull`), a lock held past the busy
+        timeout, an I/O error."""
+        try:
+            yield
+        except sqlite3.OperationalError as e:
+            code = getattr(e, "sqlite_errorcode", None)
+            base = code & 0xFF if isinstance(code, int) else None
+            if base == sqlite3.SQLITE_FULL:
+                raise StoreFull(f"{self.where}: the disk is full ({e})") from None
+            if base in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                raise StoreUnavailable(f"{self.where}: the database is locked by another "
+                                       f"connection ({e})") from None
+            if base == sqlite3.SQLITE_IOERR:
+                raise StoreUnavailable(f"{self.where}: {e}") from None
+            raise
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        if self._reader is self._db:
-            with self._lock:
+        if self._readers is None:
+            with self._lock, self._mapped():
                 return list(self._db.execute(sql, args))
-        with self._read_lock:
-            return list(self._reader.execute(sql, args))
+        reader = self._readers.get()
+        if self._trace is not None:
+            reader.set_trace_callback(self._trace)
+        with self._mapped():
+            return list(reader.execute(sql, args))
+
+    _trace: Callable[[str], object] | None = None
 
     def trace(self, callback: Callable[[str], object] | None) -> None:
         """Call ``callback`` with every SQL statement the store runs (None: stop)."""
-        for conn in {id(self._db): self._db, id(self._reader): self._reader}.values():
+        self._trace = callback
+        for conn in [self._db, *(self._readers.all() if self._readers else [])]:
             conn.set_trace_callback(callback)
 
     def close(self) -> None:
-        with self._read_lock:
-            if self._reader is not self._db:
-                self._reader.close()
+        if self._readers is not None:
+            self._readers.close()
         with self._lock:
             self._db.close()
         self._release()
+
+
+def _reader(path: str) -> sqlite3.Connection:
+    """A read connection to the database at ``path`` (for one thread)."""
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    db.execute("PRAGMA busy_timeout=5000")
+    db.execute("PRAGMA query_only=1")
+    return db
 
 
 def _hold(path: str) -> int:

@@ -1,6 +1,25 @@
-"""The web view: tournaments, live games and replays in a browser (docs/web.md)."""
+"""The web view: tournaments, live games and replays in a browser (docs/web.md).
 
-from .app import WebApp, WebContext
-from .serving import RunningWeb, parse_http, start_web
+The referee's side (``start_web``, ``WebContext``: spawn.py) loads the referee; the web
+process itself (process.py) does not, so the names are loaded when first asked for."""
 
-__all__ = ["RunningWeb", "WebApp", "WebContext", "parse_http", "start_web"]
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .serving import RunningWeb, parse_http
+    from .settings import WebSettings
+    from .spawn import WebContext, listen_feed, start_web
+
+_WHERE = {"RunningWeb": "serving", "parse_http": "serving", "WebContext": "spawn",
+          "start_web": "spawn", "listen_feed": "spawn", "WebSettings": "settings"}
+
+__all__ = ["RunningWeb", "WebContext", "WebSettings", "listen_feed", "parse_http", "start_web"]
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{where}"), name)

@@ -68,7 +68,7 @@ async def stream_records(request: web.Request, reader: Reader, tid: str,
     resp.enable_chunked_encoding()
     await resp.prepare(request)
     sink = _Sink()
-    zf = zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED)  # type: ignore[arg-type]
+    zf = zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED)
     batches = reader.record_batches(tid)
     try:
         while (batch := await run(_next, batches)) is not None:

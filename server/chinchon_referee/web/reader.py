@@ -14,15 +14,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from chinchon.engine import HandScore, Outcome
+from chinchon.engine import OPTIONS, HandScore, Outcome, RuleSet, RuleSetError
 
 from ..storage import GameFilter, SqlStore, open_store
+from ..storage.ladders import LadderGameStatus
 from ..vocabulary import GameStatus, TournamentStatus
 
 #: Records read per query when streaming a tournament's archive.
 BATCH = 200
 #: Finished games read per query.
 PAGE = 500
+#: A ladder game's status as the replay's rules read it (a voided one: not played out).
+_LADDER_STATUS = {LadderGameStatus.RUNNING: GameStatus.RUNNING,
+                  LadderGameStatus.FINISHED: GameStatus.FINISHED,
+                  LadderGameStatus.VOID: GameStatus.SCHEDULED}
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,8 @@ class TournamentSummary:
                 "total": self.total, "done": self.done, "running": self.running,
                 "bots": bots, "table_size": self.spec.get("table_size", 2),
                 "start": self.spec.get("start", ""),
-                "duplicate_deals": self.duplicate_deals}
+                "duplicate_deals": self.duplicate_deals,
+                "rules": rule_rows(self.spec.get("rules") or {})}
 
 
 @dataclass(frozen=True)
@@ -127,10 +133,17 @@ class Reader:
         return out
 
     def record(self, game_id: str) -> StoredRecord | None:
+        """A tournament's (or practice) game's record, else a ladder game's (its deal is
+        its own, never dealt again: shown once it is finished, like any game's)."""
         row = self.store.game(game_id, practice=True)
-        if row is None:
+        if row is not None:
+            return StoredRecord(row.id, row.tournament_id, row.status, row.record)
+        lg = self.store.ladder_game(game_id)
+        if lg is None:
             return None
-        return StoredRecord(row.id, row.tournament_id, row.status, row.record)
+        status = _LADDER_STATUS[lg.status]
+        return StoredRecord(lg.id, None, status,
+                            lg.record if status is GameStatus.FINISHED else None)
 
     def owner_of(self, game_id: str) -> str | None:
         """The referee process playing ``game_id`` (a shared database), None if none."""
@@ -149,6 +162,25 @@ class Reader:
         while page := self.store.record_texts(tid, after, BATCH):
             after = page[-1][1]
             yield [(gid, text) for gid, _, text in page]
+
+
+def rule_rows(stored: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rule table of the tournament page: every option (those a spec stored before
+    an option existed take its default), its value and default as text, its meaning."""
+    try:
+        values = RuleSet.from_dict(dict(stored)).to_dict()
+    except (RuleSetError, TypeError):  # a spec stored by another version: as stored
+        values = dict(stored)
+
+    def text(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (list, tuple)):
+            return " ".join(map(str, v)) or "none"
+        return str(v)
+
+    return [{"option": o.name, "value": text(values.get(o.name, o.default)),
+             "default": text(o.default), "meaning": o.help} for o in OPTIONS]
 
 
 def _public_spec(spec: dict[str, Any]) -> dict[str, Any]:

@@ -12,8 +12,8 @@ import urllib.parse
 import webbrowser
 from typing import Any
 
-from .app import WebContext
-from .serving import parse_http, start_web
+from .process import start_records_view
+from .serving import parse_http
 
 
 def _game_id(record: dict[str, Any], fallback: str) -> str:
@@ -24,7 +24,7 @@ def _game_id(record: dict[str, Any], fallback: str) -> str:
 async def _serve(record: dict[str, Any], gid: str, http: str, browse: bool) -> int:
     try:
         host, port = parse_http(http)
-        site = await start_web(WebContext(records={gid: record}), host, port)
+        site = await start_records_view({gid: record}, host, port)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -5,14 +5,20 @@ it); each step's table is either every card (``view="all"``) or what one seat sa
 (``view=N``: the engine's own ``observation``). In a seat's view, the moves of the
 others are described as that seat saw them: a deal or a reshuffle without its cards, a
 close without its face-down discard. Each decision's clock use is given with the bank
-left after it."""
+left after it; a macro (``layoff best``, ``laydown best``, ``close … best``) with the
+concrete actions it stood for; each refused answer, timeout and default (the record's
+``incidents``) at the step it came before; each hand seen, its melds apart from its
+unmatched cards; and where each hand starts (``hand_starts``), for the seek bar."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from chinchon.engine import GameState, RecordError
+from chinchon.engine import GameState, RecordError, new_game
+from chinchon.engine.actions import Close
+from chinchon.engine.macros import is_macro, resolve
 from chinchon.engine.record import action_from_json, replay
+from chinchon.engine.solver import solver_for
 
 from .table import full_view, seat_view
 
@@ -29,7 +35,7 @@ def parse_view(text: str, seats: int) -> int | None:
     """``all`` -> None; a seat number -> that seat; ViewError otherwise."""
     if text in ("", "all"):
         return None
-    if not text.isdigit() or not 0 <= int(text) < seats:
+    if not (text.isascii() and text.isdigit()) or len(text) > 3 or not 0 <= int(text) < seats:
         raise ViewError(f"view: 'all' or a seat number 0..{seats - 1}")
     return int(text)
 
@@ -60,6 +66,64 @@ def _describe(step: dict[str, Any], view: int | None) -> dict[str, Any]:
             "think": _seconds(body.get("thinkTime"))}
 
 
+def _melds_text(melds: Any) -> str:
+    return " | ".join(" ".join(str(c) for c in m) for m in melds) or "no meld"
+
+
+def _resolved_text(prev: GameState, state: GameState, step: dict[str, Any],
+                   view: int | None) -> str | None:
+    """What a macro did, in words (None for another action): the record's ``resolved``
+    when it has one, else read from the states (records older than the field)."""
+    body = step.get("move")
+    if body is None:
+        return None
+    action = action_from_json(body.get("action"))
+    if not is_macro(action):
+        return None
+    seat = int(body.get("seat", 0))
+    written = body.get("resolved")
+    done = ([action_from_json(a) for a in written] if isinstance(written, list)
+            else resolve(prev, state, seat, action) or ())
+    if isinstance(action, Close):
+        melds = done[0].melds if done and isinstance(done[0], Close) else ()
+        return f"melds: {_melds_text(melds or ())}"
+    if not done:
+        return "nothing to lay off"
+    return "; ".join(str(a) for a in done)
+
+
+def _arrange(table: dict[str, Any], state: GameState, seen: dict[int, dict[str, Any]]) -> None:
+    """Each hand shown in ``table``, split into the melds the solver finds and the
+    unmatched cards (``arranged``), so the viewer draws them apart. ``seen``: the splits
+    of the hands met so far (a hand changes only when its seat acts)."""
+    solver = solver_for(state.rules)
+    for s in table["seats"]:
+        if s.get("hand"):
+            mask = state.hands[s["seat"]]
+            split = seen.get(mask)
+            if split is None:
+                arr = solver.best_arrangement(mask)
+                split = seen[mask] = {"melds": [[str(c) for c in m.cards] for m in arr.melds],
+                                      "unmatched": [str(c) for c in arr.unmatched]}
+            s["arranged"] = split
+
+
+def _incidents_by_step(record: dict[str, Any], view: int | None) -> dict[int, list[dict[str, Any]]]:
+    """The record's incidents by the index of the step they came before. In a seat's
+    view, the others' answers are left out (they may name the cards they held)."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    notes = record.get("incidents", [])
+    for note in notes if isinstance(notes, list) else []:
+        if not isinstance(note, dict) or not isinstance(note.get("step", 0), int):
+            continue
+        shown = dict(note)
+        if view is not None and int(note.get("seat", 0)) != view:
+            shown.pop("sent", None)
+            shown.pop("message", None)
+        out.setdefault(int(note.get("step", 0)), []).append(shown)
+    return out
+
+
 def steps(record: dict[str, Any], view: int | None) -> dict[str, Any]:
     """The replay of ``record`` as the viewer shows it from ``view`` (None: all cards).
 
@@ -80,8 +144,19 @@ def steps(record: dict[str, Any], view: int | None) -> dict[str, Any]:
     out_steps: list[dict[str, Any]] = []
     hands_before = 0
     prev: GameState | None = None
+    notes = _incidents_by_step(record, view)
+    hand_starts: list[int] = []
+    splits: dict[int, dict[str, Any]] = {}
     for i, (step, state) in enumerate(zip(actions, states, strict=True)):
         d = _describe(step, view)
+        if d["kind"] == "deal":
+            hand_starts.append(i + 1)
+        extra = _resolved_text(prev or new_game(state.rules), state, step, view)
+        if extra is not None:
+            d["resolved"] = extra
+            d["text"] += f" → {extra}"
+        if i in notes:
+            d["incidents"] = notes[i]
         if d["kind"] == "drawStock" and prev is not None and view in (None, d["seat"]):
             # The card drawn: seen by the seat that drew it (and in the all-cards view).
             new = set(state.hand(d["seat"])) - set(prev.hand(d["seat"]))
@@ -96,6 +171,7 @@ def steps(record: dict[str, Any], view: int | None) -> dict[str, Any]:
             d["bank_left"] = banks[d["seat"]]
         d["step"] = i + 1
         d["table"] = full_view(state, names) if view is None else seat_view(state, view, names)
+        _arrange(d["table"], state, splits)
         if len(state.results) > hands_before:
             d["hand_result"] = len(state.results) - 1
             hands_before = len(state.results)
@@ -109,6 +185,7 @@ def steps(record: dict[str, Any], view: int | None) -> dict[str, Any]:
         "time_control": {"per_move": per_move, "bank": bank0},
         "result": record.get("result", {}),
         "hands": record.get("hands", []),
+        "hand_starts": hand_starts,
         "steps": out_steps,
     }
 

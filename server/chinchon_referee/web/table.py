@@ -9,7 +9,6 @@ from typing import Any
 
 from chinchon.engine import GameState, Observation, TableMeld, observation
 from chinchon.engine.game import Event
-from chinchon.engine.record import hand_result_to_json
 
 
 def _melds(table: Sequence[TableMeld]) -> list[dict[str, Any]]:
@@ -76,8 +75,3 @@ def full_view(state: GameState, names: Sequence[str]) -> dict[str, Any]:
     out["taken_from_discard"] = str(state.taken) if state.taken is not None else ""
     out["close_discard"] = str(state.close_discard) if state.close_discard is not None else ""
     return out
-
-
-def hand_result(state: GameState, index: int) -> dict[str, Any]:
-    """The hand result ``index`` of ``state`` (public once the hand is over)."""
-    return hand_result_to_json(state.results[index])

@@ -13,7 +13,10 @@ from typing import Any
 
 from chinchon.engine import Termination
 
-from ..standings import Standings, compute, summarize_game
+from ..tournament.formats.stage_standings import overall, stage_standings
+from ..tournament.formats.structure import structure
+from ..tournament.model import SpecError, declared
+from ..tournament.standings import Standings, compute, summarize_game
 from .reader import FinishedGame, Reader, TournamentSummary
 
 #: Finished games per page, at most.
@@ -38,6 +41,8 @@ class GameFilter:
     result: ResultFilter = ResultFilter.ANY
     offset: int = 0
     limit: int = 50
+    #: With ``bot``: only the games between the two (a head-to-head cell).
+    opponent: str = ""
 
     @classmethod
     def parse(cls, query: dict[str, str]) -> GameFilter:
@@ -54,7 +59,10 @@ class GameFilter:
         if offset < 0 or not 1 <= limit <= MAX_PAGE:
             raise ValueError(f"offset ≥ 0 and 1 ≤ limit ≤ {MAX_PAGE}")
         bot = query.get("bot", "")[:100]
-        return cls(bot, result, offset, limit)
+        opponent = query.get("opponent", "")[:100]
+        if opponent and not bot:
+            raise ValueError("opponent: only with bot (the games between the two)")
+        return cls(bot, result, offset, limit, opponent)
 
 
 def standings_of(reader: Reader, t: TournamentSummary,
@@ -103,7 +111,8 @@ def games_page(games: list[FinishedGame], f: GameFilter) -> dict[str, Any]:
     pass it."""
     chosen = games[::-1]
     if f.bot:
-        chosen = [g for g in chosen if f.bot in g.players]
+        chosen = [g for g in chosen if f.bot in g.players
+                  and (not f.opponent or f.opponent in g.players)]
         if f.result is not ResultFilter.ANY:
             chosen = [g for g in chosen if outcome_for(g, f.bot) is f.result]
     elif f.result is ResultFilter.FORFEIT:
@@ -149,7 +158,28 @@ def tournament_snapshot(reader: Reader, tid: str, running: list[dict[str, Any]])
     if t is None:
         return None
     games = reader.finished_games(tid)
-    st = standings_of(reader, t, games)
+    shape, stages, st = format_of(reader, t)
+    st = st or standings_of(reader, t, games)
     return {"tournament": t.public(), "progress": progress(t), "standings": standings_json(st),
+            "format": shape, "stages": stages,
             "running": running, "events": event_log(games),
-            "recent": [game_row(g) for g in games[-10:][::-1]]}
+            "recent": [game_row(g) for g in games[-10:][::-1]],
+            "damaged": sorted(reader.store.damaged_games(tid))}
+
+
+def format_of(reader: Reader, t: TournamentSummary
+              ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], Standings | None]:
+    """A format's structure (formats/structure.py's JSON: stages, Swiss rounds, bracket),
+    each stage's standings and the tournament's (as GetStandings has them); a round-robin
+    declared without a format: (None, [], None)."""
+    try:
+        spec = declared(t.spec)
+    except SpecError:
+        return None, [], None
+    if spec.format.legacy:
+        return None, [], None
+    rows = reader.store.schedule(t.id)
+    per = [{"index": s.index, "name": s.name, "over": s.over,
+            "standings": standings_json(s.standings)}
+           for s in stage_standings(spec, t.id, rows)]
+    return structure(spec, t.id, rows), per, overall(spec, t.id, rows)

@@ -29,10 +29,35 @@ export async function getJSON(url) {
   return r.json();
 }
 
+// A moment (seconds since the epoch) in the viewer's time zone, the zone named
+// ("2 Dec 2026, 05:14:03 GMT+1"): spectators of one tournament are anywhere.
+const TIME_FORMAT = { year: "numeric", month: "short", day: "numeric", hour: "2-digit",
+  minute: "2-digit", second: "2-digit", timeZoneName: "short" };
 export function fmtTime(t) {
   if (!t) return "—";
-  return new Date(t * 1000).toLocaleString();
+  return new Date(t * 1000).toLocaleString(undefined, TIME_FORMAT);
 }
+
+// A moment as an element: the local time, the zone named, and UTC in its tooltip.
+export function timeEl(t, attrs = {}) {
+  if (!t) return h("span", attrs, "—");
+  const d = new Date(t * 1000);
+  return h("time", { ...attrs, datetime: d.toISOString(), title: d.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC") },
+    fmtTime(t));
+}
+
+// A number as text, negative ones with a real minus sign ("−4", never "--4").
+export function fmtInt(x) { return Number(x) < 0 ? `\u2212${-Number(x)}` : String(x); }
+
+// Scores or totals side by side: "116 – −4".
+export function fmtScores(xs) { return (xs || []).map(fmtInt).join(" \u2013 "); }
+
+// "1 card", "7 cards".
+export function plural(n, one, many = `${one}s`) { return `${n} ${n === 1 ? one : many}`; }
+
+// A wide table in a box of its own that scrolls sideways on a narrow screen, so that
+// the page itself never gets wider than the screen.
+export function scroller(el) { return el ? h("div", { class: "scroll" }, el) : el; }
 
 export function fmtSeconds(s) {
   if (s === null || s === undefined) return "—";
@@ -46,8 +71,10 @@ export function esc(s) { return String(s); }
 
 // A live stream of snapshots: calls onData(name, data) for each event; shows the
 // connection's state in #conn; reopens by itself (EventSource retries while the
-// server is away; if the browser gives up, a new one is opened).
-export function live(url, names, onData) {
+// server is away; if the browser gives up, a new one is opened). When the server
+// refuses the stream, opts.probe (a JSON URL of the same thing) is asked: a 404 there
+// means there is no such thing, and opts.onMissing(text) is called instead of retrying.
+export function live(url, names, onData, opts = {}) {
   let es = null;
   let closed = false;
   let delay = 500;
@@ -61,12 +88,22 @@ export function live(url, names, onData) {
     es = new EventSource(url);
     state("connecting");
     es.onopen = () => { delay = 500; state("live"); };
-    es.onerror = () => {
+    es.onerror = async () => {
       state("reconnecting");
-      if (es.readyState === EventSource.CLOSED) {
-        setTimeout(open, delay);
-        delay = Math.min(delay * 2, 5000);
+      if (es.readyState !== EventSource.CLOSED) return;
+      if (opts.probe && opts.onMissing) {
+        try {
+          const r = await fetch(opts.probe, { headers: { Accept: "application/json" }, cache: "no-store" });
+          if (r.status === 404) {
+            closed = true;
+            state("gone");
+            opts.onMissing((await r.text()).slice(0, 300));
+            return;
+          }
+        } catch (e) { /* the server is away: retry below */ }
       }
+      setTimeout(open, delay);
+      delay = Math.min(delay * 2, 5000);
     };
     for (const n of names) {
       es.addEventListener(n, (ev) => {
@@ -126,4 +163,20 @@ export function liveWithToken(url, token, names, onData, onRefused) {
   }
   open();
   return { close() { stop.abort(); } };
+}
+
+// The referee's database does not take writes: say so above everything (issue 23).
+export function storeNotice(store) {
+  if (!store) return null;
+  const what = store.state === "STORE_STATE_FULL" ? "the database's disk is full" : "the database cannot be reached";
+  return h("p", { id: "store", class: "alert", role: "alert" },
+    `The referee cannot store results now: ${what} (${store.problem}). `,
+    `Games in progress finish; ${store.waiting} result(s) wait in memory; no new game starts until it can.`);
+}
+
+// The replay's speed menu (steps per second): the usual speeds and the one asked for
+// (?speed=X takes 0.25 to 50), in order, so the menu always shows the speed in force.
+export const SPEEDS = [0.25, 0.5, 1, 2, 4, 8, 16, 32, 50];
+export function speedChoices(current) {
+  return [...new Set([...SPEEDS, current])].sort((a, b) => a - b);
 }

@@ -1,8 +1,13 @@
 // The replay viewer: every step of a finished game, all cards face up or as one seat
 // saw them (the engine's observation). Play, pause, step, seek, speed, keyboard
-// (← → space). The step and the options are in the URL:
+// (← → space), hand markers on the seek bar and "jump to hand N". Each step shows the
+// answers the referee refused before it, the cards behind a "best" macro, each hand
+// seen with its melds apart from its unmatched cards, and (for a decision) a link to
+// the observation and legal actions its bot received, as JSON for a unit test.
+// The step and the options are in the URL:
 //   ?step=N  &view=all|SEAT  &autoplay=1  &speed=X (steps per second)  &controls=0
-import { $, fmtSeconds, getJSON, h, replace } from "./common.js";
+import { $, fmtSeconds, getJSON, h, replace, speedChoices } from "./common.js";
+import { cards } from "./cards.js";
 import { drawHandResult, drawTable } from "./table.js";
 
 const gid = decodeURIComponent(location.pathname.split("/")[2] || "");
@@ -38,6 +43,11 @@ async function load() {
 }
 
 function names() { return state.data.names; }
+// A ladder game's players link to their pages on the ladder; others to the bot's page.
+function botHref(d, n) {
+  const ladder = (d.labels || {}).ladder;
+  return ladder ? `/l/${encodeURIComponent(ladder)}/b/${encodeURIComponent(n)}` : `/b/${encodeURIComponent(n)}`;
+}
 
 function lastHandResult(step) {
   let k = -1;
@@ -45,28 +55,107 @@ function lastHandResult(step) {
   return k;
 }
 
+// The hand a step belongs to (1-based; 0 before the first deal).
+function handOf(step) {
+  let k = 0;
+  for (const start of state.data.hand_starts || []) if (start <= step) k += 1;
+  return k;
+}
+
+function handMarks(d) {
+  const starts = d.hand_starts || [];
+  const n = d.steps.length || 1;
+  const marks = h("div", { id: "handmarks", class: "handmarks" }, starts.map((s, i) => {
+    const b = h("button", { class: "handmark", "data-hand": i + 1, "data-step": s,
+      title: `hand ${i + 1} (step ${s})`, onclick: () => go(s) }, String(i + 1));
+    // Where the range's thumb stands at step s (the track is inset by the thumb's half
+    // width at each end); set through the CSSOM: the pages allow no inline style.
+    b.style.left = `calc(8px + (100% - 16px) * ${s / n})`;
+    return b;
+  }));
+  const jump = h("select", { id: "hand", title: "jump to hand N",
+    onchange: (e) => { const v = parseInt(e.target.value, 10); if (v > 0) go(starts[v - 1]); } },
+  h("option", { value: "0" }, "jump to hand…"),
+  starts.map((s, i) => h("option", { value: String(i + 1) }, `hand ${i + 1}`)));
+  const ticks = h("datalist", { id: "handticks" }, starts.map((s) => h("option", { value: String(s) })));
+  return { marks, jump, ticks };
+}
+
+const INCIDENT = {
+  SEAT_INCIDENT_KIND_MALFORMED: "refused (unreadable)",
+  SEAT_INCIDENT_KIND_ILLEGAL: "refused (illegal)",
+  SEAT_INCIDENT_KIND_TIMEOUT: "timeout",
+  SEAT_INCIDENT_KIND_DEFAULT: "default played",
+};
+
+function drawIncidents(st) {
+  const list = st ? st.incidents || [] : [];
+  if (!list.length) return null;
+  return h("ol", { class: "incidents", id: "incidents" }, list.map((n) => h("li", {
+    class: `incident k-${String(n.kind || "").replace("SEAT_INCIDENT_KIND_", "").toLowerCase()}`,
+    "data-kind": n.kind, "data-request": n.requestId,
+  },
+  h("span", { class: "kind" }, INCIDENT[n.kind] || n.kind), " ",
+  `${names()[n.seat] || `seat ${n.seat}`}`,
+  n.attempt ? ` · attempt ${n.attempt + 1}` : "",
+  n.violation ? ` · ${n.violation}` : "",
+  n.sent ? h("code", { class: "sent" }, n.sent) : null,
+  n.message ? h("span", { class: "why" }, n.message) : null)));
+}
+
+// The observation and legal actions of a decision, as its bot received them.
+function stepLinks(st) {
+  if (!st || st.seat < 0 || st.kind === "deal" || st.kind === "reshuffle") return null;
+  const url = `/api/g/${encodeURIComponent(gid)}/step/${st.step}`;
+  const copy = h("button", { id: "obs-copy", title: "copy the JSON, to paste into a unit test",
+    onclick: async () => {
+      const r = await fetch(url);
+      const text = await r.text();
+      try { await navigator.clipboard.writeText(text); copy.textContent = "copied"; } catch { copy.textContent = "copy failed"; }
+    } }, "copy");
+  return h("span", { class: "obslink" }, " · ",
+    h("a", { id: "obs-json", href: url, target: "_blank", rel: "noopener" }, "observation as the bot received it (JSON)"),
+    " ", copy);
+}
+
+// Each hand shown, its melds apart from its unmatched cards (the solver's best split).
+function arrange(tableEl, t) {
+  for (const s of t.seats) {
+    if (!s.arranged || !s.hand) continue;
+    const hand = tableEl.querySelector(`.seat[data-seat="${s.seat}"] .hand`);
+    if (!hand) continue;
+    hand.classList.add("arranged");
+    replace(hand, s.arranged.melds.map((m) => h("span", { class: "meld inhand" }, cards(m))),
+      s.arranged.unmatched.length ? h("span", { class: "meld unmatched" }, cards(s.arranged.unmatched)) : null);
+  }
+}
+
 function build() {
   const d = state.data;
+  const hm = handMarks(d);
   document.body.classList.toggle("embed", !state.controls);
   const viewSel = h("select", { id: "view", onchange: (e) => { state.view = e.target.value; syncURL(); load(); } },
     h("option", { value: "all", selected: state.view === "all" }, "all cards"),
     d.names.map((n, i) => h("option", { value: String(i), selected: state.view === String(i) }, `as seat ${i} (${n}) saw it`)));
   const speedSel = h("select", { id: "speed", onchange: (e) => { state.speed = parseFloat(e.target.value); if (state.playing) { pause(); play(); } } },
-    [0.5, 1, 2, 4, 8, 16].map((s) => h("option", { value: String(s), selected: s === state.speed }, `${s}×`)));
+    speedChoices(state.speed).map((s) => h("option", { value: String(s), selected: s === state.speed }, `${s}×`)));
   const controls = h("div", { class: "controls", id: "controls" },
     h("button", { id: "first", title: "first step (Home)", onclick: () => go(0) }, "|◀◀"),
     h("button", { id: "prev", title: "previous step (←)", onclick: () => go(state.step - 1) }, "◀"),
     h("button", { id: "play", title: "play / pause (space)", onclick: toggle }, "▶"),
     h("button", { id: "next", title: "next step (→)", onclick: () => go(state.step + 1) }, "▶|"),
     h("button", { id: "last", title: "last step (End)", onclick: () => go(d.steps.length) }, "▶▶|"),
-    h("input", { id: "seek", type: "range", min: "0", max: String(d.steps.length), value: String(state.step),
-      oninput: (e) => go(parseInt(e.target.value, 10)) }),
-    h("span", { id: "stepno" }), " speed ", speedSel, " view ", viewSel);
+    h("div", { class: "seekbox" },
+      h("input", { id: "seek", type: "range", min: "0", max: String(d.steps.length), value: String(state.step),
+        list: "handticks", oninput: (e) => go(parseInt(e.target.value, 10)) }), hm.marks), hm.ticks,
+    h("span", { id: "stepno" }), " ", hm.jump, " speed ", speedSel, " view ", viewSel);
   const res = d.result || {};
   replace($("#main"),
-    h("h1", {}, d.names.join(" vs ")),
+    h("h1", {}, d.names.map((n, i) => [i ? " vs " : "", h("a", { class: "botlink", href: botHref(d, n) }, n)]).flat()),
     h("p", { class: "meta" }, `game ${d.game_id} · ${res.summary || ""} · `,
-      h("a", { href: `/api/g/${encodeURIComponent(gid)}/record.json`, download: `${gid}.json` }, "record")),
+      h("a", { href: `/api/g/${encodeURIComponent(gid)}/record.json`, download: `${gid}.json` }, "record"),
+      (d.stderr || []).map((s) => [" · ", h("a", { class: "stderr", href: s.url, "data-seat": s.seat },
+        `${d.names[s.seat]}'s stderr`)]).flat()),
     state.controls ? controls : null,
     h("div", { id: "viewing", class: "viewing" }),
     h("div", { id: "action", class: "action" }),
@@ -82,6 +171,11 @@ function show() {
   if (seek) seek.value = String(state.step);
   const no = $("#stepno");
   if (no) no.textContent = ` step ${state.step} / ${n}`;
+  const hand = handOf(state.step);
+  document.body.dataset.hand = String(hand);
+  const jump = $("#hand");
+  if (jump) jump.value = String(hand);
+  for (const m of document.querySelectorAll(".handmark")) m.classList.toggle("current", Number(m.dataset.hand) === hand);
   document.body.dataset.step = String(state.step);
   replace($("#viewing"), d.view === "all" ? "all cards face up" : `as seat ${d.view} (${d.names[d.view]}) saw it`);
   if (!st) {
@@ -94,8 +188,11 @@ function show() {
     if (st.origin === "ACTION_ORIGIN_DEFAULT_ILLEGAL") marks.push(h("span", { class: "mark default" }, " default (illegal actions)"));
     replace($("#action"), h("span", { id: "action-text", "data-step": st.step }, `${st.step}. ${who}${st.text}`), marks,
       st.think !== undefined && st.think !== null ? h("span", { class: "think" }, ` · thought ${fmtSeconds(st.think)}`,
-        st.bank_left !== undefined ? ` · bank left ${st.bank_left.toFixed(1)} s` : "") : null);
-    replace($("#table"), drawTable(st.table));
+        st.bank_left !== undefined ? ` · bank left ${st.bank_left.toFixed(1)} s` : "") : null,
+      stepLinks(st), drawIncidents(st));
+    const tableEl = drawTable(st.table);
+    arrange(tableEl, st.table);
+    replace($("#table"), tableEl);
   }
   const k = lastHandResult(state.step);
   const recent = st && st.hand_result !== undefined;

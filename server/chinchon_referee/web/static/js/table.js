@@ -1,6 +1,6 @@
 // Draws a table: seats with their hands (face up, or face down as a count), the
 // discard pile, the stock, the melds on the table and the scores toward the limit.
-import { h } from "./common.js";
+import { h, plural } from "./common.js";
 import { back, card, cards } from "./cards.js";
 
 function bar(pct) {
@@ -26,7 +26,7 @@ export function drawTable(t, opts = {}) {
     },
     h("div", { class: "seat-head" },
       h("span", { class: "name" }, s.name), " ",
-      h("span", { class: "handsize", "data-hand-size": s.hand_size }, `${s.hand_size} cards`), " ",
+      h("span", { class: "handsize", "data-hand-size": s.hand_size }, plural(s.hand_size, "card")), " ",
       h("span", { class: "score" }, `${s.score} / ${t.score_limit}`),
       bar(pct),
       clock),

@@ -1,0 +1,297 @@
+"""The run of one ladder on a referee: seat the connected idle entrants, again and again,
+while the ladder is open.
+
+:meth:`LadderRun.execute` loops: while the ladder is open (its window, and not paused),
+it asks :func:`.matchmaking.next_tables` for the tables the waiting entrants make (those
+with an idle stream in the lobby, at no table of the ladder), takes their streams and
+plays each table as a game of its own; otherwise, and when no table can start, it sleeps
+until something may change that (a stream comes to the lobby, a game ends, the organizer
+pauses, resumes or closes it, the window opens or closes). A bot that is not connected
+is simply not seated: nothing is forfeited for being away. A game in progress follows
+the policies (a bot that drops mid-game has the reconnect grace, then forfeits).
+
+Each game is a row of ``ladder_games``, written ``running`` before it starts; its end
+and its rating update are one transaction (storage/ladders.py). A game stopped by the
+referee's shutdown stays ``running`` and is voided when the ladder runs again (never
+rated; the bots are simply seated again). A game the referee aborted is voided too.
+
+While the database is out of reach or its disk is full (:class:`~..storage.StoreUnavailable`),
+as for tournaments (director/game_rows.py): a finished game's result and rating update
+wait in memory (counted in the shared :class:`~..storage.health.StoreHealth`, which the
+organizer sees) and are written again and again, with a growing pause, until stored;
+meanwhile no new table is seated (one start at a time tries while nothing waits: the
+write that tells whether the database is back). The transaction writes only a row still
+``running``, so a retry after a commit whose answer was lost writes nothing twice: the
+stored row is read back instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..logs import get_logger
+from ..pools import for_games
+from ..referee import GameOutcome, GameSpec, Seat, ShuttingDown
+from ..storage import StoreError, StoreUnavailable
+from ..storage.ladders import EntrantRow, LadderGameRow, LadderGameStatus, LadderStatus
+from .matchmaking import LastTable, next_tables
+from .ratings import Rating, ranks, update
+from .spec import Entry, LadderError, LadderSpec
+
+if TYPE_CHECKING:
+    from .ladders import Ladders
+
+log = get_logger("ladder")
+_R = TypeVar("_R")
+
+
+def rate(before: Sequence[tuple[float, float]], places: Sequence[int]) -> list[tuple[float, float]]:
+    """The store's rating update (storage.ladders.Rate) by openskill (ratings.py)."""
+    after = update([Rating(mu, sigma) for mu, sigma in before], places)
+    return [(r.mu, r.sigma) for r in after]
+
+
+#: The newest games read at start to learn each bot's last table.
+RECENT = 1000
+#: The first and the longest pause between two attempts to write while the database is
+#: out of reach (seconds): as director/game_rows.py.
+RETRY_FIRST, RETRY_MAX = 0.2, 2.0
+
+
+def last_tables(newest: Sequence[LadderGameRow]) -> dict[str, LastTable]:
+    """Each bot's last table, from the games newest first."""
+    last: dict[str, LastTable] = {}
+    for g in newest:
+        for seat, bot in enumerate(g.players):
+            last.setdefault(bot, LastTable(tuple(g.players), seat))
+    return last
+
+
+class LadderRun:
+    """One open ladder being played by this process."""
+
+    def __init__(self, ladders: Ladders, lid: str, spec: LadderSpec, status: LadderStatus,
+                 entrants: list[EntrantRow]) -> None:
+        self.ladders = ladders
+        self.lid = lid
+        self.spec = spec
+        self.status = status
+        self.entrants: dict[str, EntrantRow] = {e.bot: e for e in entrants if not e.removed}
+        #: Bots taken off (not entered again when they connect to an open-entry ladder).
+        self.removed = {e.bot for e in entrants if e.removed}
+        self.last: dict[str, LastTable] = {}
+        #: Bots at a table of this ladder now.
+        self.seated: set[str] = set()
+        self.running: set[asyncio.Task[None]] = set()
+        self.changed = asyncio.Event()
+        #: Games finished (rated) by this run.
+        self.played = 0
+        #: The next pause before a start is tried again while the database is out of reach.
+        self.pause = RETRY_FIRST
+
+    def rating(self, bot: str) -> Rating:
+        e = self.entrants[bot]
+        return Rating(e.mu, e.sigma)
+
+    async def execute(self) -> None:
+        lobby = self.ladders.referee.lobby
+        stop = lobby.listen(self.changed.set)
+        stop_health = self.ladders.health.listen(self.changed.set)  # results wait: none seated
+        try:
+            voided = await for_games(self.ladders.store.void_ladder_games, self.lid,
+                                     self.ladders.owner)
+            if voided:
+                log.info("ladder_games_voided", ladder=self.lid, count=voided)
+            newest = await for_games(lambda: self.ladders.store.ladder_games(
+                self.lid, limit=RECENT, newest_first=True))
+            self.last = last_tables(newest) | self.last  # a restart keeps the rotation
+            await self._loop()
+        except StoreError as e:  # run again when the referee starts again
+            log.error("ladder_run_stopped", ladder=self.lid, error=str(e))
+        except asyncio.CancelledError:
+            for t in list(self.running):
+                t.cancel()
+            raise
+        finally:
+            stop()
+            stop_health()
+            await asyncio.gather(*self.running, return_exceptions=True)
+
+    async def _loop(self) -> None:
+        referee = self.ladders.referee
+        while referee.closing is None and self.status is not LadderStatus.CLOSED:
+            # Cleared before the state is read: whatever changes it meanwhile (a stream
+            # arriving while an entry is written) wakes the wait below at once.
+            self.changed.clear()
+            now = dt.datetime.now(dt.UTC)
+            if self.spec.closes is not None and now >= self.spec.closes:
+                await self.ladders.close(self.lid, "its window closed")
+                break
+            if self.status is LadderStatus.OPEN and self.spec.is_open_at(now):
+                await self._enter_newcomers()
+                if self._seat():
+                    continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), self._until_window(now))
+
+    def _until_window(self, now: dt.datetime) -> float | None:
+        """Seconds to the next moment the window opens or closes, None if none is ahead."""
+        ahead = [(t - now).total_seconds() for t in (self.spec.opens, self.spec.closes)
+                 if t is not None and t > now]
+        return min(ahead) if ahead else None
+
+    def _waiting(self) -> list[str]:
+        lobby = self.ladders.referee.lobby
+        return [b for b in self.entrants if b not in self.seated and any(
+            not c.closed.is_set() for c in lobby.idle.get(b, ()))]
+
+    async def _enter_newcomers(self) -> None:
+        """An open-entry ladder ("registered"): a bot with an idle stream enters."""
+        if self.spec.entry is not Entry.REGISTERED:
+            return
+        lobby = self.ladders.referee.lobby
+        for bot in [b for b, conns in list(lobby.idle.items()) if conns]:
+            if bot not in self.entrants and bot not in self.removed:
+                try:
+                    await self.ladders.enter_async(self.lid, bot)
+                except (LadderError, StoreError) as e:
+                    log.warning("ladder_entry_failed", ladder=self.lid, bot=bot, error=str(e))
+                    self.removed.add(bot)  # not tried again by this run
+
+    def _seat(self) -> bool:
+        """Start the tables matchmaking gives now; True if one started."""
+        slots = self.spec.concurrency - len(self.running)
+        if not self.ladders.health.may_start(bool(self.running)):
+            return False  # results wait for the database, or it is out of reach
+        if self.ladders.health.problem is not None:
+            slots = min(slots, 1)  # one start tries whether the database is back
+        waiting = self._waiting()
+        if slots <= 0 or len(waiting) < self.spec.table_size:
+            return False
+        ratings = {b: self.rating(b) for b in waiting}
+        started = False
+        for table in next_tables(waiting, ratings, self.last, self.spec.table_size, slots,
+                                 bool(self.running)):
+            gs = self._game_spec(table)
+            seats = self.ladders.referee.seats_for(gs)
+            if seats is None:
+                continue  # a stream closed between the look and the take
+            self.seated.update(table)
+            task = asyncio.ensure_future(self._one(gs, seats))
+            self.running.add(task)
+            task.add_done_callback(self.running.discard)
+            started = True
+        return started
+
+    def _game_spec(self, table: tuple[str, ...]) -> GameSpec:
+        gid = f"{self.lid}-{secrets.token_hex(6)}"
+        s = self.spec
+        # Each game's deal is its own (the seed with a deal id never used before): no
+        # deal repeats, however many games the same bots play.
+        return GameSpec(game_id=gid, rules=s.rules, players=list(table), seed=s.seed,
+                        deal_id=gid, time_control=s.time_control, policies=s.policies,
+                        tournament_id=self.lid, labels={"ladder": self.lid})
+
+    async def _one(self, gs: GameSpec, seats: list[Seat]) -> None:
+        ladders, players = self.ladders, gs.players
+        try:
+            try:
+                await self._write(ladders.store.begin_ladder_game, self.lid, gs.game_id, players,
+                                  ladders.owner)
+            except StoreError as e:
+                log.warning("ladder_game_not_begun", ladder=self.lid, error=str(e))
+                for s in seats:
+                    if s.conn is not None:
+                        ladders.referee.lobby.give_back(s.conn)
+                if isinstance(e, StoreUnavailable):
+                    # Holding the slot: no other start tries before the pause is over.
+                    await asyncio.sleep(self._pause())
+                return
+            self.pause = RETRY_FIRST
+            try:
+                outcome = await ladders.referee.play(gs, seats, release=True)
+            except ShuttingDown:
+                return  # stays running: voided when the ladder runs again
+            await self._record(gs, outcome)
+        finally:
+            self.seated.difference_update(players)
+            current = asyncio.current_task()
+            if current is not None:
+                self.running.discard(current)
+            self.changed.set()
+
+    def _pause(self) -> float:
+        pause, self.pause = self.pause, min(RETRY_MAX, self.pause * 2)
+        return pause
+
+    async def _write(self, write: Callable[..., _R], *args: Any) -> _R:
+        """``write(*args)`` in a worker thread; its success or failure tells the health."""
+        health = self.ladders.health
+        try:
+            out = await for_games(write, *args)
+        except StoreUnavailable as e:
+            health.failed(e)
+            raise
+        health.worked()
+        return out
+
+    async def _store_end(self, gs: GameSpec, outcome: GameOutcome,
+                         places: list[int] | None) -> LadderGameRow | None:
+        """Write the game's end and rating update, again and again while the database is
+        out of reach (the result waits in memory, counted in the health), until stored;
+        the row as stored (read back if an earlier attempt was committed unanswered), or
+        None if it was not this run's to write."""
+        store, health = self.ladders.store, self.ladders.health
+        pause, tried = RETRY_FIRST, False
+        health.waiting += 1
+        try:
+            while True:
+                try:
+                    row = await self._write(store.finish_ladder_game, gs.game_id,
+                                            outcome.result, places,
+                                            [asdict(s) for s in outcome.stats],
+                                            outcome.record, rate)
+                    if row is None and tried:
+                        row = await self._write(store.ladder_game, gs.game_id)
+                        if row is not None and row.status is LadderGameStatus.RUNNING:
+                            row = None
+                    return row
+                except StoreUnavailable as e:
+                    if self.ladders.referee.closing is not None:
+                        raise  # stays running: voided when the ladder runs again
+                    log.warning("ladder_result_retried", ladder=self.lid, game_id=gs.game_id,
+                                error=str(e), retry_in=pause)
+                    tried = True
+                    await asyncio.sleep(pause)
+                    pause = min(RETRY_MAX, pause * 2)
+        finally:
+            health.result_written()
+
+    async def _record(self, gs: GameSpec, outcome: GameOutcome) -> None:
+        places = ranks(outcome.result)
+        try:
+            row = await self._store_end(gs, outcome, places)
+        except StoreError as e:
+            log.warning("ladder_game_not_recorded", ladder=self.lid, game_id=gs.game_id,
+                        error=str(e))
+            return
+        if row is None or row.ratings is None:
+            return
+        self.played += 1
+        for seat, (bot, (mu, sigma)) in enumerate(zip(gs.players, row.ratings, strict=True)):
+            self.last[bot] = LastTable(tuple(gs.players), seat)
+            entrant = self.entrants.get(bot)
+            if entrant is not None and places is not None:
+                entrant.mu, entrant.sigma = mu, sigma
+                entrant.games, entrant.last_game = entrant.games + 1, row.finished
+                if places[seat] == 0:
+                    entrant.wins += 1.0 / places.count(0)
+        log.info("ladder_game_rated", ladder=self.lid, game_id=gs.game_id, update=row.rated,
+                 summary=outcome.result.summary)
+        self.ladders.game_rated(self.lid, row)

@@ -1,0 +1,146 @@
+"""Which launched bots run sandboxed, in which folder, with which limits: the
+declaration's ``[sandbox]`` table and each participant's ``sandbox`` and ``folder``.
+
+These keys concern ``chinchon tournament run`` (the process that launches the bots)
+only: :func:`split` takes them out of the declaration before the tournament model
+reads the rest (a referee run with ``chinchon serve`` launches nothing)::
+
+    [sandbox]
+    default = true          # every launched bot sandboxed (default: false)
+    memory_mb = 256         # limits for all (launch/limits.py: the names and bounds)
+    runtime = ["/opt/jdk"]  # more folders every sandbox may read (besides the system's
+                            # and the Python running the referee)
+
+    [[participants]]
+    name = "stranger"
+    folder = "bots/stranger"        # its folder, relative to the declaration: read-only
+    command = ["{python}", "bot.py"] # run in its folder
+    sandbox = { memory_mb = 128 }   # true, false, or its own limits (sandboxed)
+
+A sandboxed bot needs its ``folder`` (nothing else of the organizer's is bound: naming
+it is the organizer's choice of what the bot may read).
+
+A submission (a folder with ``bot.toml``, :mod:`.manifest`, built by ``chinchon bots
+check``) is a participant too, always sandboxed, its command its manifest's ``run``::
+
+    [[participants]]
+    name = "stranger"
+    submission = "check-stranger/bot"
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .limits import LimitError, Limits
+from .manifest import Manifest, ManifestError
+
+#: The keys of ``[sandbox]`` that are not limits.
+_OPTIONS = {"default", "runtime"}
+
+
+class DeclarationError(ValueError):
+    """A sandbox key of the declaration that cannot be used, named."""
+
+
+@dataclass(frozen=True)
+class BotPlan:
+    """How one participant is launched: sandboxed or not, where, with which limits."""
+
+    sandboxed: bool
+    folder: Path | None
+    limits: Limits
+
+
+@dataclass(frozen=True)
+class SandboxPlan:
+    default: bool = False
+    limits: Limits = field(default_factory=Limits)
+    runtime: tuple[Path, ...] = ()
+    bots: Mapping[str, BotPlan] = field(default_factory=dict)
+
+    def of(self, name: str) -> BotPlan:
+        return self.bots.get(name, BotPlan(self.default, None, self.limits))
+
+    @property
+    def sandboxed(self) -> list[str]:
+        return sorted(n for n, b in self.bots.items() if b.sandboxed)
+
+    @property
+    def unsandboxed(self) -> list[str]:
+        return sorted(n for n, b in self.bots.items() if not b.sandboxed)
+
+
+def _table(data: dict[str, Any], base: Path) -> tuple[bool, Limits, tuple[Path, ...]]:
+    table = data.pop("sandbox", {})
+    if not isinstance(table, dict):
+        raise DeclarationError("sandbox: a table ([sandbox]) of default, runtime and limits")
+    default = table.get("default", False)
+    if not isinstance(default, bool):
+        raise DeclarationError(f"sandbox.default: true or false, got {default!r}")
+    runtime = table.get("runtime", [])
+    if not isinstance(runtime, list) or not all(isinstance(r, str) for r in runtime):
+        raise DeclarationError("sandbox.runtime: a list of folders")
+    limits = Limits().over({k: v for k, v in table.items() if k not in _OPTIONS})
+    return default, limits, tuple((base / r).resolve() for r in runtime)
+
+
+def _submission(p: dict[str, Any], where: str, base: Path, limits: Limits) -> BotPlan:
+    """A participant declared as a submission: its manifest's command put in ``p``."""
+    folder, own = p.pop("submission"), p.pop("sandbox", None)
+    if not isinstance(folder, str):
+        raise DeclarationError(f"{where}.submission: its folder, relative to the declaration")
+    if "command" in p or "folder" in p or own is False:
+        raise DeclarationError(f"{where}: a submission runs its manifest's command in its own "
+                               "folder, sandboxed: no command, folder or sandbox = false")
+    path = (base / folder).resolve()
+    try:
+        manifest = Manifest.read(path)
+        mine = limits.over(own) if isinstance(own, dict) else limits
+        mine = mine.within(manifest.limits or {})
+    except (ManifestError, LimitError) as e:
+        raise DeclarationError(f"{where}.submission: {e}") from None
+    p["command"] = list(manifest.run)
+    return BotPlan(True, path, mine)
+
+
+def _bot(p: dict[str, Any], i: int, base: Path, default: bool, limits: Limits) -> BotPlan:
+    where = f"participants[{i}] ({p.get('name', '?')})"
+    if "submission" in p:
+        return _submission(p, where, base, limits)
+    own = p.pop("sandbox", None)
+    folder = p.pop("folder", None)
+    if own is not None and not isinstance(own, bool | dict):
+        raise DeclarationError(f"{where}.sandbox: true, false or a table of limits")
+    sandboxed = default if own is None else own is not False
+    try:
+        mine = limits.over(own) if isinstance(own, dict) else limits
+    except LimitError as e:
+        raise DeclarationError(f"{where}.{e}") from None
+    if folder is not None and not isinstance(folder, str):
+        raise DeclarationError(f"{where}.folder: a folder, relative to the declaration")
+    path = (base / folder).resolve() if folder is not None else None
+    if sandboxed and path is None:
+        raise DeclarationError(f"{where}: a sandboxed bot needs its folder (folder = \"...\": "
+                               "the only one of yours it may read)")
+    if path is not None and not path.is_dir():
+        raise DeclarationError(f"{where}.folder: {path} is not a folder")
+    return BotPlan(sandboxed, path, mine)
+
+
+def split(data: dict[str, Any], base: Path) -> tuple[dict[str, Any], SandboxPlan]:
+    """The declaration without its sandbox keys (for the tournament model), and the
+    sandbox plan they make (DeclarationError or LimitError naming a bad key). ``base``:
+    the declaration's folder, which folders are relative to."""
+    rest = copy.deepcopy(data)
+    default, limits, runtime = _table(rest, base)
+    bots = {}
+    parts = rest.get("participants")
+    for i, p in enumerate(parts if isinstance(parts, list) else []):
+        if isinstance(p, dict) and isinstance(p.get("name"), str):
+            bots[p["name"]] = _bot(p, i, base, default, limits)
+    return rest, SandboxPlan(default, limits, runtime, bots)

@@ -1,0 +1,98 @@
+"""A submitted bot's manifest, ``bot.toml`` at the top of its folder: how to build it
+and how to run it, in which runtime.
+
+    name = "my-bot"                       # its name (letters, digits, '-', '_')
+    runtime = "python3"                   # python3 | node | binary
+    build = ["make", "-j2"]               # optional: run once, in its sandbox, no network
+    run = ["{python}", "bot.py"]          # its command ({python}: the referee's Python,
+                                          # with the SDK); --target is appended
+    build_timeout = 300                   # seconds (optional)
+
+    [limits]                              # optional, within the organizer's
+    memory_mb = 256
+
+Paths in ``build`` and ``run`` are the submission's own (both run in its folder). A
+``python3`` bot may import the SDK (``chinchon.sdk``); a ``node`` bot brings its
+``node_modules`` (the build has no network: ``npm ci`` cannot run there); a
+``binary`` is built by ``build`` or shipped, for this machine.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MANIFEST = "bot.toml"
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_KEYS = {"name", "runtime", "build", "run", "build_timeout", "limits"}
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be used; the message names the key and the file."""
+
+
+class Runtime(enum.Enum):
+    PYTHON3 = "python3"
+    NODE = "node"
+    BINARY = "binary"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    name: str
+    runtime: Runtime
+    run: tuple[str, ...]
+    build: tuple[str, ...] = ()
+    build_timeout: float = 300.0
+    #: Limits the bot asks for (applied within the organizer's: the lower wins).
+    limits: dict[str, Any] | None = None
+
+    @classmethod
+    def read(cls, folder: Path) -> Manifest:
+        path = folder / MANIFEST
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ManifestError(f"{path}: no manifest (a submission has a {MANIFEST}: "
+                                "name, runtime, run, and build if it needs one)") from None
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+            raise ManifestError(f"{path}: cannot be read: {e}") from None
+        return cls.parse(data, path)
+
+    @classmethod
+    def parse(cls, data: dict[str, Any], path: Path) -> Manifest:
+        unknown = sorted(set(data) - _KEYS)
+        if unknown:
+            raise ManifestError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})")
+        name = data.get("name")
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise ManifestError(f"{path}: name: 1 to 32 letters, digits, '-' or '_', got {name!r}")
+        try:
+            runtime = Runtime(data.get("runtime"))
+        except ValueError:
+            raise ManifestError(f"{path}: runtime: one of {', '.join(r.value for r in Runtime)}, "
+                                f"got {data.get('runtime')!r}") from None
+        run, build = _argv(data, "run", path), _argv(data, "build", path)
+        if not run:
+            raise ManifestError(f"{path}: run: the bot's command, e.g. [\"{{python}}\", \"bot.py\"]")
+        timeout = data.get("build_timeout", 300.0)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 1 <= timeout <= 3600:
+            raise ManifestError(f"{path}: build_timeout: 1 to 3600 seconds, got {timeout!r}")
+        limits = data.get("limits")
+        if limits is not None and not isinstance(limits, dict):
+            raise ManifestError(f"{path}: limits: a table ([limits])")
+        return cls(name, runtime, run, build, float(timeout), limits)
+
+
+def _argv(data: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:
+    value = data.get(key, [])
+    if isinstance(value, str):
+        raise ManifestError(f"{path}: {key}: a list of strings (the program and its arguments), "
+                            f"not one string: [{value!r}]?")
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ManifestError(f"{path}: {key}: a list of strings (the program and its arguments)")
+    return tuple(value)

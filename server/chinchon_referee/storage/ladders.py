@@ -1,0 +1,263 @@
+"""The standing ladders' rows (issue #28): a mixin of :class:`~.sql.SqlStore`.
+
+Three tables (storage/schema.py): ``ladders`` (the declaration, its status, and
+``rated``, the number of rating updates so far), ``ladder_entrants`` (each entrant's
+rating, mu and sigma, the rating it started from, its games and wins) and
+``ladder_games`` (each game seated: its players, result, record, and the ratings of its
+players after it).
+
+A game's result and its rating update are one transaction (:meth:`finish_ladder_game`):
+the game is marked finished only if it was running, the ladder's row is updated first
+(``rated`` + 1: the update's number, and in PostgreSQL the row lock that serializes
+the ladder's updates, whichever process plays the game), then its players' ratings are
+read, updated by the caller's function and written. So each finished game updates the
+ratings exactly once, and the ratings are always those a replay of the finished games in
+``rated`` order gives (:meth:`ladder_games`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import json
+import time
+from abc import abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from chinchon.engine import Outcome
+
+from .rows import pack_record, record_of, result_json, result_of
+
+#: A rating update: the players' (mu, sigma) by seat and their places -> after.
+Rate = Callable[[Sequence[tuple[float, float]], Sequence[int]], Sequence[tuple[float, float]]]
+
+
+class LadderStatus(enum.StrEnum):
+    OPEN = "open"
+    PAUSED = "paused"
+    CLOSED = "closed"
+
+
+class LadderGameStatus(enum.StrEnum):
+    RUNNING = "running"
+    FINISHED = "finished"
+    #: Stopped without a result (the referee stopped, or aborted it): rated never.
+    VOID = "void"
+
+
+@dataclass
+class LadderRow:
+    id: str
+    name: str
+    spec: dict[str, Any]
+    status: LadderStatus
+    created: float
+    rated: int = 0
+
+
+@dataclass
+class EntrantRow:
+    bot: str
+    mu: float
+    sigma: float
+    start_mu: float
+    start_sigma: float
+    games: int = 0
+    wins: float = 0.0
+    last_game: float | None = None
+    joined: float = 0.0
+    removed: bool = False
+    inherits: str = ""
+
+
+@dataclass
+class LadderGameRow:
+    id: str
+    ladder_id: str
+    players: list[str]
+    status: LadderGameStatus
+    started: float
+    finished: float | None = None
+    #: The rating update's number in its ladder (1, 2, ...), None if not rated.
+    rated: int | None = None
+    result: Outcome | None = None
+    places: list[int] | None = None
+    #: The players' (mu, sigma) after the game, by seat.
+    ratings: list[tuple[float, float]] | None = None
+    stats: list[dict[str, Any]] | None = None
+    record: dict[str, Any] | None = None
+
+
+_GAME = "id, ladder_id, players, status, started, finished, rated, result, places, ratings, stats"
+_ENTRANT = ("bot, mu, sigma, start_mu, start_sigma, games, wins, last_game, joined, removed, "
+            "inherits")
+
+
+class LadderRows:
+    @abstractmethod
+    def _tx(self) -> contextlib.AbstractContextManager[Any]: ...
+
+    @abstractmethod
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    # ladders -------------------------------------------------------------------------
+    def create_ladder(self, row: LadderRow) -> None:
+        with self._tx() as c:
+            c.execute("INSERT INTO ladders (id, name, spec, status, created, rated) "
+                      "VALUES (?, ?, ?, ?, ?, 0)",
+                      (row.id, row.name, json.dumps(row.spec), row.status.value, row.created))
+
+    def ladder(self, lid: str) -> LadderRow | None:
+        rows = self._query("SELECT id, name, spec, status, created, rated FROM ladders "
+                           "WHERE id = ?", (lid,))
+        return _ladder(rows[0]) if rows else None
+
+    def ladders(self) -> list[LadderRow]:
+        return [_ladder(r) for r in self._query(
+            "SELECT id, name, spec, status, created, rated FROM ladders ORDER BY created, id")]
+
+    def set_ladder_status(self, lid: str, status: LadderStatus) -> bool:
+        """False if it had that status already, or is closed (a closed ladder stays so)."""
+        with self._tx() as c:
+            return bool(c.execute(
+                "UPDATE ladders SET status = ? WHERE id = ? AND status != ? AND status != ?",
+                (status.value, lid, status.value, LadderStatus.CLOSED.value)).rowcount)
+
+    # entrants ------------------------------------------------------------------------
+    def enter_ladder(self, lid: str, bot: str, start: tuple[float, float],
+                     inherits: str = "") -> bool:
+        """Enter ``bot`` from rating ``start``; a removed entrant comes back with the rating
+        it had. False if it was entered already."""
+        with self._tx() as c:
+            if c.execute("UPDATE ladder_entrants SET removed = 0 WHERE id = ? AND removed = 1",
+                         (f"{lid}/{bot}",)).rowcount:
+                return True
+            return bool(c.execute(
+                "INSERT INTO ladder_entrants (id, ladder_id, bot, mu, sigma, start_mu, "
+                "start_sigma, games, wins, joined, removed, inherits) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, ?, 0, ?) ON CONFLICT DO NOTHING",
+                (f"{lid}/{bot}", lid, bot, start[0], start[1], start[0], start[1], time.time(),
+                 inherits)).rowcount)
+
+    def remove_entrant(self, lid: str, bot: str) -> bool:
+        """Take ``bot`` off the ladder (its games and rating stay); False if not entered."""
+        with self._tx() as c:
+            return bool(c.execute("UPDATE ladder_entrants SET removed = 1 WHERE id = ? AND "
+                                  "removed = 0", (f"{lid}/{bot}",)).rowcount)
+
+    def entrants(self, lid: str) -> list[EntrantRow]:
+        return [EntrantRow(r[0], float(r[1]), float(r[2]), float(r[3]), float(r[4]), int(r[5]),
+                           float(r[6]), r[7], float(r[8]), bool(r[9]), str(r[10]))
+                for r in self._query(f"SELECT {_ENTRANT} FROM ladder_entrants WHERE "
+                                     "ladder_id = ? ORDER BY bot", (lid,))]
+
+    # games ---------------------------------------------------------------------------
+    def begin_ladder_game(self, lid: str, gid: str, players: Sequence[str],
+                          owner: str | None = None) -> None:
+        with self._tx() as c:
+            c.execute("INSERT INTO ladder_games (id, ladder_id, players, status, owner, started) "
+                      "VALUES (?, ?, ?, 'running', ?, ?)",
+                      (gid, lid, json.dumps(list(players)), owner, time.time()))
+
+    def finish_ladder_game(self, gid: str, result: Outcome, places: Sequence[int] | None,
+                           stats: list[dict[str, Any]], record: dict[str, Any] | None,
+                           rate: Rate) -> LadderGameRow | None:
+        """Store a game's end and, unless ``places`` is None (it does not count: it is
+        voided), its rating update, in one transaction; the game's row as stored, or None
+        if it was not running (finished or voided already: nothing is written)."""
+        z, size = pack_record(record)
+        now = time.time()
+        with self._tx() as c:
+            found = c.execute("SELECT ladder_id, players FROM ladder_games WHERE id = ? AND "
+                              "status = 'running'", (gid,)).fetchall()
+            if not found:
+                return None
+            lid, players = str(found[0][0]), list(json.loads(found[0][1]))
+            if places is None:
+                c.execute("UPDATE ladder_games SET status = 'void', finished = ?, result = ?, "
+                          "stats = ?, record_z = ?, record_size = ? WHERE id = ?",
+                          (now, result_json(result), json.dumps(stats), z, size, gid))
+                return LadderGameRow(gid, lid, players, LadderGameStatus.VOID, now, now)
+            if not c.execute("UPDATE ladder_games SET status = 'finished' WHERE id = ? AND "
+                             "status = 'running'", (gid,)).rowcount:
+                return None
+            (n,), = c.execute("UPDATE ladders SET rated = rated + 1 WHERE id = ? RETURNING rated",
+                              (lid,)).fetchall()
+            after = self._rate(c, lid, players, places, rate, now)
+            c.execute("UPDATE ladder_games SET finished = ?, rated = ?, result = ?, places = ?, "
+                      "ratings = ?, stats = ?, record_z = ?, record_size = ? WHERE id = ?",
+                      (now, n, result_json(result), json.dumps(list(places)),
+                       json.dumps([list(r) for r in after]), json.dumps(stats), z, size, gid))
+        return LadderGameRow(gid, lid, players, LadderGameStatus.FINISHED, now, now, int(n),
+                             result, list(places), list(after), stats)
+
+    @staticmethod
+    def _rate(c: Any, lid: str, players: list[str], places: Sequence[int], rate: Rate,
+              now: float) -> list[tuple[float, float]]:
+        """The players' ratings read, updated by ``rate``, written back (in ``c``)."""
+        have = {str(b): (float(mu), float(s)) for b, mu, s in c.execute(
+            "SELECT bot, mu, sigma FROM ladder_entrants WHERE ladder_id = ? AND bot IN "
+            f"({', '.join('?' * len(players))})", (lid, *players)).fetchall()}
+        before = [have[p] for p in players]  # KeyError: a player never entered
+        after = [(float(m), float(s)) for m, s in rate(before, places)]
+        winners = [i for i, p in enumerate(places) if p == 0]
+        for i, (p, (mu, sigma)) in enumerate(zip(players, after, strict=True)):
+            won = 1.0 / len(winners) if i in winners else 0.0
+            c.execute("UPDATE ladder_entrants SET mu = ?, sigma = ?, games = games + 1, "
+                      "wins = wins + ?, last_game = ? WHERE id = ?",
+                      (mu, sigma, won, now, f"{lid}/{p}"))
+        return after
+
+    def void_ladder_games(self, lid: str, owner: str | None = None) -> int:
+        """Set the running games of ``lid`` (of ``owner``, if given) void: those stopped
+        with the referee. Never rated."""
+        sql = "UPDATE ladder_games SET status = 'void' WHERE ladder_id = ? AND status = 'running'"
+        args: list[Any] = [lid]
+        if owner is not None:
+            sql += " AND owner = ?"
+            args.append(owner)
+        with self._tx() as c:
+            return int(c.execute(sql, args).rowcount)
+
+    def ladder_games(self, lid: str, after_rated: int = 0, limit: int = 1000,
+                     bot: str | None = None, newest_first: bool = False) -> list[LadderGameRow]:
+        """Finished (rated) games of ``lid`` in rating order (or the newest first), after
+        update ``after_rated`` (of ``bot`` only, if given), without their records."""
+        sql = f"SELECT {_GAME} FROM ladder_games WHERE ladder_id = ? AND rated > ?"
+        args: list[Any] = [lid, after_rated]
+        if bot is not None:
+            sql += " AND players LIKE ?"
+            args.append(f'%{json.dumps(bot)}%')
+        order = " ORDER BY rated DESC" if newest_first else " ORDER BY rated"
+        rows = self._query(sql + order + " LIMIT ?", (*args, limit))
+        games = [_game(r) for r in rows]
+        return [g for g in games if bot is None or bot in g.players]
+
+    def ladder_game(self, gid: str) -> LadderGameRow | None:
+        rows = self._query(f"SELECT {_GAME}, record_z FROM ladder_games WHERE id = ?", (gid,))
+        if not rows:
+            return None
+        g = _game(rows[0])
+        g.record = record_of(rows[0][-1])
+        return g
+
+    def ladder_game_counts(self, lid: str) -> dict[LadderGameStatus, int]:
+        return {LadderGameStatus(s): int(n) for s, n in self._query(
+            "SELECT status, COUNT(*) FROM ladder_games WHERE ladder_id = ? GROUP BY status",
+            (lid,))}
+
+
+def _ladder(r: Sequence[Any]) -> LadderRow:
+    return LadderRow(str(r[0]), str(r[1]), json.loads(r[2]), LadderStatus(r[3]), float(r[4]),
+                     int(r[5]))
+
+
+def _game(r: Sequence[Any]) -> LadderGameRow:
+    return LadderGameRow(
+        str(r[0]), str(r[1]), list(json.loads(r[2])), LadderGameStatus(r[3]), float(r[4]),
+        r[5], None if r[6] is None else int(r[6]), result_of(r[7]),
+        None if r[8] is None else list(json.loads(r[8])),
+        None if r[9] is None else [(float(m), float(s)) for m, s in json.loads(r[9])],
+        None if r[10] is None else json.loads(r[10]))

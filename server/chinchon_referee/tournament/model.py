@@ -1,0 +1,567 @@
+"""Tournament declarations: the one model of a tournament, its TOML codec and its bounds.
+
+A tournament is declared in TOML (or through the admin service)::
+
+    name = "Friday league"
+    table_size = 2              # players per table (2 by default; 3+ supported)
+    games_per_pairing = 100     # rounded up to whole seat rotations
+    duplicate_deals = false     # true: each deal replayed with the seats rotated
+    concurrency = 4             # games at once
+    start = "manual"            # the default; or "when_connected", "now", an ISO 8601 time
+    seed = "secret"             # optional: generated (and kept) when absent
+
+    [rules]                     # any option of the rule set
+    jokers = 1
+
+    [time_control]
+    per_move = 1.0
+    bank = 30.0
+
+    [policies]
+    max_illegal_retries = 2
+    max_strikes = 3
+    reconnect_grace = 10.0
+    absence_limit = 300.0       # seconds absent before all of a bot's games forfeit
+
+    [[participants]]
+    name = "greedy-py"
+    command = ["{python}", "-m", "chinchon.sdk", "--bot", "greedy"]
+
+:class:`TournamentSpec` is the one model of a declaration, with its defaults and its
+validation; ``from_dict``/``from_toml``/``to_dict``/``to_toml`` are its TOML codec, and
+:mod:`.spec_proto` its protobuf codec (``CreateTournament``): both leave an absent field
+to the model's default. docs/tournaments.md lists the fields in both spellings.
+
+The schedule itself is :mod:`.round_robin`'s; :func:`schedule` builds it for a spec,
+within the bounds above.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import hashlib
+import json
+import math
+import secrets
+import tomllib
+import unicodedata
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from chinchon.engine import RuleSet, RuleSetError
+from chinchon.engine.shuffle import relabellings
+
+from ..auth import check_token
+from ..config import Policies, TimeControl
+from .formats import bounds as format_bounds
+from .formats.spec import Context, Format, FormatError
+from .formats.spec import from_toml as format_from_toml
+from .formats.spec import to_toml as format_to_toml
+from .round_robin import MAX_TABLES, RoundRobin
+
+#: Off by default: a bot that remembers one twin of a duplicate deal wins measurably
+#: more of the other, suit relabelling or not (docs/duplicate-deals.md).
+DUPLICATE_DEALS_DEFAULT = False
+
+# Bounds of a declaration: an organizer's typo must be refused, not freeze the referee
+# or fill its disk. They are generous for a real competition: 200 bots is a large
+# class or league; 100,000 games is a 45-bot round-robin of 100 games per pairing
+# (99,000 games: days of play at a few seconds per game and concurrency 16). Running a
+# tournament reads all its rows when it starts and counts them at every event: ~0.9 s
+# and ~25 ms at 100,000 games.
+#: Most participants (the balanced-subset choice for 200 bots at table_size 3 takes ~2 s).
+MAX_PARTICIPANTS = 200
+#: Most games in one tournament's schedule (each is a row of the database).
+MAX_GAMES = 100_000
+#: Most games played at once (and copies of a bot's command launched by
+#: ``chinchon tournament run``): each is a stream, and often a process.
+MAX_CONCURRENCY = 64
+#: Largest declared rating, either way (Elo-like numbers are in the thousands).
+MAX_RATING = 1e6
+#: Longest bot name, and longest tournament name.
+MAX_BOT_NAME = 64
+MAX_NAME = 200
+#: Furthest a start time may be ahead (a year and a day): a later one is a typo.
+MAX_START_AHEAD = dt.timedelta(days=366)
+
+_TOP_KEYS = {
+    "name", "participants", "rules", "time_control", "policies", "table_size",
+    "games_per_pairing", "duplicate_deals", "start", "concurrency", "seed", "format",
+}
+
+
+
+
+class SpecError(ValueError):
+    """A tournament declaration that cannot be used; the message names the field."""
+
+
+class StartMode(enum.StrEnum):
+    """When a tournament starts, unless it starts at a given time (a datetime)."""
+
+    #: When the organizer says so: admin ``StartTournament``, or ``chinchon tournament
+    #: run`` (the command is the start: it waits, boundedly, for the bots it launched).
+    MANUAL = "manual"
+    #: Once every participant is connected (or, after each reconnect grace, once at
+    #: least two are: the absent then forfeit).
+    WHEN_CONNECTED = "when_connected"
+    #: At once.
+    NOW = "now"
+
+
+#: A start: a mode, or a moment (timezone-aware, UTC).
+Start = StartMode | dt.datetime
+
+
+@dataclass(frozen=True)
+class Participant:
+    name: str
+    token: str = ""
+    command: tuple[str, ...] = ()
+    #: Copies of the command to launch (streams the bot offers); 0 = automatic.
+    instances: int = 0
+    #: A rating the organizer gives (seeding = "ratings"); None: none.
+    rating: float | None = None
+
+
+@dataclass(frozen=True)
+class TournamentSpec:
+    name: str
+    participants: tuple[Participant, ...]
+    rules: RuleSet = field(default_factory=RuleSet)
+    time_control: TimeControl = field(default_factory=TimeControl)
+    policies: Policies = field(default_factory=Policies)
+    table_size: int = 2
+    games_per_pairing: int = 2
+    duplicate_deals: bool = DUPLICATE_DEALS_DEFAULT
+    #: A StartMode or a moment (an ISO 8601 string is accepted and parsed; UTC if it
+    #: names no zone). Manual by default: the one safe default for a long-lived
+    #: referee, see docs/tournaments.md.
+    start: Start = StartMode.MANUAL
+    concurrency: int = 4
+    seed: str = ""
+    #: How it is played: stages of formats (formats/spec.py); one round-robin by default.
+    format: Format = field(default_factory=Format)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "start", parse_start(self.start))
+        self._check_name_and_start()
+        self._check_participants()
+        self._check_table()
+        if not 1 <= self.games_per_pairing <= MAX_GAMES:
+            raise SpecError(
+                f"games_per_pairing: 1 to {MAX_GAMES}, got {self.games_per_pairing}")
+        if not 1 <= self.concurrency <= MAX_CONCURRENCY:
+            raise SpecError(f"concurrency: 1 to {MAX_CONCURRENCY}, got {self.concurrency}")
+        if self._formatted():  # its ratings checked; a format bounds its schedule itself
+            return
+        # The schedule's size, before building it: at least this many tables (all the
+        # k-subsets, or enough for every pair to meet), each with whole rotations.
+        bots, k = len(self.participants), self.table_size
+        tables = math.comb(bots, k)
+        if tables > MAX_TABLES:
+            tables = max(math.ceil(math.comb(bots, 2) / math.comb(k, 2)), math.ceil(bots / k))
+        games = tables * math.ceil(self.games_per_pairing / k) * k
+        if games > MAX_GAMES:
+            raise SpecError(_too_many(games, bots, k, self.games_per_pairing))
+
+    def _check_name_and_start(self) -> None:
+        if not self.name.strip():
+            raise SpecError("name: a tournament needs a name")
+        if len(self.name) > MAX_NAME:
+            raise SpecError(f"name: at most {MAX_NAME} characters, got {len(self.name)}")
+        if any(unicodedata.category(ch)[0] == "C" for ch in self.name):
+            raise SpecError(f"name: printable text only, got {self.name!r} (it holds a "
+                            "control character: a NUL, a newline, a tab...)")
+        if isinstance(self.start, dt.datetime) and \
+                self.start > dt.datetime.now(dt.UTC) + MAX_START_AHEAD:
+            raise SpecError(f"start: {self.start.isoformat()} is more than "
+                            f"{MAX_START_AHEAD.days} days ahead")
+
+    def _check_participants(self) -> None:
+        """At least 2, at most MAX_PARTICIPANTS, distinct valid names, one token each."""
+        names = [p.name for p in self.participants]
+        if len(names) < 2:
+            raise SpecError(f"participants: at least 2 bots, got {len(names)}")
+        if len(names) > MAX_PARTICIPANTS:
+            raise SpecError(f"participants: at most {MAX_PARTICIPANTS} bots, got {len(names)}")
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise SpecError(f"participants: duplicate name(s) {', '.join(dup)}")
+        for n in names:
+            if not valid_bot_name(n):
+                raise SpecError(
+                    f"participants: bot name {n!r} must be 1 to {MAX_BOT_NAME} ASCII letters, "
+                    "digits, '-', '_' or '.', beginning with a letter or a digit"
+                )
+        holders: dict[str, str] = {}
+        for p in self.participants:
+            if p.token and p.token in holders:
+                # The token itself is a secret: only the names are shown.
+                raise SpecError(f"participants: {holders[p.token]} and {p.name} have the same "
+                                "token (each bot needs its own)")
+            if p.token:
+                holders[p.token] = p.name
+            if not 0 <= p.instances <= MAX_CONCURRENCY:
+                raise SpecError(f"participants.instances: {p.name}: 0 (automatic) to "
+                                f"{MAX_CONCURRENCY}, got {p.instances}")
+        for i, p in enumerate(self.participants):
+            if p.token:
+                try:
+                    check_token(p.token, f"participants[{i}].token (bot '{p.name}')")
+                except ValueError as e:
+                    raise SpecError(str(e)) from None
+
+    def _check_table(self) -> None:
+        """The table size against the participants, the rules and duplicate deals."""
+        names = self.participants
+        if not 2 <= self.table_size <= len(names):
+            raise SpecError(
+                f"table_size: must be 2 to the number of participants ({len(names)}), "
+                f"got {self.table_size}"
+            )
+        if self.rules.players != self.table_size:
+            raise SpecError(
+                f"rules.players ({self.rules.players}) contradicts table_size ({self.table_size})"
+            )
+        if self.duplicate_deals and relabellings(self.rules.wild_naturals) < self.table_size:
+            raise SpecError(
+                f"duplicate_deals: the wild cards {' '.join(self.rules.wild_cards)} leave "
+                f"{relabellings(self.rules.wild_naturals)} suit relabellings that keep them "
+                f"wild, fewer than the {self.table_size} twins of a deal: twins would be "
+                "dealt the same cards (docs/duplicate-deals.md)"
+            )
+
+    def _formatted(self) -> bool:
+        """Check the participants' ratings and, unless it is the round-robin of a
+        declaration without one, the format (formats/bounds.py): True if it was."""
+        for p in self.participants:
+            if p.rating is not None and not (math.isfinite(p.rating)
+                                             and abs(p.rating) <= MAX_RATING):
+                raise SpecError(f"participants.rating: {p.name}: a number from {-MAX_RATING:g} "
+                                f"to {MAX_RATING:g}, got {p.rating}")
+        if self.format.legacy:
+            return False
+        ctx = Context(tuple(self.bots), {p.name: p.rating for p in self.participants},
+                      self.table_size, self.games_per_pairing, self.duplicate_deals, MAX_GAMES)
+        try:
+            format_bounds.check(self.format, ctx)
+        except FormatError as e:
+            raise SpecError(str(e)) from None
+        return True
+
+    # -- construction ---------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TournamentSpec:
+        unknown = sorted(set(data) - _TOP_KEYS)
+        if unknown:
+            raise SpecError(f"{unknown[0]}: unknown field; the fields are {', '.join(sorted(_TOP_KEYS))}")
+        table = _int(data, "table_size", _DEFAULTS["table_size"])
+        rules_d = dict(data.get("rules") or {})
+        if not isinstance(rules_d, dict):
+            raise SpecError("rules: must be a table of rule-set options")
+        players_given = "players" in rules_d
+        rules_d.setdefault("players", table)
+        try:
+            rules = RuleSet.from_dict(rules_d)
+        except RuleSetError as e:
+            # players comes from table_size unless the declaration set it: name that field.
+            from_table = e.field == "players" and not players_given
+            where = "table_size" if from_table else f"rules.{e.field}"
+            raise SpecError(f"{where}: {e.message}") from None
+        tc_d = number_section(data, "time_control", {"per_move": float, "bank": float})
+        pol_d = number_section(data, "policies", {"max_illegal_retries": int, "max_strikes": int,
+                                            "reconnect_grace": float, "absence_limit": float})
+        try:
+            tc = TimeControl(**tc_d)
+            pol = Policies(**pol_d)
+        except ValueError as e:
+            raise SpecError(str(e)) from None
+        parts = []
+        raw_parts = data.get("participants") or []
+        if not isinstance(raw_parts, list):
+            raise SpecError("participants: must be a list of [[participants]] tables")
+        for i, p in enumerate(raw_parts):
+            if isinstance(p, str):
+                p = {"name": p}
+            if not isinstance(p, dict) or "name" not in p:
+                raise SpecError(f"participants[{i}]: needs a name")
+            extra = sorted(set(p) - {"name", "token", "command", "instances", "rating"})
+            if extra:
+                raise SpecError(f"participants[{i}].{extra[0]}: unknown field")
+            cmd = p.get("command", [])
+            if isinstance(cmd, str):
+                cmd = cmd.split()
+            if not isinstance(cmd, list) or not all(isinstance(c, str) for c in cmd):
+                raise SpecError(f"participants[{i}].command: a list of strings (or one string)")
+            parts.append(Participant(str(p["name"]), str(p.get("token", "")), tuple(cmd),
+                                     _int(p, "instances", 0, f"participants[{i}].instances"),
+                                     _rating(p, f"participants[{i}].rating")))
+        # An absent field takes the model's default (the dataclass's, nowhere else).
+        given: dict[str, Any] = {
+            k: _int(data, k, 0) for k in ("table_size", "games_per_pairing", "concurrency")
+            if k in data
+        }
+        if "duplicate_deals" in data:
+            given["duplicate_deals"] = _bool(data, "duplicate_deals")
+        if "start" in data:
+            given["start"] = parse_start(data["start"])
+        if "seed" in data:
+            given["seed"] = str(data["seed"])
+        if "format" in data:
+            given["format"] = _format(data["format"])
+        return cls(name=str(data.get("name", "")), participants=tuple(parts), rules=rules,
+                   time_control=tc, policies=pol, **given)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> TournamentSpec:
+        return cls.from_dict(read_toml(path))
+
+    def to_dict(self, with_secrets: bool = True) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "participants": [
+                {"name": p.name, **({"token": p.token} if with_secrets and p.token else {}),
+                 "command": list(p.command), "instances": p.instances,
+                 **({"rating": p.rating} if p.rating is not None else {})}
+                for p in self.participants
+            ],
+            "rules": self.rules.to_dict(),
+            "time_control": {"per_move": self.time_control.per_move,
+                             "bank": self.time_control.bank},
+            "policies": {
+                "max_illegal_retries": self.policies.max_illegal_retries,
+                "max_strikes": self.policies.max_strikes,
+                "reconnect_grace": self.policies.reconnect_grace,
+                "absence_limit": self.policies.absence_limit,
+            },
+            "table_size": self.table_size,
+            "games_per_pairing": self.games_per_pairing,
+            "duplicate_deals": self.duplicate_deals,
+            "start": start_text(self.start),
+            "concurrency": self.concurrency,
+            **({"seed": self.seed} if with_secrets else {}),
+            # Only when given: a declaration without one keeps its fingerprint.
+            **({"format": f} if (f := format_to_toml(self.format)) is not None else {}),
+        }
+
+    def to_toml(self, with_secrets: bool = True) -> str:
+        """The declaration as TOML text that ``from_toml`` reads back to an equal spec."""
+        return _toml(self.to_dict(with_secrets))
+
+    def with_seed(self) -> TournamentSpec:
+        if self.seed:
+            return self
+        return _replace(self, seed=secrets.token_hex(16))
+
+    @property
+    def bots(self) -> list[str]:
+        return [p.name for p in self.participants]
+
+    @property
+    def connect_wait(self) -> float:
+        """How long the bots are waited for, when they start or after the referee
+        restarted, before a game may count one absent: 30 s (a bot slow to start, the
+        SDK retrying for 30 s), or the reconnect grace if that is longer."""
+        return max(30.0, self.policies.reconnect_grace)
+
+    def fingerprint(self) -> str:
+        """Identifies a declaration (without tokens): the same file resumes the same run."""
+        d = self.to_dict(with_secrets=False)
+        d["seed"] = self.seed
+        if self.start is StartMode.MANUAL:
+            # ``tournament run`` starts a manual tournament as it did a when_connected one
+            # (once its bots are connected): a declaration without ``start``, which meant
+            # when_connected before manual became the default, resumes its run.
+            d["start"] = StartMode.WHEN_CONNECTED.value
+        for p in d["participants"]:
+            p.pop("command", None)
+            p.pop("instances", None)
+        if self.policies.absence_limit == Policies.absence_limit:
+            del d["policies"]["absence_limit"]  # runs declared before it existed resume
+        # The house rules at their defaults are left out, as records leave them out:
+        # runs declared before they existed resume.
+        d["rules"] = self.rules.to_dict(compact=True)
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+
+#: The model's defaults of its plain fields (the dataclass's, read once).
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(TournamentSpec)}
+
+
+def declared(stored: dict[str, Any]) -> TournamentSpec:
+    """The declaration a stored tournament was created from (keys starting with "_" are
+    bookkeeping of the tools that created the row); SpecError if it is not one."""
+    try:
+        return TournamentSpec.from_dict({k: v for k, v in stored.items()
+                                         if not k.startswith("_")})
+    except SpecError:
+        raise
+    except (AttributeError, TypeError, ValueError, KeyError) as e:
+        raise SpecError(f"not a declaration ({type(e).__name__}: {e})") from None
+
+
+def valid_bot_name(name: str) -> bool:
+    """1 to MAX_BOT_NAME ASCII letters, digits, '-', '_' or '.', the first a letter or a
+    digit (no look-alike letters from other scripts, no 'house:' prefix, nothing a shell
+    or a path reads as an option or a folder: '-rf', '..')."""
+    return (0 < len(name) <= MAX_BOT_NAME and name[0].isascii() and name[0].isalnum()
+            and all(ch.isascii() and (ch.isalnum() or ch in "-_.") for ch in name))
+
+
+def _too_many(games: int, n: int, k: int, per_table: int) -> str:
+    return (f"games_per_pairing: the schedule would have {games:,} games ({n} participants, "
+            f"table_size {k}, games_per_pairing {per_table}); at most {MAX_GAMES:,}")
+
+
+def schedule(spec: TournamentSpec, tag: str) -> RoundRobin:
+    """The schedule of ``spec``, a round-robin declared without a format, refused
+    (SpecError) if larger than MAX_GAMES. Only it has a schedule made in advance: the
+    other formats' games are created as they come due (formats/plan.py's ``next_games``,
+    director/planner.py)."""
+    if not spec.format.legacy:
+        raise ValueError("schedule: a format's games are created as they come due "
+                         "(formats.plan.next_games), not made in advance")
+    rr = RoundRobin(spec.bots, spec.table_size, spec.games_per_pairing, spec.seed,
+                    duplicate=spec.duplicate_deals, tag=tag)
+    if len(rr) > MAX_GAMES:
+        raise SpecError(_too_many(len(rr), len(spec.bots), spec.table_size,
+                                  spec.games_per_pairing))
+    return rr
+
+
+def _replace(spec: TournamentSpec, **changes: Any) -> TournamentSpec:
+    from dataclasses import replace
+
+    return replace(spec, **changes)
+
+
+def _int(data: dict[str, Any], key: str, default: int, where: str = "") -> int:
+    v = data.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise SpecError(f"{where or key}: must be a whole number, got {v!r}")
+    return v
+
+
+def number_section(data: dict[str, Any], name: str, kinds: dict[str, type]) -> dict[str, Any]:
+    """The ``[name]`` table, each value checked to be a number of its kind (int: a whole
+    number; float: any number, finite or not, which the settings themselves check)."""
+    d = data.get(name) or {}
+    if not isinstance(d, dict):
+        raise SpecError(f"{name}: must be a table of {', '.join(kinds)}")
+    out: dict[str, Any] = {}
+    for key, v in d.items():
+        kind = kinds.get(key)
+        if kind is None:
+            raise SpecError(f"{name}.{key}: unknown field; the fields are {', '.join(kinds)}")
+        if kind is int:
+            out[key] = _int(d, key, 0, f"{name}.{key}")
+        elif isinstance(v, bool) or not isinstance(v, int | float):
+            raise SpecError(f"{name}.{key}: must be a number, got {v!r}")
+        else:
+            out[key] = float(v)
+    return out
+
+
+def parse_start(start: object) -> Start:
+    """A start from its TOML spelling (a mode's name or an ISO 8601 time, UTC if it
+    names no zone) or as it is; a moment is returned in UTC. SpecError naming ``start``."""
+    if isinstance(start, StartMode):
+        return start
+    if isinstance(start, dt.datetime):
+        t = start
+    elif isinstance(start, str):
+        try:
+            return StartMode(start)
+        except ValueError:
+            pass
+        try:
+            t = dt.datetime.fromisoformat(start)
+        except ValueError:
+            raise SpecError(
+                f"start: '{start}' is not 'now', 'when_connected', 'manual' or an ISO 8601 time"
+            ) from None
+    else:
+        raise SpecError(f"start: must be a string, got {start!r}")
+    return t.astimezone(dt.UTC) if t.tzinfo else t.replace(tzinfo=dt.UTC)
+
+
+def start_text(start: Start) -> str:
+    """A start in its TOML spelling."""
+    return start.value if isinstance(start, StartMode) else start.isoformat()
+
+
+def start_time(start: Start | str) -> dt.datetime | None:
+    """The start moment, or None for a start mode."""
+    s = parse_start(start)
+    return None if isinstance(s, StartMode) else s
+
+
+def _format(value: object) -> Format:
+    """A TOML ``format`` value as the model's (SpecError naming the field)."""
+    try:
+        return format_from_toml(value)
+    except FormatError as e:
+        raise SpecError(str(e)) from None
+
+
+def _rating(p: dict[str, Any], where: str) -> float | None:
+    v = p.get("rating")
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise SpecError(f"{where}: must be a number, got {v!r}")
+    return float(v)
+
+
+def _bool(data: dict[str, Any], key: str) -> bool:
+    v = data[key]
+    if not isinstance(v, bool):
+        raise SpecError(f"{key}: must be true or false, got {v!r}")
+    return v
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)  # Python's int and float spellings (inf and nan too) are TOML's
+    if isinstance(v, str):
+        # A JSON string is a TOML basic string, but for DEL, which TOML wants escaped.
+        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):  # an inline table (a format's stages and matches)
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(f"no TOML spelling for {v!r}")
+
+
+def _toml(d: dict[str, Any]) -> str:
+    """``d`` (scalars, tables of scalars, and an array of tables ``participants``) as TOML."""
+    lines = [f"{k} = {_toml_value(v)}" for k, v in d.items() if not isinstance(v, dict | list)
+             or (isinstance(v, list) and not any(isinstance(x, dict) for x in v))]
+    for k, v in d.items():
+        if isinstance(v, dict):
+            lines += ["", f"[{k}]", *(f"{kk} = {_toml_value(vv)}" for kk, vv in v.items())]
+    for k, v in d.items():
+        if isinstance(v, list) and any(isinstance(x, dict) for x in v):
+            for item in v:
+                lines += ["", f"[[{k}]]", *(f"{kk} = {_toml_value(vv)}" for kk, vv in item.items())]
+    return "\n".join(lines) + "\n"
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """A declaration file's TOML as a mapping (SpecError saying why it cannot be read)."""
+    p = Path(path)
+    try:
+        return tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SpecError(f"cannot read {p}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{p}: not UTF-8 text (byte {e.start}); save it as UTF-8") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{p}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise SpecError(f"{p}: not a declaration: its values are nested too deep") from None

@@ -1,0 +1,273 @@
+"""The referee's side of its web view: the web process started, fed, supervised and
+ended (process.py is the other side).
+
+The referee binds the listening socket itself (a bad address fails ``serve`` at once)
+and hands it to the child with one end of a socket pair, the feed (feed.py). The child
+is started again if it dies (after 1 s, up to 30 s if it keeps dying), on the same
+socket: spectators reconnect, no game notices. It ends when the referee ends: the feed
+closes, and the child, which reads it, stops. ``--web-feed PATH`` (:func:`listen_feed`)
+also offers the feed on a Unix socket file, 0600, for a web process run apart
+(``chinchon web``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..logs import configured, get_logger
+from ..processes import Child, spawn
+from ..referee import Referee
+from ..storage.health import StoreHealth
+from .feed import HIGH_WATER, Feed, Link
+from .process import start_records_view
+from .serving import RunningWeb, bind
+from .settings import NICE, WebSettings
+
+log = get_logger("web")
+#: Seconds the child may take to say it serves.
+READY_TIMEOUT = 30.0
+#: Seconds the child may take to end once its feed ended, before it is killed.
+STOP_TIMEOUT = 20.0
+#: Restart delays of a web process that keeps dying (seconds), and the uptime after
+#: which a death counts as a first one again.
+RESTART_FIRST, RESTART_MAX, RESTART_RESET = 1.0, 30.0, 60.0
+#: Web processes run apart that may be fed at once.
+MAX_APART = 8
+
+
+@dataclass
+class WebContext:
+    """What the web view shows, and how it is bounded."""
+
+    #: The referee whose games in progress it shows (None: records only, in-process).
+    referee: Referee | None = None
+    #: The database: a SQLite file or a postgresql:// URL (None: no tournaments).
+    db: str | None = None
+    #: Records given by the command line (``chinchon replay FILE --view``), by game id.
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Live streams open at once, in all and per client (None: the settings' own).
+    max_subscribers: int | None = None
+    max_per_peer: int | None = None
+    #: The admin token's SHA-256 digest (``auth.digest``): the organizer's full view of
+    #: games in progress is on for that token. None: it is off.
+    admin_digest: str | None = None
+    #: The full view shows a table as it was this many seconds ago at least (0: as it
+    #: is now, which lets whoever sees the screen feed a bot: unsafe).
+    full_view_delay: float = 60.0
+    #: Sharing the database with other referee processes: their web views' URLs by
+    #: process name, and each bot's (streams, seated, idle) on them.
+    web_urls: Callable[[], dict[str, str]] | None = None
+    streams_elsewhere: Callable[[], dict[str, tuple[int, int, int]]] | None = None
+    #: Whether the referee's database takes its writes (None: not known): while it does
+    #: not, every page says so.
+    store_health: StoreHealth | None = None
+    settings: WebSettings = field(default_factory=WebSettings)
+    #: How much lower the web process's priority is than the referee's.
+    nice: int = NICE
+    #: Bytes the feed buffers for a web process that reads slowly before it stops
+    #: writing to it (and only remembers what changed).
+    feed_buffer: int = HIGH_WATER
+
+    def web_settings(self) -> WebSettings:
+        s = self.settings
+        if self.max_subscribers is not None:
+            s = replace(s, max_streams=self.max_subscribers)
+        if self.max_per_peer is not None:
+            s = replace(s, max_streams_per_client=self.max_per_peer)
+        return s
+
+
+def open_feed(ctx: WebContext) -> Feed:
+    """The referee's feed of ``ctx``, following its games from now on."""
+    assert ctx.referee is not None
+    if ctx.full_view_delay < 0 or ctx.full_view_delay != ctx.full_view_delay:
+        raise ValueError("the full view's delay is a number of seconds, 0 or more")
+    feed = Feed(ctx.referee, {"boot": uuid.uuid4().hex[:12], "admin": ctx.admin_digest,
+                              "delay": ctx.full_view_delay, "sharing": ctx.web_urls is not None},
+                ctx.web_urls, ctx.streams_elsewhere, ctx.feed_buffer, ctx.store_health)
+    feed.install()
+    return feed
+
+
+class ChildWeb(RunningWeb):
+    """The web view served by a child process, fed by ``feed``."""
+
+    def __init__(self, ctx: WebContext, sock: socket.socket, host: str, feed: Feed,
+                 owns_feed: bool) -> None:
+        super().__init__(host, int(sock.getsockname()[1]), 0)
+        self.ctx, self.sock, self.feed, self._owns_feed = ctx, sock, feed, owns_feed
+        self.child: Child | None = None
+        self.link: Link | None = None
+        self.restarts = 0
+        self._stopping = False
+        self._supervisor: asyncio.Task[None] | None = None
+        level, fmt = configured()
+        self._extra = {"web": ctx.web_settings().to_json(), "db": ctx.db, "host": host,
+                       "log": {"level": level, "format": fmt}}
+
+    async def _spawn(self) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            child = await spawn(
+                [sys.executable, "-m", "chinchon_referee.web.process",
+                 "--feed-fd", str(theirs.fileno()), "--listen-fd", str(self.sock.fileno()),
+                 "--nice", str(self.ctx.nice)],
+                # Its log lines go to the referee's own stderr (``sys.stderr``: the real one
+                # when file descriptor 2 is routed through the log, logs.route_native_stderr).
+                stdout=subprocess.DEVNULL, stderr=sys.stderr.fileno(),
+                pass_fds=(theirs.fileno(), self.sock.fileno()))
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+        self.child = child
+        mine.setblocking(False)
+        loop = asyncio.get_running_loop()
+        _, link = await loop.connect_accepted_socket(lambda: self.feed.link(self._extra), sock=mine)
+        self.link = link
+        ended = asyncio.ensure_future(child.wait())
+        try:
+            await asyncio.wait((link.ready, ended), timeout=READY_TIMEOUT,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ended.cancel()
+        if not link.ready.done() or link.ready.exception() is not None:
+            link.close()
+            child.kill()
+            await child.wait()
+            raise OSError(f"the web process did not start (exit code {child.returncode})")
+        self.pid = child.pid
+        log.info("web_process_started", pid=child.pid, port=self.port)
+
+    async def start(self) -> None:
+        await self._spawn()
+        self._supervisor = asyncio.ensure_future(self._supervise())
+
+    async def _supervise(self) -> None:
+        delay = RESTART_FIRST
+        while not self._stopping:
+            assert self.child is not None
+            began = time.monotonic()
+            code = await self.child.wait()
+            if self._stopping:
+                return
+            if self.link is not None:
+                self.link.close()
+            if time.monotonic() - began > RESTART_RESET:
+                delay = RESTART_FIRST
+            log.warning("web_process_ended", pid=self.child.pid, exit_code=code, restart_in=delay)
+            await asyncio.sleep(delay)
+            delay = min(RESTART_MAX, delay * 2)
+            while not self._stopping:
+                try:
+                    await self._spawn()
+                    self.restarts += 1
+                    break
+                except OSError as e:
+                    log.warning("web_process_failed", error=str(e), restart_in=delay)
+                    await asyncio.sleep(delay)
+                    delay = min(RESTART_MAX, delay * 2)
+
+    async def stop(self) -> None:
+        self._stopping = True
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            await asyncio.gather(self._supervisor, return_exceptions=True)
+        if self.link is not None:
+            self.link.close()  # its end: the child stops by itself
+        child = self.child
+        if child is not None:
+            # Its last answers end whole (streams after an event) before it is killed:
+            # on a busy machine the niced child gets the CPU for it where it may.
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, child.pid, 0)
+            try:
+                await asyncio.wait_for(child.wait(), STOP_TIMEOUT)
+            except TimeoutError:
+                child.kill()
+                await child.wait()
+        if self._owns_feed:
+            await self.feed.close()
+        self.sock.close()
+
+
+async def start_web(ctx: WebContext, host: str = "127.0.0.1", port: int = 0,
+                    feed: Feed | None = None) -> RunningWeb:
+    """Serve the web view on ``host:port``: with a referee, by a child process fed by it
+    (``feed``, or a feed of its own); records only, here. OSError if the address cannot
+    be bound or the web process does not start; ValueError for a bad setting."""
+    if ctx.referee is None:
+        return await start_records_view(ctx.records, host, port)
+    sock = bind(host, port)
+    owns = feed is None
+    try:
+        feed = feed if feed is not None else open_feed(ctx)
+    except BaseException:
+        sock.close()
+        raise
+    web = ChildWeb(ctx, sock, host, feed, owns)
+    try:
+        await web.start()
+    except BaseException:
+        await web.stop()
+        raise
+    return web
+
+
+class FeedListener:
+    """The feed offered on a Unix socket file (readable and writable by its owner only)
+    to web processes run apart (``chinchon web --feed PATH``)."""
+
+    def __init__(self, feed: Feed, path: Path) -> None:
+        self.feed, self.path = feed, path
+        self._server: asyncio.base_events.Server | None = None
+
+    async def start(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            if self.path.is_socket():
+                self.path.unlink()  # left by a referee that died
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind(str(self.path))
+            os.chmod(self.path, 0o600)  # before listen(): nobody could connect yet
+            sock.listen(MAX_APART)
+        except BaseException:
+            sock.close()
+            raise
+        sock.setblocking(False)
+        self._server = await asyncio.get_running_loop().create_unix_server(self._link, sock=sock)
+        log.info("web_feed_listening", path=str(self.path))
+
+    def _link(self) -> Any:
+        if len(self.feed.links) > MAX_APART:
+            return _Refused()
+        return self.feed.link()
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+class _Refused(asyncio.Protocol):
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport.close()
+
+
+async def listen_feed(feed: Feed, path: str) -> FeedListener:
+    """Offer ``feed`` at ``path``; OSError if the socket cannot be made there."""
+    listener = FeedListener(feed, Path(path))
+    await listener.start()
+    return listener

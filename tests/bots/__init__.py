@@ -1,0 +1,1 @@
+"""Test bots: programs run as bot processes (raw_bot's loop also runs in-process: tests/support/inproc.py)."""

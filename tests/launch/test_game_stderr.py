@@ -1,0 +1,88 @@
+"""The stderr lines of the bots ``chinchon tournament run`` launched, cut per game and
+seat, kept beside the database (``stderr/GAME.SEAT.log``) and linked from the replay,
+with the bot's token blanked out."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import aiohttp
+from chinchon_referee.storage import open_store
+from chinchon_referee.web.app import AppConfig
+from chinchon_referee.web.process import serve_local
+from chinchon_referee.web.serving import bind
+
+from tests.support.helpers import ROOT
+from tests.support.tournament import CLI, sdk_cup
+
+CHATTY = ROOT / "tests" / "bots" / "chatty_bot.py"
+
+
+async def test_each_games_stderr_lines_are_kept_and_linked_from_its_replay(tmp_path: Path) -> None:
+    toml = sdk_cup(tmp_path / "chatty.toml", "Chatty cup", "chatty-seed", games_per_pairing=2,
+                   score_limit=30, concurrency=1, bots=(("chatty", str(CHATTY)), ("quiet", "greedy")))
+    results = tmp_path / "results"
+    proc = subprocess.run([*CLI, "tournament", "run", str(toml), "--results", str(results),
+                           "--quiet", "--http", "off"],
+                          capture_output=True, text=True, timeout=150, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    db = results / "tournament.sqlite3"
+    store = open_store(str(db), read_only=True)
+    try:
+        tid = store.tournaments()[0].id
+        games = [g for g in store.games(tid) if g.status == "finished"]
+    finally:
+        store.close()
+    assert len(games) == 2
+    folder = results / "stderr"
+    tokens_blanked = 0
+    for g in games:
+        seat = g.players.index("chatty")
+        lines = (folder / f"{g.id}.{seat}.log").read_text().splitlines()
+        decisions = [ln for ln in lines if ln.startswith("decision ")]
+        # One line per decision, all of this game's and none of the other's.
+        assert g.stats is not None and len(decisions) == g.stats[seat]["decisions"]
+        assert decisions[0].startswith("decision hand=1 ")
+        assert all("my token is" not in ln or ln.endswith("[token]") for ln in lines)
+        tokens_blanked += sum(ln.endswith("my token is [token]") for ln in lines)
+        others = [o.id for o in games if o.id != g.id]
+        assert not any(o in ln for o in others for ln in lines), "another game's lines"
+    assert tokens_blanked == 1
+    # The replay served from that database links them; the link gives the file.
+    site = await serve_local(AppConfig(db=str(db)), None, bind("127.0.0.1", 0))
+    try:
+        async with aiohttp.ClientSession() as http:
+            for g in games:
+                seat = g.players.index("chatty")
+                async with http.get(f"{site.url}api/g/{g.id}/replay") as r:
+                    links = (await r.json())["stderr"]
+                assert {ln["seat"] for ln in links} >= {seat}
+                url = next(ln["url"] for ln in links if ln["seat"] == seat)
+                async with http.get(f"{site.url}{url.lstrip('/')}") as r:
+                    assert r.status == 200 and r.content_type == "text/plain"
+                    assert await r.read() == (folder / f"{g.id}.{seat}.log").read_bytes()
+            async with http.get(f"{site.url}api/g/{games[0].id}/stderr/x") as r:
+                assert r.status == 400
+            async with http.get(f"{site.url}api/g/nosuch/stderr/0") as r:
+                assert r.status == 404
+    finally:
+        await site.stop()
+
+
+def test_practice_keeps_each_games_stderr_lines_beside_its_record(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    res = subprocess.run([*CLI, "practice", "--games", "2", "--out", str(out), "--",
+                          sys.executable, "-m", "chinchon.sdk", "--bot", str(CHATTY)],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    for n in (1, 2):
+        record = json.loads((out / f"practice-{n}.json").read_text())
+        seat = [s["name"] for s in record["seats"]].index("candidate")
+        answers = [a for a in record["actions"]
+                   if "move" in a and a["move"].get("seat", 0) == seat]
+        lines = (out / f"practice-{n}.stderr.log").read_text().splitlines()
+        assert len([ln for ln in lines if ln.startswith("decision ")]) == len(answers)
+        assert all("my token is" not in ln or ln.endswith("[token]") for ln in lines)

@@ -1,0 +1,1 @@
+"""What the tests share: fixtures' types, servers, bots in process, waits."""

@@ -1,0 +1,47 @@
+"""The order in which the suite's files are handed to pytest-xdist's workers.
+
+With ``--dist loadfile`` each file runs whole in one worker, and the scheduler hands the
+files out in their order in the collection (``--no-loadscope-reorder``; by default xdist
+sorts them by their number of tests, which put the few-test, slowest files last, where
+one of them alone set the suite's wall time). The slowest files come first here, longest
+first, so that they start at once on the workers and the short files fill in around them;
+the others follow, most tests first, as xdist ordered them. Figures: docs/testing.md."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+#: The slowest files, longest first (seconds in one worker, 2026-12-02, load 7-9).
+SLOWEST = (
+    "tests/docs/test_walkthrough.py",              # plays the C++ bot: waits on its build
+    "tests/web/test_web_spectator.py",
+    "tests/cluster/test_shared_processes.py",      # 311 s
+    "tests/launch/test_sandbox.py",                # 202 s
+    "tests/web/test_web_api.py",                   # 167 s
+    "tests/web/test_web_process.py",               # 156 s
+    "tests/web/test_web_browser.py",               # 133 s
+    "tests/director/test_tournament_records.py",   # 103 s
+    "tests/cli/test_secrets.py",                   # 102 s
+    "tests/cli/test_admin_cli.py",                 # 102 s
+    "tests/engine/test_engine_properties.py",      # 91 s
+    "tests/referee/test_exhaustion.py",            # 81 s
+)
+
+
+def file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def slowest_first(items: list[pytest.Item]) -> None:
+    """Reorder ``items`` in place: files in the order above, then by number of tests;
+    the tests of one file keep their order."""
+    sizes = Counter(file_of(item) for item in items)
+    rank = {name: i for i, name in enumerate(SLOWEST)}
+
+    def key(item: pytest.Item) -> tuple[int, int, str]:
+        name = file_of(item)
+        return (rank.get(name, len(SLOWEST)), -sizes[name], name)
+
+    items.sort(key=key)
