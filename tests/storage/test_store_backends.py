@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -315,3 +316,25 @@ def test_records_are_stored_compressed_and_read_back_whole(store: SqlStore) -> N
         stored = row[cols.index("record_z")]
         assert row[cols.index("record")] is None
         assert 4 * len(stored) <= len(json.dumps(doc))
+
+
+def test_a_snapshots_reads_all_see_one_moment_while_another_thread_writes(
+        store: SqlStore) -> None:
+    """A page read in several queries (the ladder's bot page) agrees with itself: the
+    reads inside ``snapshot()`` see no write committed after its first read; outside
+    it, the next read sees the write."""
+    store.create_tournament(TournamentRow("t1", "cup", {}, TournamentStatus.SCHEDULED,
+                                          time.time()), games("t1", 2))
+    with store.snapshot():
+        before = store.tournament("t1")
+        writer = threading.Thread(
+            target=store.set_tournament_status, args=("t1", TournamentStatus.RUNNING))
+        writer.start()
+        writer.join(timeout=30)
+        assert not writer.is_alive(), "a snapshot never blocks a writer"
+        with store.snapshot():  # nested: still the outer block's moment
+            inside = store.tournament("t1")
+    after = store.tournament("t1")
+    assert before is not None and inside is not None and after is not None
+    assert before.status is inside.status is TournamentStatus.SCHEDULED
+    assert after.status is TournamentStatus.RUNNING

@@ -31,6 +31,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 INSTALL = ".ci/install-browser (apt-get install chromium)"
 PACED_BOT = str(ROOT / "tests" / "bots" / "paced_bot.py")
+#: The paced bot that never closes while the file named by $CHINCHON_TEST_HOLD exists.
+HELD_BOT = str(ROOT / "tests" / "bots" / "held_bot.py")
 
 
 def _ci() -> bool:

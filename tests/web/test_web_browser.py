@@ -21,12 +21,13 @@ from chinchon.engine import OPTIONS, observation
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 
+from tests.bots.held_bot import HOLD
 from tests.support.helpers import ADMIN
 from tests.support.serve import admin_spec, free_port, launch_sdk_bots, stop_all
 from tests.support.tournament import CLI
 from tests.support.waits import until_sync
 from tests.support.web import (
-    PACED_BOT,
+    HELD_BOT,
     TABLE_JS,
     TIMEOUT_MS,
     ServeWeb,
@@ -80,7 +81,13 @@ def _shot(page: Any, folder: Path, name: str) -> None:
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_home_tournament_live_game_and_replay_pages_in_a_browser(tmp_path: Path, browser: Any) -> None:
+def test_home_tournament_live_game_and_replay_pages_in_a_browser(
+        tmp_path: Path, browser: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first game goes on (nobody closes) until the live page has been pushed its
+    # updates, however slow the machine: a game that ends first pushes nothing.
+    hold = tmp_path / "hold"
+    hold.touch()
+    monkeypatch.setenv(HOLD, str(hold))
     shots = Path(os.environ.get("CHINCHON_SCREENSHOTS") or tmp_path / "screenshots")
     port, http_port = free_port(), free_port()
     db = tmp_path / "web.sqlite3"
@@ -104,7 +111,7 @@ def test_home_tournament_live_game_and_replay_pages_in_a_browser(tmp_path: Path,
             "#rules tr[data-option]", "rs => rs.map(r => [r.dataset.option, r.cells[1].textContent])")
         assert [o for o, _ in rules] == [o.name for o in OPTIONS]
         assert dict(rules)["wild_cards"] == "none" and dict(rules)["close_first_round"] == "true"
-        procs += launch_sdk_bots(tmp_path, port, {"wa": PACED_BOT, "wb": PACED_BOT})
+        procs += launch_sdk_bots(tmp_path, port, {"wa": HELD_BOT, "wb": HELD_BOT})
         # The home page lists the bots connected now (pushed as they connect).
         home = new_page(browser, errors)
         home.goto(base)
@@ -130,6 +137,7 @@ def test_home_tournament_live_game_and_replay_pages_in_a_browser(tmp_path: Path,
             snaps.append(snap)
             moves.append(live.inner_text("#moves"))
             seen = snap["steps"]
+        hold.unlink()  # the bots close again: the games end
         assert len(snaps) >= 2, "the live page was pushed updates while the game ran"
         # The last moves in words, with the cards they showed everyone (a discard's).
         assert not any(re.search(r"[a-z][A-Z]", m) for m in moves), moves

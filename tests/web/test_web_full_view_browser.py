@@ -16,18 +16,17 @@ from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 
 from tests.bots.held_bot import HOLD
-from tests.support.helpers import ADMIN, ROOT
+from tests.support.helpers import ADMIN
 from tests.support.serve import admin_spec, db_games, free_port, launch_sdk_bots
 from tests.support.tournament import CLI
 from tests.support.waits import until_sync
 from tests.support.web import (
+    HELD_BOT,
     browser_fixture,  # noqa: F401  (the fixture 'browser')
     get_json,
     new_page,
     states_of,
 )
-
-HELD_BOT = str(ROOT / "tests" / "bots" / "held_bot.py")
 
 #: Reads the table the page shows: its view, step and each seat's face-up cards.
 SHOWN_JS = """() => {

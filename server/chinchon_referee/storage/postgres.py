@@ -89,6 +89,7 @@ class PostgresStore(SqlStore):
         self.url = self.target = url
         self.where = redact(url)
         self._lock = threading.Lock()
+        self._snap = threading.local()  # the connection of this thread's snapshot
         self._held = False
         self._read_only = read_only
         self._shared = shared
@@ -217,7 +218,33 @@ class PostgresStore(SqlStore):
             except (psycopg.OperationalError, psycopg.InterfaceError) as e:
                 raise _unavailable(self.where, e) from None
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        if getattr(self._snap, "conn", None) is not None:  # nested: the outer block's moment
+            yield
+            return
+        reader = self._readers.get()
+        try:
+            if reader.broken or reader.closed:
+                reader = self._readers.replace()
+            reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        except (psycopg.OperationalError, psycopg.InterfaceError) as e:
+            raise _unavailable(self.where, e) from None
+        self._snap.conn = reader
+        try:
+            yield
+        finally:
+            self._snap.conn = None
+            with contextlib.suppress(psycopg.Error):
+                reader.execute("COMMIT")
+
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        held: psycopg.Connection[Any] | None = getattr(self._snap, "conn", None)
+        if held is not None:  # inside snapshot(): its connection, not tried again
+            try:
+                return list(held.execute(_pg(sql), tuple(args)).fetchall())
+            except (psycopg.OperationalError, psycopg.InterfaceError) as e:
+                raise _unavailable(self.where, e) from None
         for attempt in (1, 2):  # a read is tried again once on a new connection
             reader = self._readers.get()
             try:

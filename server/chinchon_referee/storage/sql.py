@@ -90,6 +90,11 @@ class SqlStore(CopyRows, LadderRows, Store):
         """A transaction: committed when the block ends, rolled back if it raises."""
 
     @abstractmethod
+    def snapshot(self) -> contextlib.AbstractContextManager[None]:
+        """A block whose reads, in this thread, all see one moment of the database (a
+        page read in several queries agrees with itself while games are written)."""
+
+    @abstractmethod
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """The rows of one read."""
 

@@ -44,6 +44,7 @@ class SqliteStore(SqlStore):
         self.path = path
         self.where = self.target = path
         self._lock = threading.Lock()
+        self._snap = threading.local()  # the connection of this thread's snapshot
         self._lockfile: int | None = None
         if exclusive:
             self._lockfile = _hold(path)
@@ -101,7 +102,34 @@ class SqliteStore(SqlStore):
                 raise StoreUnavailable(f"{self.where}: {e}") from None
             raise
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        held: sqlite3.Connection | None = getattr(self._snap, "conn", None)
+        if held is not None:  # nested: the outer block's moment
+            yield
+            return
+        with contextlib.ExitStack() as stack:
+            if self._readers is None:  # one connection: held by this thread meanwhile
+                stack.enter_context(self._lock)
+                conn = self._db
+            else:
+                conn = self._readers.get()
+            with self._mapped():
+                conn.execute("BEGIN")
+                conn.execute("SELECT 1 FROM meta LIMIT 1").fetchall()  # the moment starts
+            self._snap.conn = conn
+            try:
+                yield
+            finally:
+                self._snap.conn = None
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("COMMIT")
+
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        held: sqlite3.Connection | None = getattr(self._snap, "conn", None)
+        if held is not None:
+            with self._mapped():
+                return list(held.execute(sql, args))
         if self._readers is None:
             with self._lock, self._mapped():
                 return list(self._db.execute(sql, args))

@@ -52,6 +52,11 @@ Run = Callable[..., Awaitable[Any]]
 
 
 def board_data(store: SqlStore, lid: str) -> dict[str, Any] | None:
+    with store.snapshot():  # its reads agree while games are rated
+        return _board_data(store, lid)
+
+
+def _board_data(store: SqlStore, lid: str) -> dict[str, Any] | None:
     row = store.ladder(lid)
     if row is None:
         return None
@@ -89,7 +94,12 @@ def _game_json(g: LadderGameRow) -> dict[str, Any]:
 
 
 def bot_data(store: SqlStore, lid: str, bot: str) -> dict[str, Any] | None:
-    board = board_data(store, lid)
+    with store.snapshot():  # the bot's games and its history agree while games are rated
+        return _bot_data(store, lid, bot)
+
+
+def _bot_data(store: SqlStore, lid: str, bot: str) -> dict[str, Any] | None:
+    board = _board_data(store, lid)
     if board is None:
         return None
     row = next((r for r in board["rows"] if r["bot"] == bot), None)
