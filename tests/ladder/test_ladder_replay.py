@@ -47,7 +47,7 @@ async def test_a_finished_ladder_game_is_served_to_the_replay_viewer_as_its_reco
     # Not finished: a game in progress (its row running) and a voided one (its record
     # stored, never rated) are not shown.
     env.store.begin_ladder_game(lid, f"{lid}-running", ["p", "q"])
-    env.store.begin_ladder_game(lid, f"{lid}-void", ["p", "q"])
+    env.store.begin_ladder_game(lid, f"{lid}-void", ["r", "s"])
     assert stored.result is not None
     env.store.finish_ladder_game(f"{lid}-void", stored.result, None, [], record,
                                  lambda before, places: before)

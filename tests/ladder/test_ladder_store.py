@@ -38,18 +38,13 @@ def test_three_processes_finish_one_ladders_games_without_losing_or_doubling_an_
     first = open_store(db_target)
     _ladder(first)
     rnd = random.Random(7)
-    games = []
-    for i in range(60):
-        players = rnd.sample(BOTS, 2)
-        gid = f"l-1-g{i}"
-        first.begin_ladder_game("l-1", gid, players)
-        games.append((gid, players, rnd.randrange(2)))
     stores = [first, open_store(db_target), open_store(db_target)]
-    go = threading.Barrier(len(stores))
     done: dict[str, list[int]] = {}
     lock = threading.Lock()
+    begun: list[str] = []
 
-    def finish_all(s: SqlStore, order: Sequence[tuple[str, list[str], int]]) -> None:
+    def finish_all(s: SqlStore, go: threading.Barrier,
+                   order: Sequence[tuple[str, list[str], int]]) -> None:
         go.wait()
         for gid, _, winner in order:
             places = [0, 1] if winner == 0 else [1, 0]
@@ -58,25 +53,81 @@ def test_three_processes_finish_one_ladders_games_without_losing_or_doubling_an_
                 with lock:
                     done.setdefault(gid, []).append(row.rated or 0)
 
-    threads = [threading.Thread(target=finish_all, args=(s, rnd.sample(games, len(games))))
-               for s in stores]
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
+        # 20 rounds of three tables (no bot at two running tables of a ladder), each
+        # round's three games finished by all three stores at once, in their own orders:
+        # every bot's rating is read and written by racing transactions.
+        for r in range(20):
+            bots = rnd.sample(BOTS, len(BOTS))
+            games = []
+            for t in range(3):
+                players, gid = bots[2 * t:2 * t + 2], f"l-1-g{r}-{t}"
+                assert first.begin_ladder_game("l-1", gid, players) == set()
+                games.append((gid, players, rnd.randrange(2)))
+                begun.append(gid)
+            go = threading.Barrier(len(stores))
+            threads = [threading.Thread(target=finish_all,
+                                        args=(s, go, rnd.sample(games, len(games))))
+                       for s in stores]
+            for t_ in threads:
+                t_.start()
+            for t_ in threads:
+                t_.join(120)
         # Every game finished once, by one of them; the updates numbered 1..60, each once.
-        assert sorted(done) == sorted(g for g, _, _ in games)
+        assert sorted(done) == sorted(begun)
         assert all(len(v) == 1 for v in done.values())
         assert sorted(v[0] for v in done.values()) == list(range(1, 61))
         stored = first.ladder_games("l-1")
         again = recompute((g.players, g.places or []) for g in stored)
         for e in first.entrants("l-1"):
-            r = again.get(e.bot, PRIOR)
-            assert (e.mu, e.sigma) == (r.mu, r.sigma), e.bot
+            r_ = again.get(e.bot, PRIOR)
+            assert (e.mu, e.sigma) == (r_.mu, r_.sigma), e.bot
             assert e.games == sum(e.bot in g.players for g in stored)
         assert first.ladder("l-1").rated == 60  # type: ignore[union-attr]
         assert first.ladder_game_counts("l-1") == {LadderGameStatus.FINISHED: 60}
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_three_processes_racing_to_seat_never_put_a_bot_at_two_running_tables(
+        db_target: str) -> None:
+    """Three stores (as three processes sharing a database) begin games of one ladder
+    at once, over the same six bots: the games that begin are pairwise disjoint, and
+    each refusal names a bot that a begun game holds."""
+    first = open_store(db_target)
+    _ladder(first)
+    stores = [first, open_store(db_target), open_store(db_target)]
+    go = threading.Barrier(len(stores))
+    begun: dict[str, list[str]] = {}
+    refused: list[tuple[list[str], set[str]]] = []
+    lock = threading.Lock()
+
+    def seat(s: SqlStore, i: int) -> None:
+        rnd = random.Random(i)
+        go.wait()
+        for n in range(30):
+            players, gid = rnd.sample(BOTS, 2), f"l-1-p{i}-{n}"
+            busy = s.begin_ladder_game("l-1", gid, players, f"proc-{i}", 10.0)
+            with lock:
+                if busy:
+                    refused.append((players, busy))
+                else:
+                    begun[gid] = players
+
+    threads = [threading.Thread(target=seat, args=(s, i)) for i, s in enumerate(stores)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert 1 <= len(begun) <= 3 and len(refused) == 90 - len(begun)
+        held = [b for ps in begun.values() for b in ps]
+        assert len(held) == len(set(held))  # no bot at two running tables
+        for players, busy in refused:
+            assert busy and busy <= set(players) & set(held)
+        assert first.ladder_game_counts("l-1") == {LadderGameStatus.RUNNING: len(begun)}
+        assert set(first.busy_ladder_bots("l-1")) == set(held)
     finally:
         for s in stores:
             s.close()

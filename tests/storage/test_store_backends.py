@@ -23,6 +23,7 @@ from chinchon_referee.storage import (
     TournamentRow,
     open_store,
 )
+from chinchon_referee.storage.ladders import LadderRow, LadderStatus
 from chinchon_referee.storage.sql import TABLES
 from chinchon_referee.vocabulary import GameStatus, TournamentStatus
 
@@ -338,3 +339,29 @@ def test_a_snapshots_reads_all_see_one_moment_while_another_thread_writes(
     assert before is not None and inside is not None and after is not None
     assert before.status is inside.status is TournamentStatus.SCHEDULED
     assert after.status is TournamentStatus.RUNNING
+
+
+def test_a_version_3_database_gains_the_ladder_games_lease(target: str) -> None:
+    """A version 3 database (ladder games without a lease) opens: the column is added,
+    a game that was running keeps running (a lease of its own comes with the process
+    that plays it), and seats are refused around it as around any running game."""
+    store = open_store(target, exclusive=True)
+    try:
+        store.create_ladder(LadderRow("l-1", "old ladder", {"name": "old ladder"},
+                                      LadderStatus.OPEN, 1.0))
+        for b in ("a", "b", "c"):
+            store.enter_ladder("l-1", b, (25.0, 8.3))
+        assert store.begin_ladder_game("l-1", "lg-1", ["a", "b"]) == set()
+    finally:
+        store.close()
+    run_sql(target, "DROP INDEX ladder_games_running; "
+                    "ALTER TABLE ladder_games DROP COLUMN lease_until; "
+                    "UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    store = open_store(target, exclusive=True)
+    try:
+        assert dict((k, v) for k, v in store.table_rows("meta"))["schema_version"] == SCHEMA_VERSION
+        assert store.busy_ladder_bots("l-1") == {"a": None, "b": None}
+        assert store.begin_ladder_game("l-1", "lg-2", ["b", "c"]) == {"b"}
+    finally:
+        store.close()
+    open_store(target).close()

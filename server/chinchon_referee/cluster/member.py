@@ -10,7 +10,8 @@ every heartbeat, four times per lease:
   streams on it (so that no process forfeits a bot that another one holds);
 - it renews its games' leases, then voids the games whose lease ran out (their process
   died, or lost the database): they are played again, from a new deal, by whichever
-  process claims them. Leases and heartbeats are written and judged by the database's
+  process claims them (a ladder's game is voided, never rated: its bots are seated
+  again). Leases and heartbeats are written and judged by the database's
   clock, so hosts whose clocks disagree judge them alike; a host whose clock is off by
   more than :data:`SKEW` says so at its heartbeat (``clock_skew``, and GetServerStatus);
 - it reads the other processes' rows and the registered bots (a token rotated or
@@ -39,7 +40,7 @@ from ..logs import get_logger
 from ..pools import for_games
 from ..referee import Referee
 from ..referee.streams import BotStreams, end_streams, stream_counts
-from ..storage import ProcessRow, Store, StoreError, open_bus
+from ..storage import ProcessRow, SqlStore, Store, StoreError, open_bus
 from .messages import BusEvent, Kind, Message, decode, encode
 
 log = get_logger("cluster")
@@ -166,6 +167,8 @@ class Cluster:
             # The games stopped by the shutdown go back to the others now, not when
             # their leases run out.
             handed = await for_games(self.store.void_owned, self.owner)
+            if isinstance(self.store, SqlStore):  # its ladder games: void, never rated
+                await for_games(self.store.void_ladder_games, None, self.owner)
             await for_games(self.store.forget_processes, self.owner, None)
         except StoreError as e:
             log.warning("process_row_left", error=str(e))
@@ -303,7 +306,7 @@ class Cluster:
         generation = self.tokens.generation
         began = asyncio.get_running_loop().time()
         try:
-            voided, others, registered = await for_games(self._beat_io, counts)
+            voided, ladder_voided, others, registered = await for_games(self._beat_io, counts)
         except StoreError as e:
             log.warning("heartbeat_failed", owner=self.owner, error=str(e))
             return
@@ -313,23 +316,28 @@ class Cluster:
             log.info("games_voided", count=voided, why="their process stopped renewing its "
                      "leases: they will be played again from a new deal")
             self._voided(voided)
+        if ladder_voided:
+            log.info("ladder_games_voided", count=ladder_voided, why="their process stopped "
+                     "renewing its leases: never rated, their bots are seated again")
         if generation == self.tokens.generation:
             self.sync_tokens(registered)
         self._woken()
 
     def _beat_io(self, counts: dict[str, tuple[int, int, int, int]]
-                 ) -> tuple[int, list[ProcessRow], list[tuple[str, str]]]:
+                 ) -> tuple[int, int, list[ProcessRow], list[tuple[str, str]]]:
         # Renewed first: a process never voids a game of its own. Every time is the
         # database's (leases, heartbeats): this host's clock only measures its offset.
         self.store.renew_leases(self.owner, self.lease)
         self.store.heartbeat(ProcessRow(self.owner, self.address, self.http, counts,
                                         self.started, 0.0))
         voided = self.store.void_expired(VOID_GRACE * self.lease)
+        ladder_voided = (self.store.void_expired_ladder_games(VOID_GRACE * self.lease)
+                         if isinstance(self.store, SqlStore) else 0)
         self.store.forget_processes(None, FORGET_AFTER * self.lease)
         before = time.time()
         db = self.store.db_clock()
         self._clock((before + time.time()) / 2 - db)
-        return voided, self.store.processes(self.lease), self.store.bots()
+        return voided, ladder_voided, self.store.processes(self.lease), self.store.bots()
 
     def _clock(self, offset: float) -> None:
         """This host's clock minus the database's, measured at a heartbeat: leases do not

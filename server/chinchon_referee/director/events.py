@@ -43,6 +43,8 @@ class EventHub:
         #: reconcile with the store after a gap of the bus).
         self.track = False
         self._ended: dict[str, set[str]] = {}
+        #: The tournaments whose watchers were told an event of a status that is over.
+        self._over_told: set[str] = set()
 
     def prime(self, tid: str, status: TournamentStatus, counts: tuple[int, int]) -> None:
         """What the store says of ``tid`` (read by the caller off the event loop): its
@@ -96,6 +98,9 @@ class EventHub:
         return [g for g, _ in missed]
 
     def _tell(self, ev: TournamentEvent) -> None:
+        """Put ``ev`` to every watcher of its tournament."""
+        if ev.status is not None and ev.status.over:
+            self._over_told.add(ev.tournament_id)
         for q in self._watchers.get(ev.tournament_id, []):
             q.put_nowait(ev)
 
@@ -117,8 +122,7 @@ class EventHub:
         total, done = self._progress_of(tid)
         ev = TournamentEvent(time.time(), tid, self._status.get(tid), total, done, message,
                              game_id, result)
-        for q in self._watchers.get(tid, []):
-            q.put_nowait(ev)
+        self._tell(ev)
         return ev
 
     def deliver(self, ev: TournamentEvent) -> None:
@@ -137,15 +141,20 @@ class EventHub:
         if tid not in self._watchers:
             return
         total, done = self._progress_of(tid)
-        here = TournamentEvent(ev.time, tid, self._status.get(tid), total, done, ev.message,
-                               ev.game_id, ev.result)
-        for q in self._watchers.get(tid, []):
-            q.put_nowait(here)
+        self._tell(TournamentEvent(ev.time, tid, self._status.get(tid), total, done,
+                                   ev.message, ev.game_id, ev.result))
         if ev.status is not None and ev.status.over and not self.track:
             self.close(tid)  # (tracked: closed once reconciled with the store, cluster_link)
 
     def close(self, tid: str) -> None:
-        """The tournament's events are over: every watch of it ends."""
+        """The tournament's events are over: every watch of it ends, on an event of its
+        final status if they were not told it yet (sharing the database, another process
+        stored the end first and its word has not come through the bus)."""
+        status = self._status.get(tid)
+        if (status is not None and status.over and tid not in self._over_told
+                and self._watchers.get(tid)):
+            self.emit(tid, f"tournament is {status}")
+        self._over_told.discard(tid)
         for q in self._watchers.pop(tid, []):
             q.put_nowait(None)
 

@@ -58,7 +58,7 @@ def ladder_store(store: Store) -> SqlStore:
 class Ladders:
     def __init__(self, referee: Referee, store: Store, tokens: TokenBook, keep: Keep,
                  release: Keep, owner: str | None = None,
-                 health: StoreHealth | None = None) -> None:
+                 health: StoreHealth | None = None, lease: float = 0.0) -> None:
         self.referee = referee
         #: Whether the database takes writes, and the results waiting for it: shared with
         #: the director's (one database), so that the organizer sees both and no game of
@@ -67,8 +67,9 @@ class Ladders:
         self.store = ladder_store(store)
         self.tokens = tokens
         self._keep, self._release = keep, release
-        #: Sharing a database: this process's name on the games it plays.
-        self.owner = owner
+        #: Sharing a database: this process's name on the games it plays, and their
+        #: lease (seconds; renewed at every heartbeat by cluster/member.py).
+        self.owner, self.lease = owner, lease
         self.runs: dict[str, LadderRun] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._refreshing: asyncio.Task[None] | None = None
@@ -179,12 +180,22 @@ class Ladders:
             self.start(lid)
         return ids
 
-    def follow(self, on_beat: Callable[[Callable[[], None]], object]) -> None:
-        """Sharing a database (``on_beat``: the cluster's): after every heartbeat, what
-        the other processes did to the ladders is read again: ladders declared, paused,
-        resumed or closed there, entrants entered or removed, and the ratings their
-        games moved (matchmaking here reads them)."""
+    def follow(self, on_beat: Callable[[Callable[[], None]], object],
+               on_leases_lost: Callable[[Callable[[], None]], object]) -> None:
+        """Sharing a database (``on_beat``, ``on_leases_lost``: the cluster's): after
+        every heartbeat, what the other processes did to the ladders is read again:
+        ladders declared, paused, resumed or closed there, entrants entered or removed,
+        the ratings their games moved (matchmaking here reads them), and the bots at a
+        table there; when this process's leases may run out, its ladder games stop."""
         on_beat(self._beat)
+        on_leases_lost(self.leases_lost)
+
+    def leases_lost(self) -> None:
+        """The database is out of reach and this process's leases may run out: its ladder
+        games stop now (ABORTED: voided, never rated), before another process seats
+        their bots again."""
+        for run in self.runs.values():
+            self.referee.stop(run.games, "this referee process lost its database for too long")
 
     def _beat(self) -> None:
         if self._refreshing is None or self._refreshing.done():
@@ -193,10 +204,12 @@ class Ladders:
     async def refresh(self) -> None:
         """Read every ladder and its entrants again (in a worker thread), and bring the
         runs here up to date."""
-        def read() -> list[tuple[LadderRow, list[EntrantRow]]]:
-            return [(r, self.store.entrants(r.id)) for r in self.store.ladders()]
+        def read() -> list[tuple[LadderRow, list[EntrantRow], dict[str, str | None]]]:
+            return [(r, self.store.entrants(r.id), self.store.busy_ladder_bots(r.id))
+                    for r in self.store.ladders() if r.status is not LadderStatus.CLOSED
+                    or r.id in self.runs]
 
-        for row, entrants in await for_games(read):
+        for row, entrants, busy in await for_games(read):
             run = self.runs.get(row.id)
             task = self._tasks.get(row.id)
             if run is None or task is None or task.done():
@@ -214,6 +227,7 @@ class Ladders:
                 else:
                     run.entrants[e.bot] = e
                     run.removed.discard(e.bot)
+            run.busy = {b for b, owner in busy.items() if owner != self.owner}
             run.changed.set()
 
     def start(self, lid: str) -> None:

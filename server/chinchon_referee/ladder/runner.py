@@ -15,6 +15,15 @@ and its rating update are one transaction (storage/ladders.py). A game stopped b
 referee's shutdown stays ``running`` and is voided when the ladder runs again (never
 rated; the bots are simply seated again). A game the referee aborted is voided too.
 
+Sharing a database (``serve --shared``), the row is written only if none of its players
+is at a running game of the ladder on any process (one transaction: a bot never sits at
+two tables of a ladder at once); bots refused so, and those the heartbeat finds at a
+table elsewhere (:attr:`LadderRun.busy`), wait here until they are free. The row holds a
+lease, renewed at every heartbeat with the tournaments' (cluster/member.py): a game whose
+process died or lost the database is voided by the others once its lease runs out, and
+its bots are seated again wherever they have a stream. A process that cannot renew its
+leases stops its ladder games first (:meth:`.ladders.Ladders.leases_lost`).
+
 While the database is out of reach or its disk is full (:class:`~..storage.StoreUnavailable`),
 as for tournaments (director/game_rows.py): a finished game's result and rating update
 wait in memory (counted in the shared :class:`~..storage.health.StoreHealth`, which the
@@ -88,6 +97,12 @@ class LadderRun:
         self.last: dict[str, LastTable] = {}
         #: Bots at a table of this ladder now.
         self.seated: set[str] = set()
+        #: The games of this ladder being played here now.
+        self.games: set[str] = set()
+        #: Bots at a table of this ladder on another process sharing the database (read
+        #: at every heartbeat, and learnt when a table is refused for them): not seated
+        #: here until they are free.
+        self.busy: set[str] = set()
         self.running: set[asyncio.Task[None]] = set()
         self.changed = asyncio.Event()
         #: Games finished (rated) by this run.
@@ -148,7 +163,7 @@ class LadderRun:
 
     def _waiting(self) -> list[str]:
         lobby = self.ladders.referee.lobby
-        return [b for b in self.entrants if b not in self.seated and any(
+        return [b for b in self.entrants if b not in self.seated and b not in self.busy and any(
             not c.closed.is_set() for c in lobby.idle.get(b, ()))]
 
     async def _enter_newcomers(self) -> None:
@@ -202,22 +217,29 @@ class LadderRun:
         ladders, players = self.ladders, gs.players
         try:
             try:
-                await self._write(ladders.store.begin_ladder_game, self.lid, gs.game_id, players,
-                                  ladders.owner)
-            except StoreError as e:
+                busy = await self._write(ladders.store.begin_ladder_game, self.lid, gs.game_id,
+                                         players, ladders.owner, ladders.lease)
+            except (StoreError, KeyError) as e:
                 log.warning("ladder_game_not_begun", ladder=self.lid, error=str(e))
-                for s in seats:
-                    if s.conn is not None:
-                        ladders.referee.lobby.give_back(s.conn)
+                self._give_back(seats)
                 if isinstance(e, StoreUnavailable):
                     # Holding the slot: no other start tries before the pause is over.
                     await asyncio.sleep(self._pause())
                 return
             self.pause = RETRY_FIRST
+            if busy:  # at a table of this ladder on another process: seated when free
+                log.info("ladder_table_refused", ladder=self.lid, busy=sorted(busy),
+                         why="at a table of this ladder on another process")
+                self.busy |= busy
+                self._give_back(seats)
+                return
+            self.games.add(gs.game_id)
             try:
                 outcome = await ladders.referee.play(gs, seats, release=True)
             except ShuttingDown:
-                return  # stays running: voided when the ladder runs again
+                return  # stays running: voided when its lease runs out, or the ladder runs again
+            finally:
+                self.games.discard(gs.game_id)
             await self._record(gs, outcome)
         finally:
             self.seated.difference_update(players)
@@ -225,6 +247,11 @@ class LadderRun:
             if current is not None:
                 self.running.discard(current)
             self.changed.set()
+
+    def _give_back(self, seats: list[Seat]) -> None:
+        for s in seats:
+            if s.conn is not None:
+                self.ladders.referee.lobby.give_back(s.conn)
 
     def _pause(self) -> float:
         pause, self.pause = self.pause, min(RETRY_MAX, self.pause * 2)

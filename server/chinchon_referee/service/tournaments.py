@@ -177,9 +177,10 @@ def add_admin_service(server: grpc.aio.Server, referee: Referee, tokens: TokenBo
     ladders = Ladders(referee, store, tokens, keep=director.remaining.declared,
                       release=lambda lid, bots: director.remaining.ended(lid, bots, cancelled=False),
                       owner=cluster.owner if cluster is not None else None,
-                      health=director.rows.health)
+                      health=director.rows.health,
+                      lease=cluster.lease if cluster is not None else 0.0)
     add_ladder_service(server, ladders)
     ladders.resume_all()
     if cluster is not None:
-        ladders.follow(cluster.on_beat)
+        ladders.follow(cluster.on_beat, cluster.on_leases_lost)
     return {"director": director, "ladders": ladders}

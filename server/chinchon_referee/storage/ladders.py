@@ -96,6 +96,9 @@ _ENTRANT = ("bot, mu, sigma, start_mu, start_sigma, games, wins, last_game, join
 
 
 class LadderRows:
+    #: The database's clock as SQL (sql.SqlStore's, by backend).
+    NOW: str
+
     @abstractmethod
     def _tx(self) -> contextlib.AbstractContextManager[Any]: ...
 
@@ -155,11 +158,51 @@ class LadderRows:
 
     # games ---------------------------------------------------------------------------
     def begin_ladder_game(self, lid: str, gid: str, players: Sequence[str],
-                          owner: str | None = None) -> None:
+                          owner: str | None = None, lease: float = 0.0) -> set[str]:
+        """Write the game ``gid`` of ``lid`` running, unless one of its ``players`` is at a
+        running game of ``lid`` already (seated by another process sharing the database):
+        the players found busy (nothing written), or an empty set (begun). The check and
+        the write are one transaction that holds the ladder's row (in PostgreSQL, its row
+        lock; SQLite writes one transaction at a time), so two processes never seat one
+        bot at two tables of a ladder at once. ``owner``: the process playing it, with a
+        lease of ``lease`` seconds (renewed by :meth:`renew_leases`)."""
         with self._tx() as c:
-            c.execute("INSERT INTO ladder_games (id, ladder_id, players, status, owner, started) "
-                      "VALUES (?, ?, ?, 'running', ?, ?)",
-                      (gid, lid, json.dumps(list(players)), owner, time.time()))
+            if not c.execute("UPDATE ladders SET rated = rated WHERE id = ?", (lid,)).rowcount:
+                raise KeyError(lid)
+            busy = {str(b) for (ps,) in c.execute(
+                "SELECT players FROM ladder_games WHERE ladder_id = ? AND status = 'running'",
+                (lid,)).fetchall() for b in json.loads(ps)} & set(players)
+            if busy:
+                return busy
+            lease_sql = "NULL" if owner is None else f"{self.NOW} + ?"
+            c.execute("INSERT INTO ladder_games (id, ladder_id, players, status, owner, started, "
+                      f"lease_until) VALUES (?, ?, ?, 'running', ?, ?, {lease_sql})",
+                      (gid, lid, json.dumps(list(players)), owner, time.time(),
+                       *(() if owner is None else (lease,))))
+        return set()
+
+    def busy_ladder_bots(self, lid: str) -> dict[str, str | None]:
+        """The bots at a running game of ``lid`` now, and the process playing each."""
+        return {str(b): None if o is None else str(o) for ps, o in self._query(
+            "SELECT players, owner FROM ladder_games WHERE ladder_id = ? AND "
+            "status = 'running'", (lid,)) for b in json.loads(ps)}
+
+    def renew_ladder_leases(self, owner: str, lease: float) -> int:
+        """Extend the leases of every ladder game ``owner`` is playing; how many."""
+        with self._tx() as c:
+            return int(c.execute(
+                f"UPDATE ladder_games SET lease_until = {self.NOW} + ? WHERE owner = ? AND "
+                "status = 'running'", (lease, owner)).rowcount)
+
+    def void_expired_ladder_games(self, grace: float = 0.0) -> int:
+        """Set void (never rated) the running ladder games whose lease ran out more than
+        ``grace`` seconds ago: their process died or lost the database. Their bots are
+        seated again by whichever process has their streams; a late result for such a
+        game is refused (:meth:`finish_ladder_game` writes only a running game)."""
+        with self._tx() as c:
+            return int(c.execute(
+                "UPDATE ladder_games SET status = 'void', lease_until = NULL WHERE "
+                f"status = 'running' AND lease_until < {self.NOW} - ?", (grace,)).rowcount)
 
     def finish_ladder_game(self, gid: str, result: Outcome, places: Sequence[int] | None,
                            stats: list[dict[str, Any]], record: dict[str, Any] | None,
@@ -176,7 +219,8 @@ class LadderRows:
                 return None
             lid, players = str(found[0][0]), list(json.loads(found[0][1]))
             if places is None:
-                c.execute("UPDATE ladder_games SET status = 'void', finished = ?, result = ?, "
+                c.execute("UPDATE ladder_games SET status = 'void', lease_until = NULL, "
+                          "finished = ?, result = ?, "
                           "stats = ?, record_z = ?, record_size = ? WHERE id = ?",
                           (now, result_json(result), json.dumps(stats), z, size, gid))
                 return LadderGameRow(gid, lid, players, LadderGameStatus.VOID, now, now)
@@ -186,7 +230,8 @@ class LadderRows:
             (n,), = c.execute("UPDATE ladders SET rated = rated + 1 WHERE id = ? RETURNING rated",
                               (lid,)).fetchall()
             after = self._rate(c, lid, players, places, rate, now)
-            c.execute("UPDATE ladder_games SET finished = ?, rated = ?, result = ?, places = ?, "
+            c.execute("UPDATE ladder_games SET lease_until = NULL, finished = ?, rated = ?, "
+                      "result = ?, places = ?, "
                       "ratings = ?, stats = ?, record_z = ?, record_size = ? WHERE id = ?",
                       (now, n, result_json(result), json.dumps(list(places)),
                        json.dumps([list(r) for r in after]), json.dumps(stats), z, size, gid))
@@ -210,14 +255,15 @@ class LadderRows:
                       (mu, sigma, won, now, f"{lid}/{p}"))
         return after
 
-    def void_ladder_games(self, lid: str, owner: str | None = None) -> int:
-        """Set the running games of ``lid`` (of ``owner``, if given) void: those stopped
-        with the referee. Never rated."""
-        sql = "UPDATE ladder_games SET status = 'void' WHERE ladder_id = ? AND status = 'running'"
-        args: list[Any] = [lid]
-        if owner is not None:
-            sql += " AND owner = ?"
-            args.append(owner)
+    def void_ladder_games(self, lid: str | None, owner: str | None = None) -> int:
+        """Set the running games of ``lid`` (of every ladder if None; of ``owner`` only,
+        if given) void: those stopped with the referee. Never rated."""
+        sql = "UPDATE ladder_games SET status = 'void', lease_until = NULL WHERE status = 'running'"
+        args: list[Any] = []
+        for column, value in (("ladder_id", lid), ("owner", owner)):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                args.append(value)
         with self._tx() as c:
             return int(c.execute(sql, args).rowcount)
 

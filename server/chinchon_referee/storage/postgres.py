@@ -136,7 +136,7 @@ class PostgresStore(SqlStore):
                     found = self._conn.execute(
                         "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                     if found is not None:
-                        for step in upgrade_steps(self.where, found[0], PG_DIALECT):
+                        for step in upgrade_steps(self.where, found[0], PG_DIALECT, tables):
                             self._conn.execute(step)
                 elif tables:
                     raise StoreError(

@@ -4,6 +4,7 @@ that the referee and the scheduler use, whatever the database."""
 from __future__ import annotations
 
 import json
+import re
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
@@ -15,7 +16,7 @@ from chinchon.engine import HandScore, Outcome
 from ..vocabulary import GameStatus, TournamentStatus
 
 #: The schema this referee reads and writes, in the ``meta`` table of every database.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 #: How a database of each older version is brought to the next (``{real}``, ``{blob}``:
 #: the backend's floating-point and byte-string types; ``{termination}``, ``{winners}``:
 #: its SQL reading them out of a row's result JSON). 1 -> 2: games hold their owner
@@ -35,6 +36,9 @@ UPGRADES: dict[int, tuple[str, ...]] = {
     # 2 -> 3: the standing ladders (issue #28): ``ladders``, ``ladder_entrants`` and
     # ``ladder_games``, new tables the schema creates (storage/ladders.py); nothing else.
     2: (),
+    # 3 -> 4: a ladder game holds a lease too (several processes on one database): a
+    # game whose process died or lost the database is voided by the others.
+    3: ("ALTER TABLE ladder_games ADD COLUMN lease_until {real}",),
 }
 
 
@@ -115,9 +119,21 @@ class ProcessRow:
     seen: float
 
 
-def upgrade_steps(where: str, found: str, dialect: dict[str, str]) -> list[str]:
-    """The statements that bring a database of schema version ``found`` to this
-    referee's; StoreError for a newer version or one this referee does not know."""
+def _altered(step: str) -> str:
+    """The table an upgrade step changes."""
+    found = re.match(r"\s*(?:ALTER TABLE|UPDATE)\s+(\w+)", step)
+    if found is None:
+        raise ValueError(f"an upgrade step names no table: {step!r}")
+    return found.group(1)
+
+
+def upgrade_steps(where: str, found: str, dialect: dict[str, str],
+                  tables: set[str]) -> list[str]:
+    """The statements that bring a database of schema version ``found`` (holding
+    ``tables``) to this referee's; StoreError for a newer version or one this referee
+    does not know. A step altering a table the database does not have yet is left out:
+    the schema then creates that table whole (a version 1 database gains the ladder
+    tables with their lease column)."""
     try:
         v = int(found)
     except ValueError:
@@ -126,7 +142,8 @@ def upgrade_steps(where: str, found: str, dialect: dict[str, str]) -> list[str]:
         raise StoreError(f"{where}: database schema version {v}, this referee reads versions "
                          f"up to {SCHEMA_VERSION}; use a newer referee")
     steps = [step.format(**dialect)
-             for n in range(v, int(SCHEMA_VERSION)) for step in UPGRADES[n]]
+             for n in range(v, int(SCHEMA_VERSION)) for step in UPGRADES[n]
+             if _altered(step) in tables]
     if steps:
         steps.append(f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version'")
     return steps

@@ -90,9 +90,12 @@ CREATE TABLE IF NOT EXISTS ladder_games (
     ratings TEXT,
     stats TEXT,
     record_z {blob},
-    record_size INTEGER
+    record_size INTEGER,
+    lease_until {real}
 );
 CREATE INDEX IF NOT EXISTS ladder_games_by_ladder ON ladder_games (ladder_id, rated);
+CREATE INDEX IF NOT EXISTS ladder_games_running ON ladder_games (ladder_id)
+    WHERE status = 'running';
 """
 
 
@@ -115,7 +118,8 @@ TABLES: dict[str, tuple[str, ...]] = {
     "ladder_entrants": ("id", "ladder_id", "bot", "mu", "sigma", "start_mu", "start_sigma",
                         "games", "wins", "last_game", "joined", "removed", "inherits"),
     "ladder_games": ("id", "ladder_id", "players", "status", "owner", "started", "finished",
-                     "rated", "result", "places", "ratings", "stats", "record_z", "record_size"),
+                     "rated", "result", "places", "ratings", "stats", "record_z", "record_size",
+                     "lease_until"),
 }
 #: Each table's key, for copies in pages.
 KEYS = {"meta": "key", "bots": "name", "tournaments": "id", "games": "id", "ladders": "id",

@@ -384,11 +384,13 @@ class SqlStore(CopyRows, LadderRows, Store):
         return {str(r[0]) for r in rows}
 
     def renew_leases(self, owner: str, lease: float) -> int:
-        """Extend the leases of every game ``owner`` is playing; how many."""
+        """Extend the leases of every game ``owner`` is playing, of tournaments and of
+        ladders; how many."""
         with self._tx() as c:
-            return c.execute(
-                f"UPDATE games SET lease_until = {self.NOW} + ? WHERE owner = ? AND "
+            return sum(c.execute(
+                f"UPDATE {table} SET lease_until = {self.NOW} + ? WHERE owner = ? AND "
                 "status = 'running'", (lease, owner)).rowcount
+                for table in ("games", "ladder_games"))
 
     def void_expired(self, grace: float = 0.0) -> int:
         """Set back to scheduled (counted in ``voided``) the running games whose lease ran

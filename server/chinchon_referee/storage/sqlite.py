@@ -239,7 +239,7 @@ def _open(path: str) -> sqlite3.Connection:
         if "meta" in tables:
             found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if found is not None:
-                upgrade = upgrade_steps(path, found[0], SQLITE_DIALECT)
+                upgrade = upgrade_steps(path, found[0], SQLITE_DIALECT, tables)
         elif tables:
             raise StoreError(f"{path}: not a referee database (it has tables "
                              f"{', '.join(sorted(tables)[:5])} and no meta table)")
