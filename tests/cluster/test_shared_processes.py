@@ -427,15 +427,32 @@ def test_workers_are_supervised_processes_that_share_the_work(tmp_path: Path, ur
             os.kill(int(str(x["pid"])), 0)
 
 
+def _port_below_a_busy_one() -> tuple[socket.socket, int]:
+    """A listening socket on port P + 1 and the port P, free a moment ago (another
+    test's process may hold the port next to a random one: CI saw worker 0 fail too)."""
+    for _ in range(50):
+        busy = socket.socket()
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1] - 1
+        probe = socket.socket()
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            busy.close()
+            continue
+        finally:
+            probe.close()
+        return busy, port
+    raise AssertionError("no free port found below a busy one in 50 tries")
+
+
 def test_workers_need_a_shared_database_and_stop_on_a_configuration_error(
         tmp_path: Path, url: str) -> None:
     res = subprocess.run([*CLI, "serve", "--workers", "2", "--db", url], capture_output=True,
                          text=True, timeout=60)
     assert res.returncode == 2 and "--workers 2: 1 to 256, with --shared" in res.stderr
-    busy = socket.socket()
-    busy.bind(("127.0.0.1", 0))
-    busy.listen()
-    port = busy.getsockname()[1] - 1  # worker 1's port is taken
+    busy, port = _port_below_a_busy_one()  # worker 1's port is taken, worker 0's free
     try:
         res = subprocess.run(
             [*CLI, "serve", "--shared", "--workers", "2", "--db", url, "--admin-token", ADMIN,
@@ -444,7 +461,7 @@ def test_workers_need_a_shared_database_and_stop_on_a_configuration_error(
         busy.close()
     assert res.returncode == 2, res.stderr[-2000:]
     assert '"worker_failed"' in res.stdout
-    assert f"--address 127.0.0.1:{port + 1}: cannot listen there" in res.stderr
+    assert f"--address 127.0.0.1:{port + 1}: cannot listen there" in res.stderr, res.stderr
 
 
 @pytest.mark.parametrize("shared", [2], indirect=True)
