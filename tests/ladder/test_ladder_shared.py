@@ -76,6 +76,11 @@ def _no_bot_at_two_tables(url: str, lid: str) -> None:
 
 
 def _check(url: str, lid: str) -> int:
+    """Once the closed ladder's games in progress have ended (they end and are rated, and
+    CI saw one rated between two reads of this check): each update once, in one order,
+    and the stored ratings equal to a replay of the stored games."""
+    until_sync(lambda: all(s != "running" for _, _, s, *_ in _rows(url, lid)),
+               "the games in progress ended", 120)
     with psycopg.connect(url) as c:
         rated = [int(r) for (r,) in c.execute(
             "SELECT rated FROM ladder_games WHERE ladder_id = %s AND status = 'finished' "

@@ -10,7 +10,7 @@ import collections
 import itertools
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import grpc
@@ -62,6 +62,8 @@ class Connection:
         # waiting for it in order. Almost always free, so no lock object is awaited.
         self._writing = False
         self._write_queue: collections.deque[asyncio.Future[None]] = collections.deque()
+        #: Called once no write is in flight or waiting (:meth:`when_written`).
+        self._quiet: list[Callable[[], None]] = []
         # The outstanding request: its id, and the future of the time its answer was
         # read; the answer (an encoded action) waits in _reply. The future holds no bytes:
         # the deadline heap keeps answered futures for a while, and an answer may be 64 KiB.
@@ -150,6 +152,8 @@ class Connection:
         lost, self.on_lost = self.on_lost, None
         if lost is not None:
             lost()
+        if self._quiet:
+            self._run_quiet()
 
     def _answer(self, request_id: int, action: bytes, now: float) -> bool:
         """Resolve the outstanding request if ``request_id`` is its id."""
@@ -316,6 +320,29 @@ class Connection:
                 turn.set_result(None)  # _writing stays True: it is theirs now
                 return
         self._writing = False
+        if self._quiet:
+            self._run_quiet()
+
+    @property
+    def writing(self) -> bool:
+        """A write is in flight or waiting on this stream. A write begun cannot be taken
+        back: a task cancelled mid-write leaves it in flight in gRPC, which then refuses
+        the stream's next write (GRPC_CALL_ERROR_TOO_MANY_OPERATIONS) and the stream ends
+        (seen: a bot whose game was stopped lost its stream and left). Whoever cancels a
+        task that writes here waits for :meth:`when_written` (Referee.stop)."""
+        return self._writing
+
+    def when_written(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once no write is in flight or waiting (at once if none is),
+        or the stream has closed."""
+        self._quiet.append(callback)
+        if not self._writing or self.closed.is_set():
+            self._run_quiet()
+
+    def _run_quiet(self) -> None:
+        quiet, self._quiet = self._quiet, []
+        for callback in quiet:
+            callback()
 
     def next_request_id(self) -> int:
         """The id of the next action request written on this stream."""
@@ -371,4 +398,25 @@ class Connection:
             # Read after the deadline, before the timer could fire: late all the same.
             raise TimedOut(took)
         return action, max(0.0, took)
+
+
+def cancel_between_writes(task: asyncio.Task[Any],
+                          streams: Callable[[], Sequence[Connection]]) -> None:
+    """Cancel ``task``, which writes on ``streams()`` (a game's, read again each time:
+    a seat may change streams), once none of them has a write in flight
+    (:attr:`Connection.writing`). Looked at from the event loop, never from inside a
+    write, so that the cancel finds the task waiting on anything but a write; a stream
+    that closes counts as done."""
+    if task.done():
+        return
+    busy = [c for c in streams() if c.writing and not c.closed.is_set()]
+    if not busy:
+        task.cancel()
+        return
+    loop = asyncio.get_running_loop()
+
+    def again() -> None:
+        loop.call_soon(cancel_between_writes, task, streams)
+
+    busy[0].when_written(again)
 

@@ -15,7 +15,7 @@ from chinchon.wire import outcome_to_wire
 from ..config import RefereeConfig
 from ..logs import get_logger
 from ..metrics import METRICS
-from .connection import Connection
+from .connection import Connection, cancel_between_writes
 from .errors import ShuttingDown
 from .house import make_house_bot
 from .house_worker import HouseWorker
@@ -230,7 +230,7 @@ class Referee:
             runner = self._playing.get(gid)
             if runner is not None and runner.task is not None and runner.stopped is None:
                 runner.stopped = why
-                runner.task.cancel()
+                cancel_between_writes(runner.task, runner.streams)
                 stopped.add(gid)
         return stopped
 

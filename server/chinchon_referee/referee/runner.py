@@ -168,6 +168,10 @@ class GameRunner:
         self._hold(False)  # a bot slow to read must not hold the practice games up
         await asyncio.gather(*(self._send(s, make(s)) for s in self.seats if s.remote))
 
+    def streams(self) -> list[Connection]:
+        """The game's streams now (a seat may have resumed on another)."""
+        return [s.conn for s in self.seats if s.conn is not None]
+
     async def tell_ended(self, result: g.GameResult, record: bytes = b"") -> None:
         """``game_ended`` to every remote seat still connected, with ``record`` (the
         encoding of a GameRecord), if given."""
