@@ -23,7 +23,6 @@ ranks 1st or 2nd and stays there to the end.
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -35,33 +34,17 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from chinchon.engine import DEFAULT_RULES, GreedyBot, RandomBot, play_game  # noqa: E402
-from chinchon.engine.actions import Action  # noqa: E402
-from chinchon.engine.observation import Observation  # noqa: E402
 from chinchon.strategies import StrongBot  # noqa: E402
 from chinchon_referee.ladder.leaderboard import Standing, leaderboard  # noqa: E402
 from chinchon_referee.ladder.matchmaking import LastTable, next_tables  # noqa: E402
 from chinchon_referee.ladder.ratings import PRIOR, Rating, update  # noqa: E402
-
-
-class Noisy:
-    """A bot that plays a random legal action with probability ``eps``."""
-
-    def __init__(self, bot: Any, eps: float, seed: int) -> None:
-        self.bot, self.eps, self.rng = bot, eps, random.Random(seed)
-        self.name = f"noisy-{bot.name}"
-
-    def choose(self, obs: Observation, legal: Sequence[Action]) -> Action:
-        if self.rng.random() < self.eps:
-            return self.rng.choice(list(legal))
-        action: Action = self.bot.choose(obs, legal)
-        return action
-
+from ladder_bots import NOISY_GREEDY, NOISY_STRONG, Noisy  # noqa: E402
 
 MAKERS: dict[str, Callable[[int], Any]] = {
     "strong": lambda s: StrongBot(seed=s),
-    "noisy-strong": lambda s: Noisy(StrongBot(seed=s), 0.2, s),
+    "noisy-strong": lambda s: Noisy(StrongBot(seed=s), NOISY_STRONG, s),
     "greedy": lambda s: GreedyBot(),
-    "noisy-greedy": lambda s: Noisy(GreedyBot(), 0.5, s),
+    "noisy-greedy": lambda s: Noisy(GreedyBot(), NOISY_GREEDY, s),
     "random": lambda s: RandomBot(s),
 }
 
