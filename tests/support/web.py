@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import subprocess
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +129,14 @@ async def running_on_the_web(url: str, tid: str) -> str:
 
     await until_async(shown, "the web view shows a game running")
     return found[0]
+
+
+def shown_number(x: float, digits: int) -> str:
+    """A number as the pages show it (tournament.js's ``num``): JavaScript's
+    ``toFixed(digits)``, which rounds the float's exact value half away from zero (1.125
+    shows 1.13, where Python's round() gives 1.12), trailing ``.0…`` dropped."""
+    fixed = str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+    return re.sub(r"\.0+$", "", fixed)
 
 
 def get_json(url: str) -> Any:

@@ -36,6 +36,7 @@ from tests.support.web import (
     hidden_cards,
     new_page,
     public_cards,
+    shown_number,
     states_of,
 )
 
@@ -163,8 +164,8 @@ def test_home_tournament_live_game_and_replay_pages_in_a_browser(
             "#standings tr[data-bot]",
             "rs => rs.map(r => [r.dataset.bot, r.querySelector('.mp').textContent, "
             "Number(r.querySelector('.games').textContent)])")
-        assert [(b, float(mp), n) for b, mp, n in rows] == [
-            (r.bot, round(r.match_points, 2), r.games) for r in final.rows]
+        assert [tuple(row) for row in rows] == [
+            (r.bot, shown_number(r.match_points, 2), r.games) for r in final.rows]
         # The live game, now finished: its record shows every hand; none was shown live.
         record = get_json(f"{base}api/g/{urllib.parse.quote(gid)}/record.json")
         for snap in snaps:
