@@ -1,9 +1,11 @@
 """How long ``chinchon admin`` takes to start (issue #27): wall time of ``chinchon admin
 --help`` and of one ``admin list`` against a port nobody listens on (the command's whole
-import path, then the failed call), beside two baselines measured in the same run: the
-interpreter alone (``python -c pass``) and ``import grpc`` (which every admin command
-needs). Medians of ``--runs`` runs each, interleaved so that a busy machine slows them
-alike; then ``python -X importtime``'s top imports of the admin path.
+import path, then the failed call); and the import paths of a server (``serve --help``,
+``tournament run --help``, issue #24: the test suite starts about 200 servers), beside
+two baselines measured in the same run: the interpreter alone (``python -c pass``) and
+``import grpc`` (which every admin command needs). Medians of ``--runs`` runs each,
+interleaved so that a busy machine slows them alike; then ``python -X importtime``'s top
+imports of the admin path.
 
     python bench/bench_cli_start.py [--runs 15] [--tree DIR]...
 
@@ -77,6 +79,11 @@ def main() -> None:
         cases[f"admin --help ({label})"] = ([*cli, "--help"], _env(tree))
         cases[f"admin list, nobody listening ({label})"] = (
             [*cli, "--target", f"127.0.0.1:{port}", "--timeout", "2", "list"], _env(tree))
+        # A server's import path (without --http: no web view, no Swiss matcher loaded).
+        server = [py, "-m", "chinchon_referee.cli"]
+        cases[f"serve --help ({label})"] = ([*server, "serve", "--help"], _env(tree))
+        cases[f"tournament run --help ({label})"] = (
+            [*server, "tournament", "run", "--help"], _env(tree))
     times: dict[str, list[float]] = {k: [] for k in cases}
     for _ in range(args.runs):
         for name, (cmd, env) in cases.items():

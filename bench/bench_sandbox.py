@@ -12,7 +12,8 @@ Three parts, each against a baseline measured in the same run, alternately:
   socket, alternately for ``--rounds`` pairs: the bot's decisions per second of wall
   time (one game at a time: the inverse of its mean round trip, decision included);
 * **a tournament**: ``chinchon tournament run`` of 4 SDK greedy bots (a round-robin of
-  24 games, concurrency 4), unconfined and with ``[sandbox] default = true``,
+  6 pairings, ``--cup-games`` games each, 4 by default: 24 games, concurrency 4),
+  unconfined and with ``[sandbox] default = true``,
   alternately for ``--rounds`` pairs: decisions (every move of its records) per second
   of the span from its first game's start to its last game's end;
 * **a spinning neighbour**: the same unconfined practice session, quiet, then while a
@@ -155,7 +156,7 @@ async def neighbour(confinement: Confinement, folder: Path, games: int) -> dict[
 CUP = """
 name = "bench cup"
 table_size = 2
-games_per_pairing = 4
+games_per_pairing = {per_pairing}
 concurrency = 4
 start = "when_connected"
 seed = "bench-cup"
@@ -166,7 +167,7 @@ bank = 30.0
 """
 
 
-def _cup_rate(folder: Path, sandboxed: bool) -> float:
+def _cup_rate(folder: Path, sandboxed: bool, per_pairing: int) -> float:
     """One tournament run: its decisions per second of play."""
     run = folder / ("boxed" if sandboxed else "plain")
     shutil.rmtree(run, ignore_errors=True)
@@ -175,7 +176,7 @@ def _cup_rate(folder: Path, sandboxed: bool) -> float:
                     f'command = ["{{python}}", "-m", "chinchon.sdk", "--bot", "greedy"]\n'
                     for i in range(4))
     (run / "cup.toml").write_text(CUP.format(sandbox="[sandbox]\ndefault = true\n"
-                                             if sandboxed else "") + parts)
+                                             if sandboxed else "", per_pairing=per_pairing) + parts)
     proc = subprocess.run([sys.executable, "-m", "chinchon_referee.cli", "tournament", "run",
                            "cup.toml", "--results", "res", "--quiet", "--http", "off"],
                           cwd=run, capture_output=True, text=True, timeout=900)
@@ -190,10 +191,10 @@ def _cup_rate(folder: Path, sandboxed: bool) -> float:
     return moves / span
 
 
-def tournament(folder: Path, rounds: int) -> dict[str, Any]:
+def tournament(folder: Path, rounds: int, per_pairing: int) -> dict[str, Any]:
     pairs = []
     for _ in range(rounds):
-        plain, boxed = _cup_rate(folder, False), _cup_rate(folder, True)
+        plain, boxed = _cup_rate(folder, False, per_pairing), _cup_rate(folder, True, per_pairing)
         pairs.append({"plain": round(plain), "sandboxed": round(boxed),
                       "ratio": round(boxed / plain, 3)})
     return {"pairs": pairs, "median_ratio": statistics.median(p["ratio"] for p in pairs)}
@@ -209,7 +210,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             print("start-up:", out["startup"], flush=True)
             out["throughput"] = await throughput(confinement, folder, args.rounds, args.games)
             print("decisions/s:", out["throughput"], flush=True)
-            out["tournament"] = await asyncio.to_thread(tournament, folder, args.rounds)
+            out["tournament"] = await asyncio.to_thread(tournament, folder, args.rounds,
+                                                       args.cup_games)
             print("tournament decisions/s:", out["tournament"], flush=True)
             if confinement.warning is None:
                 out["neighbour"] = await neighbour(confinement, folder, args.games)
@@ -224,11 +226,13 @@ if __name__ == "__main__":
     ap.add_argument("--starts", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--games", type=int, default=4)
+    ap.add_argument("--cup-games", type=int, default=4,
+                    help="games per pairing of the tournament part (default 4: 24 games)")
     ap.add_argument("--smoke", action="store_true", help="every part briefly (a check)")
     ap.add_argument("--json", metavar="FILE")
     a = ap.parse_args()
     if a.smoke:
-        a.starts, a.rounds, a.games = 2, 1, 1
+        a.starts, a.rounds, a.games, a.cup_games = 2, 1, 1, 1
     result = asyncio.run(main(a))
     if a.json:
         Path(a.json).write_text(json.dumps(result, indent=2))

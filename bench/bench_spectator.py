@@ -333,7 +333,7 @@ def attacks(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                                 "web_rss_growth_kib": proc_status(run.web_pid)["VmRSS"] - rss0,
                                 "load": os.getloadavg()[0]})
                 print(f"  round {rnd + 1}: {name} done (load {os.getloadavg()[0]:.2f})", flush=True)
-                time.sleep(2.0)  # the attack's connections wind down
+                time.sleep(args.wind_down)  # the attack's connections wind down
         windows.append(_quiet(run, args.rounds, args.window))
     finally:
         terms = run.terminations()  # the games of the measured time (not those the stop cuts)
@@ -475,6 +475,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--window", type=float, default=20.0, help="seconds of a measured window")
     ap.add_argument("--settle", type=float, default=4.0, help="seconds an attack runs before it is measured")
     ap.add_argument("--warmup", type=float, default=20.0)
+    ap.add_argument("--wind-down", type=float, default=2.0,
+                    help="seconds after an attack before the next quiet window")
     ap.add_argument("--pairs", type=int, default=3, help="feed cost pairs")
     ap.add_argument("--connections", type=int, default=2000)
     ap.add_argument("--streams", type=int, default=1000)
@@ -487,8 +489,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write every figure here")
     args = ap.parse_args(argv)
     if args.smoke:
-        args.rounds, args.window, args.settle, args.warmup, args.pairs = 1, 2.0, 1.0, 3.0, 1
-        args.connections, args.streams, args.unknown, args.drop_every = 100, 50, 500, 1.5
+        args.rounds, args.window, args.settle, args.warmup, args.pairs = 1, 1.0, 0.5, 1.0, 1
+        args.wind_down = 0.5
+        args.connections, args.streams, args.unknown, args.drop_every = 100, 50, 500, 1.0
     resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
     parts = args.only or ["attacks", "feed_cost", "file_limit"]
     print(f"bench_spectator: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; "

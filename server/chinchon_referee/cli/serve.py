@@ -11,7 +11,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..auth import TokenBook, digest
 from ..cluster.member import LEASE, Cluster
@@ -26,11 +26,13 @@ from ..service.server import LOOPS, RunningServer, start_server, tune_gc, use_lo
 from ..service.tournaments import add_admin_service
 from ..storage import GameRow, Store, StoreError, is_url, open_store
 from ..tournament.model import SpecError, declared
-from ..web import RunningWeb, WebContext, listen_feed, parse_http, start_web
-from ..web.feed import Feed
-from ..web.settings import WebSettings, add_http_options, settings_from_args
-from ..web.spawn import FeedListener, open_feed
+from ..web.settings import WebSettings, add_http_options, parse_http, settings_from_args
 from .secrets import AdminToken, admin_token, bot_tokens, check_registrations, shared_with_others
+
+if TYPE_CHECKING:  # the web view (aiohttp) is loaded only when this process feeds one
+    from ..web import RunningWeb
+    from ..web.feed import Feed
+    from ..web.spawn import FeedListener
 
 log = get_logger("serve")
 #: The most worker processes ``--workers`` starts (one per core is the rule).
@@ -330,6 +332,9 @@ async def _start_grpc(args: argparse.Namespace, opts: _Options, served: _Served,
 async def _start_web(args: argparse.Namespace, opts: _Options, served: _Served,
                      referee: Referee, admin: AdminToken) -> None:
     """The web view in a process of its own, fed by this one (docs/web.md)."""
+    from ..web import WebContext, listen_feed, start_web
+    from ..web.spawn import open_feed
+
     assert served.running is not None
     cluster = served.cluster
     web_ctx = WebContext(

@@ -35,7 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
@@ -60,11 +60,14 @@ from ..tournament.formats.structure import describe
 from ..tournament.model import Participant, SpecError, StartMode, TournamentSpec, read_toml
 from ..tournament.report import TournamentReport
 from ..vocabulary import TournamentStatus
-from ..web import RunningWeb, WebContext, parse_http, start_web
+from ..web.settings import parse_http
 from .record_files import remove_game_records
 from .records import add_run_options, open_tournament, write_run_records
 from .records import register as register_records
 from .standings_table import console, format_summary, standings_table
+
+if TYPE_CHECKING:  # the web view (aiohttp) is loaded only when a run serves it
+    from ..web import RunningWeb
 
 log = get_logger("tournament")
 
@@ -568,6 +571,8 @@ async def _web(referee: Referee, db: str, http: str) -> RunningWeb | None:
     address cannot be had (the tournament runs anyway)."""
     if http == "off":
         return None
+    from ..web import WebContext, start_web
+
     try:
         site = await start_web(WebContext(referee=referee, db=db), *parse_http(http))
     except (ValueError, OSError) as e:

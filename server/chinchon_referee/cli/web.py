@@ -19,8 +19,8 @@ from ..fdlimit import raise_nofile
 from ..logs import LogFormat, configure
 from ..web.app import AppConfig
 from ..web.process import lower_priority, run_apart, use_uvloop
-from ..web.serving import bind, parse_http
-from ..web.settings import NICE, add_http_options, settings_from_args
+from ..web.serving import bind
+from ..web.settings import NICE, add_http_options, parse_http, settings_from_args
 from ..web.weblog import route_foreign_logs
 
 

@@ -6,11 +6,11 @@ process itself (process.py) does not, so the names are loaded when first asked f
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .serving import RunningWeb, parse_http
-    from .settings import WebSettings
+    from .serving import RunningWeb
+    from .settings import WebSettings, parse_http
     from .spawn import WebContext, listen_feed, start_web
 
-_WHERE = {"RunningWeb": "serving", "parse_http": "serving", "WebContext": "spawn",
+_WHERE = {"RunningWeb": "serving", "parse_http": "settings", "WebContext": "spawn",
           "start_web": "spawn", "listen_feed": "spawn", "WebSettings": "settings"}
 
 __all__ = ["RunningWeb", "WebContext", "WebSettings", "listen_feed", "parse_http", "start_web"]

@@ -13,7 +13,7 @@ import webbrowser
 from typing import Any
 
 from .process import start_records_view
-from .serving import parse_http
+from .settings import parse_http
 
 
 def _game_id(record: dict[str, Any], fallback: str) -> str:

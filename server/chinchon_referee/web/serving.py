@@ -30,7 +30,6 @@ from .settings import WebSettings
 
 log = get_logger("web")
 
-DEFAULT_HOST = "127.0.0.1"
 #: File descriptors kept for everything but connections (database files, the feed,
 #: pipes, the connections closed but not yet released by the loop).
 FD_RESERVE = 384
@@ -41,18 +40,6 @@ SWEEP = 0.5
 _REFUSED = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
             b"Retry-After: 5\r\nConnection: close\r\nContent-Length: 32\r\n\r\n"
             b"too many connections: try again\n")
-
-
-def parse_http(text: str) -> tuple[str, int]:
-    """``HOST:PORT``, ``:PORT`` or ``PORT`` (host 127.0.0.1: only this machine, unless
-    a host is given); ValueError saying what is wrong."""
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = "", text
-    host = host.strip("[]") or DEFAULT_HOST
-    if not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"--http {text}: give HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free port)")
-    return host, int(port)
 
 
 def bind(host: str, port: int) -> socket.socket:

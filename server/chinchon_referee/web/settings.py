@@ -16,6 +16,20 @@ CLIENT_IN_FLIGHT = 8
 GLOBAL_IN_FLIGHT = 128
 #: The web process's nice value above the referee's: its CPU yields to the games.
 NICE = 10
+#: The host the web view listens on when ``--http`` names none: only this machine.
+DEFAULT_HOST = "127.0.0.1"
+
+
+def parse_http(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` or ``PORT`` (host 127.0.0.1: only this machine, unless
+    a host is given); ValueError saying what is wrong."""
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "", text
+    host = host.strip("[]") or DEFAULT_HOST
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--http {text}: give HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free port)")
+    return host, int(port)
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import networkx as nx  # type: ignore[import-untyped]
-
 from .swiss_lookahead import LOOKAHEAD, best_completable
 
 #: Fields larger than this are paired in bands of this many bots.
@@ -155,6 +153,10 @@ def _match(order: Sequence[str], band: list[int], bye: bool, h: History, odd_gam
     nodes = band + ([dummy] if bye else [])
     edges = _edges(order, nodes, dummy, h, odd_games)
     weights = _weights(edges, len(nodes) // 2)
+    # Imported here: networkx is a large package that only a Swiss pairing uses (every
+    # `chinchon serve` and `tournament run` would pay its import at start-up).
+    import networkx as nx  # type: ignore[import-untyped]
+
     g = nx.Graph()
     g.add_nodes_from(nodes)
     for (a, b), w in zip(edges, weights, strict=True):
