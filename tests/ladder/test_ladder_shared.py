@@ -90,16 +90,22 @@ def _check(url: str, lid: str) -> int:
     return len(rated)
 
 
+def _create(tmp_path: Path, first: AdminCli, second: AdminCli) -> str:
+    """The ladder, created through the first process; its id once the second lists it."""
+    toml = tmp_path / "ladder.toml"
+    toml.write_text(LADDER)
+    m = re.search(r"created ladder (l-[0-9a-f]+)", first("ladder", "create", str(toml)))
+    assert m
+    lid = m.group(1)
+    until_sync(lambda: lid in second("ladder", "list"), "the other process lists it", 30)
+    return lid
+
+
 def test_two_processes_play_one_ladder_and_rate_each_game_once(tmp_path: Path, url: str) -> None:
     shared = Shared(tmp_path, url, 2)
     try:
         first, second = (AdminCli(tmp_path, p) for p in shared.ports)
-        toml = tmp_path / "ladder.toml"
-        toml.write_text(LADDER)
-        m = re.search(r"created ladder (l-[0-9a-f]+)", first("ladder", "create", str(toml)))
-        assert m
-        lid = m.group(1)
-        until_sync(lambda: lid in second("ladder", "list"), "the other process lists it", 30)
+        lid = _create(tmp_path, first, second)
         shared.launch(BOTS)
         until_sync(lambda: len(_owners(url, lid)) == 2 and rated(first, lid) >= 10,
                    "games rated by both processes", 180, lambda: _owners(url, lid))
@@ -117,15 +123,10 @@ def test_a_process_killed_mid_game_has_its_game_voided_and_its_bots_seated_again
     shared = Shared(tmp_path, url, 2)
     try:
         first, second = (AdminCli(tmp_path, p) for p in shared.ports)
-        toml = tmp_path / "ladder.toml"
-        toml.write_text(LADDER)
-        m = re.search(r"created ladder (l-[0-9a-f]+)", first("ladder", "create", str(toml)))
-        assert m
-        lid = m.group(1)
+        lid = _create(tmp_path, first, second)
         victim, survivor = shared.servers
         victim_name = victim._listening()[0]["process"]
         survivor_name = survivor._listening()[0]["process"]
-        until_sync(lambda: lid in second("ladder", "list"), "the other process lists it", 30)
         shared.launch(BOTS)
 
         def frozen_mid_game() -> bool:
