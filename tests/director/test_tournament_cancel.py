@@ -64,3 +64,44 @@ async def test_cancel_stops_games_in_flight_and_ends_watchers(env: InProcess, bo
     assert env.store.tournament(tid).status == "cancelled"
     done = [x for x in env.store.games(tid) if x.status == "finished"]
     assert env.ended() == Counter({x.id: 1 for x in done})
+
+
+async def test_cancelling_a_tournament_mid_game_leaves_its_bots_streams_to_their_other_one(
+        env: InProcess, bots: SpawnBot) -> None:
+    """A bot's stream serves every tournament that declares it. Cancelling one in the
+    middle of a game stops that game between two writes to its bots (Referee.cancel):
+    a task cancelled while a write was in flight would leave the write with gRPC, which
+    refuses the stream's next write and ends it, and the bot would lose its games of the
+    other tournament. Five tournaments are cancelled mid-game; then the one created
+    first, which kept the bots from being dismissed, plays every game normally on the
+    same streams. Whether a cancel lands mid-write is a matter of timing: on an idle
+    machine it did not in six runs of the old code (a write to a bot that reads is
+    short), so this checks the scenario end to end, and tests/referee/test_write_watch.py
+    shows the break itself and that ``cancel_between_writes`` (which Referee.cancel
+    calls) avoids it."""
+    keep, _ = env.director.create(TournamentSpec.from_dict(spec_dict(
+        "kept", ["a", "b"], games_per_pairing=4, concurrency=1)))
+    await bots(sdk("greedy"), env.server, "a")
+    await bots(sdk("greedy"), env.server, "b")
+    assert await env.server.referee.lobby.wait_all(["a", "b"], 20)
+    streams = {b: env.server.referee.lobby.connected(b) for b in ("a", "b")}
+    for i in range(5):
+        tid, _ = env.director.create(TournamentSpec.from_dict(spec_dict(
+            f"called-off-{i}", ["a", "b"], games_per_pairing=20, concurrency=1, rules={})))
+        env.director.start(tid)
+
+        def in_a_game(tid: str = tid) -> bool:
+            return (env.server.referee.games_running > 0
+                    and any(g.status == "running" for g in env.store.games(tid)))
+
+        await until(in_a_game, f"a game of tournament {i} under way", 60)
+        await env.director.cancel(tid)
+        assert env.store.tournament(tid).status == "cancelled"
+    await until(lambda: env.server.referee.games_running == 0, "the stopped games ended", 30)
+    assert {b: env.server.referee.lobby.connected(b) for b in ("a", "b")} == streams
+    env.director.start(keep)
+    await until(lambda: env.store.tournament(keep).status == "finished", "the kept one played", 120)
+    games = env.store.games(keep)
+    assert len(games) == 4 and {g.status for g in games} == {"finished"}
+    ends = Counter(g.record["result"]["termination"] for g in games if g.record is not None)
+    assert set(ends) <= {"TERMINATION_NORMAL", "TERMINATION_CHINCHON"}, ends

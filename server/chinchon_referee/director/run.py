@@ -257,7 +257,7 @@ class TournamentRun:
             # Cancelled (CancelTournament): the games in flight stop too, so nothing is
             # recorded after the cancel; their rows are voided by the caller.
             for t in list(self.running):
-                t.cancel()
+                self.d.referee.cancel(t)  # between two writes to its bots
             await asyncio.gather(*self.running, return_exceptions=True)
             raise
         finally:

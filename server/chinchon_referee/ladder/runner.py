@@ -131,7 +131,7 @@ class LadderRun:
             log.error("ladder_run_stopped", ladder=self.lid, error=str(e))
         except asyncio.CancelledError:
             for t in list(self.running):
-                t.cancel()
+                self.ladders.referee.cancel(t)  # between two writes to its bots
             raise
         finally:
             stop()

@@ -234,6 +234,17 @@ class Referee:
                 stopped.add(gid)
         return stopped
 
+    def cancel(self, task: asyncio.Task[Any]) -> None:
+        """Cancel ``task`` (a tournament's or a ladder's game, stopped with its
+        tournament): if it is playing a game here, once none of the game's streams has a
+        write in flight (``cancel_between_writes``: a write cancelled mid-way breaks its
+        stream, which the bot may be using for another tournament's games), else now."""
+        for runner in self._playing.values():
+            if runner.task is task:
+                cancel_between_writes(task, runner.streams)
+                return
+        task.cancel()
+
     async def _release(self, seats: Sequence[Seat] | None) -> None:
         """Give the seats' streams back to the lobby (which ends them, saying why, once
         the referee is shutting down)."""
