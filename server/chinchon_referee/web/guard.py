@@ -27,6 +27,9 @@ from aiohttp import web
 
 from .settings import CLIENT_IN_FLIGHT, GLOBAL_IN_FLIGHT, WebSettings
 
+#: The request's client, as the guard counted it (its address, or X-Forwarded-For's).
+CLIENT = web.RequestKey("client", str)
+
 #: Content-Security-Policy of every response: nothing from anywhere but this server.
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'")
@@ -183,7 +186,7 @@ class Guard:
                         text="this server does not answer to that host name (give it "
                         "with --http-allowed-host if it is this server's)")
                 client = self.client_of(request)
-                request["client"] = client
+                request[CLIENT] = client
                 stream = request.path.endswith(STREAM_SUFFIXES)
                 c = self.admit(client, stream)
                 try:

@@ -24,6 +24,8 @@ from typing import Any
 
 from aiohttp import web
 
+from .guard import CLIENT
+
 #: Streams open at once, all pages together, by default.
 MAX_SUBSCRIBERS = 200
 #: Streams open at once from one address, by default.
@@ -187,7 +189,7 @@ async def stream(
     seconds without a change, and sent if it differs (one that changes with time: the
     delayed full view, never shared, never stored by a cache: ``no-store``)."""
     interval = min_interval if callable(min_interval) else (lambda: min_interval)
-    slot = subs.try_add(str(request.get("client", request.remote or "")))
+    slot = subs.try_add(request.get(CLIENT, request.remote or ""))
     if isinstance(slot, str):
         raise web.HTTPServiceUnavailable(text=slot, headers={"Retry-After": "5"})
     headers = {"Content-Type": "text/event-stream", "X-Accel-Buffering": "no",
