@@ -291,13 +291,19 @@ function gameRow(g) {
       h("a", { href: `/api/g/${encodeURIComponent(g.id)}/record.json`, download: `${g.id}.json` }, "record")));
 }
 
+// The latest list asked for: an answer to an older one (a filter changed again before it
+// came) is dropped, or it could land last and show the old filter's games.
+let gamesAsked = 0;
+
 async function loadGames() {
+  const mine = ++gamesAsked;
   const q = new URLSearchParams({ bot: filter.bot, result: filter.result, offset: filter.offset, limit: filter.limit });
   if (filter.bot && filter.opponent) q.set("opponent", filter.opponent);
   const box = $("#games");
   if (!box) return;
   try {
     const d = await getJSON(`${api}/games?${q}`);
+    if (mine !== gamesAsked) return;
     const pages = Math.max(1, Math.ceil(d.total / d.limit)), page = Math.floor(d.offset / d.limit) + 1;
     replace(box,
       scroller(h("table", { class: "grid", id: "games-table", "data-total": d.total },
@@ -308,7 +314,7 @@ async function loadGames() {
         ` page ${page} of ${pages} (${d.total} games) `,
         h("button", { id: "next", disabled: page >= pages, onclick: () => { filter.offset += filter.limit; changed(); } }, "older →")));
   } catch (e) {
-    replace(box, h("p", { class: "error" }, String(e.message)));
+    if (mine === gamesAsked) replace(box, h("p", { class: "error" }, String(e.message)));
   }
 }
 
