@@ -102,6 +102,11 @@ class TournamentRun:
         stop_beat = d.cluster.on_beat(self._beat) if d.cluster is not None else (lambda: None)
         try:
             await self._loop(spec)
+        except asyncio.CancelledError:
+            # Cancelled (CancelTournament), wherever the loop was: the games in flight
+            # stop too, so nothing is recorded after the cancel; the caller voids their rows.
+            await d.referee.cancel(self.running)
+            raise
         finally:
             stop_listening()
             stop_health()
@@ -162,8 +167,9 @@ class TournamentRun:
         while True:
             if d.referee.closing is not None:
                 # No game starts once the referee shuts down; those in progress end or
-                # are stopped (without a result) by the shutdown.
-                await asyncio.gather(*self.running, return_exceptions=True)
+                # are stopped (without a result) by the shutdown. Shielded: a cancel
+                # meanwhile reaches the games through run's handler, between writes.
+                await asyncio.shield(asyncio.gather(*self.running, return_exceptions=True))
                 raise ShuttingDown(d.referee.closing)
             if not await self._refresh():
                 break
@@ -253,13 +259,6 @@ class TournamentRun:
         waiter = asyncio.ensure_future(self.changed.wait())
         try:
             await asyncio.wait({waiter}, timeout=timeout)
-        except asyncio.CancelledError:
-            # Cancelled (CancelTournament): the games in flight stop too, so nothing is
-            # recorded after the cancel; their rows are voided by the caller.
-            for t in list(self.running):
-                self.d.referee.cancel(t)  # between two writes to its bots
-            await asyncio.gather(*self.running, return_exceptions=True)
-            raise
         finally:
             waiter.cancel()
 

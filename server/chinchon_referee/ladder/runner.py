@@ -130,8 +130,7 @@ class LadderRun:
         except StoreError as e:  # run again when the referee starts again
             log.error("ladder_run_stopped", ladder=self.lid, error=str(e))
         except asyncio.CancelledError:
-            for t in list(self.running):
-                self.ladders.referee.cancel(t)  # between two writes to its bots
+            await self.ladders.referee.cancel(self.running)  # between two writes to its bots
             raise
         finally:
             stop()

@@ -234,16 +234,21 @@ class Referee:
                 stopped.add(gid)
         return stopped
 
-    def cancel(self, task: asyncio.Task[Any]) -> None:
-        """Cancel ``task`` (a tournament's or a ladder's game, stopped with its
-        tournament): if it is playing a game here, once none of the game's streams has a
-        write in flight (``cancel_between_writes``: a write cancelled mid-way breaks its
-        stream, which the bot may be using for another tournament's games), else now."""
-        for runner in self._playing.values():
-            if runner.task is task:
+    async def cancel(self, tasks: Iterable[asyncio.Task[Any]]) -> None:
+        """Cancel these tasks (a tournament's or a ladder's games, stopped with it) and
+        wait until they have ended. One playing a game here is cancelled once none of the
+        game's streams has a write in flight (``cancel_between_writes``: a write cancelled
+        mid-way breaks its stream, which the bot may be using for another tournament's
+        games); any other (not seated yet) at once."""
+        tasks = list(tasks)
+        playing = {r.task: r for r in self._playing.values() if r.task is not None}
+        for task in tasks:
+            runner = playing.get(task)
+            if runner is not None:
                 cancel_between_writes(task, runner.streams)
-                return
-        task.cancel()
+            else:
+                task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _release(self, seats: Sequence[Seat] | None) -> None:
         """Give the seats' streams back to the lobby (which ends them, saying why, once
