@@ -17,9 +17,10 @@ nothing to play), then StartTournament; the run ends with the FINISHED event of 
 WatchTournament stream on the last process.
 
 Measured from /proc (utime + stime): every referee process (read before it is stopped),
-the bots (``wait4``), and the private PostgreSQL cluster (its postmaster with the
-backends it reaped, plus its live children); from PostgreSQL: the transactions committed
-in the database and the WAL written. Decisions are the bots' answers.
+the bots (``wait4``), and the private PostgreSQL cluster (its postmaster and its live
+children exactly, from schedstat, plus the backends it reaped, in clock ticks); from
+PostgreSQL: the transactions committed in the database and the WAL written. Decisions
+are the bots' answers.
 
     python bench/bench_shared.py                                # own PostgreSQL, 2 rounds
     python bench/bench_shared.py --games-per-pairing 20 --rounds 3 --json out.json
@@ -86,21 +87,27 @@ def postmaster_pid(url: str) -> int | None:
             return None
 
 
+def _run_ns(pid: int) -> int:
+    """The nanoseconds a (single-threaded) process has run: exact, where utime and stime
+    are counted in clock ticks and a light backend's work can fall between two ticks."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        return int(f.read().split()[0])
+
+
 def postgres_cpu(postmaster: int) -> float:
-    """CPU-seconds of the server: the postmaster, the children it reaped (backends of
-    connections since closed) and its live children."""
-    f = _stat(postmaster)
-    total = sum(int(x) for x in f[11:15])
+    """CPU-seconds of the server: the postmaster and its live children, exactly (schedstat),
+    and the children it reaped (backends of connections since closed), in clock ticks."""
+    reaped = sum(int(x) for x in _stat(postmaster)[13:15])
+    total_ns = _run_ns(postmaster)
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
-            c = _stat(int(d))
-        except OSError:
+            if int(_stat(int(d))[1]) == postmaster:
+                total_ns += _run_ns(int(d))
+        except (OSError, ValueError, IndexError):
             continue
-        if int(c[1]) == postmaster:
-            total += int(c[11]) + int(c[12])
-    return total / CLK_TCK
+    return reaped / CLK_TCK + total_ns / 1e9
 
 
 def pg_counters(url: str) -> tuple[int, int]:
