@@ -80,6 +80,9 @@ command = ["node", {json.dumps(str(NODE_BOT))}]
     assert len(exits) == 6, exits  # 2 instances each (concurrency 2, 3 bots, 2 seats)
     assert all(e["code"] == 0 and e["by_itself"] for e in exits), exits
     assert not [e for e in logs if e["event"] == "bot_stopped"]
+    # Exiting once dismissed is what a bot is asked to do: no "ended during the run".
+    assert not [e for e in logs if e["event"] == "bot_ended"], logs
+    assert "ended during the run" not in proc.stdout, proc.stdout[-3000:]
     bots = ["greedy-py", "random-py", "node"]
     st = json.loads((results / "standings.json").read_text(encoding="utf-8"))
     assert sorted(r["bot"] for r in st["rows"]) == sorted(bots)

@@ -33,6 +33,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -200,11 +201,14 @@ class Sandboxing:
 class BotLauncher:
     """Starts and stops the bots' processes (:mod:`.launcher`); their stderr goes to log
     files, ``<logs>/<bot>.<instance>.log``. Sandboxed bots (``sandboxing``) run in
-    their folders, confined; a bot that ends before it is dismissed is reported."""
+    their folders, confined; a bot that ends before it is dismissed is reported
+    (``dismissed``: whether the referee has told a bot it has no game left)."""
 
     def __init__(self, spec: TournamentSpec, base: Path, logs: Path, target: str,
-                 tokens: dict[str, str], sandboxing: Sandboxing | None = None) -> None:
+                 tokens: dict[str, str], sandboxing: Sandboxing | None = None,
+                 dismissed: Callable[[str], bool] = lambda _bot: False) -> None:
         self.spec = spec
+        self.dismissed = dismissed
         self.base = base
         self.logs = logs
         self.target = target
@@ -252,11 +256,12 @@ class BotLauncher:
 
     async def _watch(self, name: str, instance: int, proc: BotProcess) -> None:
         """Say so when a bot's process ends before the run dismisses or stops it (a crash,
-        or its sandbox's limits: killed for memory...); its games go on without it."""
+        or its sandbox's limits: killed for memory...); its games go on without it. A bot
+        that exits 0 once dismissed does what it was asked (it is logged when stopped)."""
         await proc.proc.wait()
         oom = proc.oom_killed()
         code = proc.proc.returncode
-        if self.stopping or code is None:
+        if self.stopping or code is None or (code == 0 and self.dismissed(name)):
             return
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
         if code > 128 and code - 128 in signal.valid_signals():  # a sandbox's: as a shell's
@@ -396,7 +401,7 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
                                 unix=sandboxing.socket)
     site = await _web(referee, store.target, args.http)
     launcher = BotLauncher(spec, path.parent.resolve(), results / "logs", server.target, bot_tokens,
-                           sandboxing)
+                           sandboxing, director.remaining.dismissed)
     # From the first bot launched on, Ctrl-C (or SIGTERM) stops the run the same way
     # whenever it comes: the bots are stopped, the server too, and what was played stays.
     stop = asyncio.Event()

@@ -121,6 +121,10 @@ class Remaining:
         """Whether bots are still kept for ``tid`` here (its end not yet heard)."""
         return tid in self._left or tid in self._held or tid in self._open
 
+    def dismissed(self, bot: str) -> bool:
+        """Whether ``bot`` was dismissed (told it has no game left) and not needed since."""
+        return bot in self._gone
+
     def dismissal_for(self, bot: str) -> Dismissal | None:
         """Why ``bot``'s queue stream arriving in the lobby is dismissed, or None."""
         why = self._gone.get(bot)
