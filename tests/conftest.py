@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from chinchon_referee.auth import TokenBook
 from chinchon_referee.config import RefereeConfig
-from chinchon_referee.processes import spawn as spawn_process
+from chinchon_referee.host.processes import spawn as spawn_process
 from chinchon_referee.service.server import RunningServer, start_server
 from chinchon_referee.service.tournaments import add_admin_service
 from chinchon_referee.storage import SqliteStore

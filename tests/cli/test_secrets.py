@@ -23,7 +23,7 @@ from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon_referee.cli import practice
 from chinchon_referee.cli.tournament import BotLauncher
 from chinchon_referee.config import TimeControl
-from chinchon_referee.processes import spawn as spawn_process
+from chinchon_referee.host.processes import spawn as spawn_process
 from chinchon_referee.tournament.model import TournamentSpec
 
 from tests.support.fixture_types import StartServer

@@ -13,7 +13,7 @@ from collections import Counter
 
 import grpc
 from chinchon_referee.director.director import Director
-from chinchon_referee.processes import spawn as spawn_process
+from chinchon_referee.host.processes import spawn as spawn_process
 from chinchon_referee.storage import GameRow
 from chinchon_referee.tournament.model import TournamentSpec
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from chinchon.engine import replay
 from chinchon_referee.config import Policies, TimeControl
-from chinchon_referee.processes import spawn as spawn_process
+from chinchon_referee.host.processes import spawn as spawn_process
 
 from tests.support.fixture_types import StartServer
 from tests.support.helpers import BotProc, bot_token, play, sdk_bot, spec

@@ -17,9 +17,9 @@ from ..auth import TokenBook, digest
 from ..cluster.member import LEASE, Cluster
 from ..cluster.workers import supervise
 from ..config import Limits, Policies, RefereeConfig, TimeControl
-from ..fdlimit import check_reserve, raise_nofile
+from ..host.fdlimit import check_reserve, raise_nofile
+from ..host.pools import for_games
 from ..logs import LogFormat, configure, get_logger, route_native_stderr
-from ..pools import for_games
 from ..referee import GameOutcome, Referee
 from ..service.metrics_http import MetricsSite, parse_address, start_metrics, watch_referee
 from ..service.server import LOOPS, RunningServer, start_server, tune_gc, use_loop

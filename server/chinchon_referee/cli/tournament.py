@@ -44,7 +44,7 @@ from rich.text import Text
 from ..auth import TokenBook, new_token
 from ..config import RefereeConfig
 from ..director.director import Director
-from ..fdlimit import raise_nofile
+from ..host.fdlimit import raise_nofile
 from ..launch.bots import BotProcess, Keep, Sandboxed, launch
 from ..launch.confine import Confinement
 from ..launch.declaration import DeclarationError, SandboxPlan, split

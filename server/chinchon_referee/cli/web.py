@@ -15,7 +15,7 @@ import asyncio
 import sys
 from typing import Any
 
-from ..fdlimit import raise_nofile
+from ..host.fdlimit import raise_nofile
 from ..logs import LogFormat, configure
 from ..web.app import AppConfig
 from ..web.process import lower_priority, run_apart, use_uvloop

@@ -36,8 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..auth import TokenBook
+from ..host.pools import for_games
 from ..logs import get_logger
-from ..pools import for_games
 from ..referee import Referee
 from ..referee.streams import BotStreams, end_streams, stream_counts
 from ..storage import ProcessRow, SqlStore, Store, StoreError, open_bus

@@ -11,8 +11,8 @@ from chinchon.engine import Outcome
 
 from ..cluster.member import Cluster
 from ..cluster.messages import Kind, Message
+from ..host.pools import for_games
 from ..logs import get_logger
-from ..pools import for_games
 from ..referee import Referee
 from ..storage import Store, StoreUnavailable
 from ..tournament.model import TournamentSpec

@@ -37,8 +37,8 @@ from chinchon.engine import Outcome, Termination
 from ..auth import TokenBook
 from ..cluster.member import Cluster
 from ..cluster.messages import BusEvent, Kind
+from ..host.pools import for_organizer
 from ..logs import get_logger
-from ..pools import for_organizer
 from ..referee import GameOutcome, Referee, Seat, ShuttingDown
 from ..storage import GameRow, Store, StoreUnavailable
 from ..tournament.formats.stage_standings import StageStandings, overall, stage_standings

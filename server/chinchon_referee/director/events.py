@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from chinchon.engine import Outcome
 
-from ..pools import for_organizer
+from ..host.pools import for_organizer
 from ..storage import Store
 from ..vocabulary import TournamentStatus
 

@@ -27,9 +27,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from ..cluster.member import Cluster
+from ..host.pools import for_games
 from ..logs import get_logger
 from ..metrics import METRICS
-from ..pools import for_games
 from ..storage import GameFilter, GameRow, Store, StoreUnavailable
 from ..storage.health import StoreHealth
 from ..vocabulary import GameStatus

@@ -19,8 +19,8 @@ from collections import Counter
 from typing import Protocol
 
 from ..cluster.member import Cluster
+from ..host.pools import for_games
 from ..logs import get_logger
-from ..pools import for_games
 from ..referee import Referee, Seat, ShuttingDown
 from ..storage import GameRow, Store, StoreUnavailable
 from ..tournament.model import TournamentSpec, declared

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from ..auth import TokenBook, digest, new_token
+from ..host.pools import for_games, for_organizer
 from ..logs import get_logger
-from ..pools import for_games, for_organizer
 from ..referee import Referee
 from ..storage import SqlStore, Store
 from ..storage.health import StoreHealth

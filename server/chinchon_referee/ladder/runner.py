@@ -44,8 +44,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..host.pools import for_games
 from ..logs import get_logger
-from ..pools import for_games
 from ..referee import GameOutcome, GameSpec, Seat, ShuttingDown
 from ..storage import StoreError, StoreUnavailable
 from ..storage.ladders import EntrantRow, LadderGameRow, LadderGameStatus, LadderStatus

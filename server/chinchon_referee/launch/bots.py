@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ..host.processes import LINE_LIMIT, Child, spawn
 from ..logs import get_logger
-from ..processes import LINE_LIMIT, Child, spawn
 from .cgroups import BotCgroup
 from .confine import Confinement
 from .sandbox import TARGET_INSIDE, SandboxSpec, environment

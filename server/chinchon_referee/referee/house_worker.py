@@ -36,8 +36,8 @@ import subprocess
 import sys
 from typing import Any, BinaryIO
 
+from ..host.processes import Child, spawn
 from ..logs import get_logger
-from ..processes import Child, spawn
 
 log = get_logger("house_worker")
 

@@ -17,8 +17,8 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from ..auth import check_token, digest, new_token
 from ..cluster.messages import Kind
 from ..director.director import Director
+from ..host.pools import for_organizer
 from ..logs import get_logger
-from ..pools import for_organizer
 from ..referee.streams import BotStreams, end_streams, stream_counts
 from ..tournament.model import valid_bot_name
 

@@ -15,7 +15,7 @@ from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.wire import outcome_to_wire
 
 from ..director.director import Director
-from ..pools import for_organizer
+from ..host.pools import for_organizer
 from ..storage import GameFilter, GameRow, Store
 from ..tournament.report import TournamentReport, rating_svg
 from ..vocabulary import GameStatus

@@ -15,11 +15,11 @@ from chinchon.v1 import ladder_pb2_grpc as lpb_grpc
 from chinchon.wire import outcome_to_wire
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from ..host.pools import for_organizer
 from ..ladder.ladders import Board, Ladders
 from ..ladder.leaderboard import Place, RatedGame, snapshots
 from ..ladder.ratings import Rating
 from ..ladder.spec import LadderError, LadderSpec
-from ..pools import for_organizer
 from ..storage.ladders import LadderGameRow, LadderRow, LadderStatus
 
 Context = grpc.aio.ServicerContext

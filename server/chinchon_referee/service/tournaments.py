@@ -16,8 +16,8 @@ from ..auth import TokenBook
 from ..cluster.member import Cluster
 from ..director.director import Director
 from ..director.events import TournamentEvent
+from ..host.pools import for_organizer
 from ..ladder.ladders import Ladders
-from ..pools import for_organizer
 from ..referee import Referee
 from ..storage import Store
 from ..tournament.formats.proto import format_to_proto, tiebreak_to_proto

@@ -2,7 +2,7 @@
 
 An organizer's call that waits on a lock (until its statement's timeout), or reads a
 large page, holds only its own thread's connection: the games' reads, from their own
-threads (``pools.py``), go on beside it. Connections are made on a thread's first read
+threads (``host/pools.py``), go on beside it. Connections are made on a thread's first read
 and closed with the store."""
 
 from __future__ import annotations

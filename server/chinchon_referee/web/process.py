@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..fdlimit import raise_nofile
+from ..host.fdlimit import raise_nofile
 from ..logs import configure, get_logger
 from .app import AppConfig, WebApp
 from .feedwire import LINE_LIMIT, line

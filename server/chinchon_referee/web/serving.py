@@ -24,7 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..fdlimit import raise_nofile
+from ..host.fdlimit import raise_nofile
 from ..logs import get_logger
 from .settings import WebSettings
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..host.processes import Child, spawn
 from ..logs import configured, get_logger
-from ..processes import Child, spawn
 from ..referee import Referee
 from ..storage.health import StoreHealth
 from .feed import HIGH_WATER, Feed, Link

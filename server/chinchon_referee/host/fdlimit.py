@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from .logs import get_logger
+from ..logs import get_logger
 
 log = get_logger("limits")
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import uvloop
-from chinchon_referee.processes import spawn
+from chinchon_referee.host.processes import spawn
 
 _MARK: list[str] = []
 

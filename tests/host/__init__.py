@@ -1,0 +1,1 @@
+"""Tests of host: the child processes seen from the event loop."""
