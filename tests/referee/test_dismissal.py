@@ -115,6 +115,29 @@ async def test_a_cancelled_tournament_dismisses_its_waiting_bots(env: InProcess)
     again.cancel()
 
 
+async def test_a_stream_given_back_after_its_bot_was_dismissed_is_dismissed_then(
+        env: InProcess) -> None:
+    """A game's seats are taken, then given back (in shared mode its claim is refused:
+    another process played it). A bot dismissed meanwhile has its stream dismissed when
+    it is given back, not left idle in the lobby with nothing to come (a loaded run saw
+    two bots of a shared tournament wait so for ever)."""
+    tid, _ = env.director.create(TournamentSpec.from_dict(spec_dict("taken", ["u", "v"])))
+    call, _ = await _queue_stream(env, "u")
+    lobby = env.server.referee.lobby
+    assert await lobby.wait_all(["u"], 10)
+    conn = lobby.take("u")
+    assert conn is not None
+    await env.director.cancel(tid)  # u is dismissed while its stream is taken
+    assert lobby.dismissal is not None and lobby.dismissal("u") is not None
+    lobby.give_back(conn)
+    msg = await asyncio.wait_for(call.read(), 10)
+    assert msg.WhichOneof("kind") == "dismissed", msg
+    assert msg.dismissed.tournament_id == tid
+    assert await asyncio.wait_for(call.read(), 10) is grpc.aio.EOF
+    assert await call.code() is grpc.StatusCode.OK
+    assert lobby.connected("u") == 0
+
+
 async def test_the_sdk_and_the_node_bot_exit_0_when_dismissed(
         env: InProcess, bots: SpawnBot) -> None:
     """The Python SDK and the sample Node bot, queued for a tournament, play it and exit

@@ -81,10 +81,22 @@ class Lobby:
         return None
 
     def give_back(self, conn: Connection) -> None:
-        """Undo :meth:`take` (no waiter is woken: nothing changed for them)."""
+        """Undo :meth:`take` (no waiter is woken: nothing changed for them). Its bot may
+        have been dismissed while the stream was taken (a game's seats are taken, then
+        its claim is refused because another process played it): the stream is then
+        dismissed now, as on arrival, and never left idle with nothing to come; the lobby
+        closed meanwhile, it is ended."""
         conn.busy = False
-        if not conn.closed.is_set():
-            self.idle.setdefault(conn.bot, []).insert(0, conn)
+        if conn.closed.is_set():
+            return
+        if self.closing is not None:
+            conn.end(self.closing)
+            return
+        why = None if self.dismissal is None else self.dismissal(conn.bot)
+        if why is not None:
+            self._send_off(conn, why)
+            return
+        self.idle.setdefault(conn.bot, []).insert(0, conn)
 
     def remove(self, conn: Connection) -> None:
         lst = self.idle.get(conn.bot)
