@@ -199,9 +199,13 @@ class Link(asyncio.Protocol):
                 if n is None:
                     msgs.append(line(g.start))
                     n = 0
-                actions = g.rec.actions
-                if n < len(actions):
-                    chunk = actions[n:n + MAX_ACTIONS]
+                # Only the actions noted (their illegal answers counted, see _Game.note):
+                # the record may hold one more, its move recorded before a write the
+                # game awaits (a default, then DefaultPlayed), and sent before its note
+                # it would go without its mark for good.
+                actions, end = g.rec.actions, g.noted
+                if n < end:
+                    chunk = actions[n:min(n + MAX_ACTIONS, end)]
                     marks = {str(i): v for i, v in g.marks.items() if n <= i < n + len(chunk)}
                     seats = g.runner.seats
                     msgs.append(line({
@@ -210,7 +214,7 @@ class Link(asyncio.Protocol):
                               for s in seats]}))
                     n += len(chunk)
                 self.sent[gid] = n
-                if n < len(actions):
+                if n < end:
                     out += msgs
                     size += sum(len(b) for b in msgs)
                     continue  # more of it next time round
