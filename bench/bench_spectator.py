@@ -276,9 +276,16 @@ def measured(bots: list[dict[str, Any]], a: float, b: float) -> dict[str, float]
 
 
 def attacker(mode: str, run: Run, extra: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, str(ATTACK), mode, run.url, "--tid", run.tid,
-                             "--spread", "--nice", "19", "--seconds", "3600", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """An attacker process, once it is ready (a SIGTERM from then on ends it with its
+    counts: on a busy machine, one stopped while still starting printed nothing)."""
+    p = subprocess.Popen([sys.executable, str(ATTACK), mode, run.url, "--tid", run.tid,
+                          "--spread", "--nice", "19", "--seconds", "3600", *extra],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    first = p.stdout.readline()  # its "ready" line, or "" if it ended first
+    if not first.startswith('{"ready"'):
+        raise RuntimeError(f"attacker {mode} did not start: {first!r}")
+    return p
 
 
 def ended(p: subprocess.Popen[str]) -> dict[str, Any]:

@@ -188,6 +188,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     import signal
 
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, lambda: _halt.__setitem__(0, True))
+    # From here a SIGTERM ends the attack with its counts: say so (a first line; the
+    # counts are the last). Killed before this, a process would print nothing.
+    print(json.dumps({"ready": args.mode}), flush=True)
     rng = random.Random(args.seed)
     t = Target(args.base, args.spread, args.tid, rng)
     stop = time.monotonic() + args.seconds

@@ -21,9 +21,13 @@ STALL_BOT = [sys.executable, str(ROOT / "tests" / "bots" / "stall_bot.py")]
 @pytest.mark.parametrize("server", [["stall"]], indirect=True)
 async def test_after_a_stall_the_sdk_skips_superseded_requests(
         server: RunningServer, bots: SpawnBot) -> None:
-    # 1 s per move, no bank: the first request expires at 1 s, the second at about 2 s,
-    # the third at about 3 s; the bot is back after 2.5 s, with the first two replaced.
-    proc = await bots([*STALL_BOT, "--stall", "2.5", "--per-move", "1.0"], server, "stall")
+    # 2 s per move, no bank: the first request expires at 2 s, the second at about 4 s,
+    # the third at about 6 s; the bot is back after 4.5 s, with the first two replaced,
+    # and 1.5 s left to answer the third (a loaded machine's bot took more than the 0.5 s
+    # an earlier version of this test left it). Should the referee's second default come
+    # after 4.5 s, the bot answers that request instead: one fewer superseded, one fewer
+    # default, the same checks.
+    proc = await bots([*STALL_BOT, "--stall", "4.5", "--per-move", "2.0"], server, "stall")
     assert await proc.wait(60) == 0, list(proc.err)
     report = json.loads(proc.out[-1])
     assert report["games"] == 1
