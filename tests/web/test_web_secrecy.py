@@ -350,7 +350,10 @@ async def test_the_full_view_needs_the_admin_token_and_lags_its_delay(
     record = env.store.games(tid)[0].record
     states = states_of(record)
     shown = [d for _, d in got if not d["pending"]]
-    assert got[0][1]["pending"] and len(shown) >= 3
+    # Pending first, then tables: one at least in the middle of a hand, and the end (the
+    # web process is niced: on a busy machine it sends fewer tables, not none).
+    assert got[0][1]["pending"] and len(shown) >= 2, got
+    assert any(d["phase"] not in ("deal", "game_over") for d in shown), shown
     for arrived, d in got:
         if d["pending"]:
             assert not card_texts(d), d
