@@ -59,9 +59,7 @@ class Lobby:
             return
         if self._take_over(conn, practice=False) is not None:
             return
-        why = None if self.dismissal is None else self.dismissal(conn.bot)
-        if why is not None:
-            self._send_off(conn, why)
+        if self._sent_off_if_dismissed(conn):
             return
         self.idle.setdefault(conn.bot, []).append(conn)
         self._tell()
@@ -92,9 +90,7 @@ class Lobby:
         if self.closing is not None:
             conn.end(self.closing)
             return
-        why = None if self.dismissal is None else self.dismissal(conn.bot)
-        if why is not None:
-            self._send_off(conn, why)
+        if self._sent_off_if_dismissed(conn):
             return
         self.idle.setdefault(conn.bot, []).insert(0, conn)
 
@@ -155,6 +151,15 @@ class Lobby:
                 self._send_off(conn, why)
                 n += 1
         return n
+
+    def _sent_off_if_dismissed(self, conn: Connection) -> bool:
+        """Whether ``conn``'s bot is dismissed (then the stream is sent off): asked of
+        every stream that would become idle here, new, back from a game or given back."""
+        why = None if self.dismissal is None else self.dismissal(conn.bot)
+        if why is None:
+            return False
+        self._send_off(conn, why)
+        return True
 
     def _send_off(self, conn: Connection, why: Dismissal) -> None:
         conn.busy = True  # given to no game any more
