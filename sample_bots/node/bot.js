@@ -63,6 +63,15 @@ const EXIT_USAGE = 2;
 const EXIT_UNAUTHENTICATED = 3;
 const EXIT_UNAVAILABLE = 4;
 
+// The statuses that refuse this bot (its hello or its stream): final, never retried. Any
+// other end of a stream is a lost stream, retried for --reconnect-for seconds.
+const REFUSALS = new Set([
+  grpc.status.INVALID_ARGUMENT,
+  grpc.status.RESOURCE_EXHAUSTED,
+  grpc.status.FAILED_PRECONDITION,
+  grpc.status.PERMISSION_DENIED,
+]);
+
 function log(msg) {
   process.stderr.write(`[node-bot] ${msg}\n`);
 }
@@ -506,23 +515,28 @@ class Stream {
     if (code === S.UNAUTHENTICATED) {
       return this.end(EXIT_UNAUTHENTICATED, `the referee at ${this.target} refused the token (UNAUTHENTICATED: ${details}); check --token or CHINCHON_TOKEN`);
     }
-    // The referee is unreachable or restarting (UNAVAILABLE), or dropped the stream
-    // (DEADLINE_EXCEEDED: it thought we stopped reading): try again on a fresh channel,
-    // backing off, for up to --reconnect-for seconds without a welcome.
-    if (code === S.UNAVAILABLE || code === S.DEADLINE_EXCEEDED) {
+    // A refusal of this bot is final: retrying would be refused the same way.
+    if (REFUSALS.has(code)) {
+      return this.end(EXIT_FAILURE, `the referee at ${this.target} closed the stream: ${name}: ${details} (${bot.summary()})`);
+    }
+    // Anything else is a lost stream: the referee is unreachable or restarting
+    // (UNAVAILABLE), dropped the stream (DEADLINE_EXCEEDED: it thought we stopped
+    // reading), or went away mid-call (a server stopping at once cancels its calls:
+    // CANCELLED or INTERNAL, as grpc-js reports the connection's end). Try again on a
+    // fresh channel, backing off, for up to --reconnect-for seconds without a welcome.
+    {
       const now = Date.now();
       if (this.failingSince === null) this.failingSince = now;
       const delay = Math.min(250 * 2 ** this.attempt, 4000);
       if (now - this.failingSince + delay <= this.opts.reconnectFor * 1000) {
         this.attempt++;
-        this.log(`referee unavailable (${name}: ${details}); reconnecting in ${delay} ms`);
+        this.log(`stream lost (${name}: ${details}); reconnecting in ${delay} ms`);
         this.client.close();
         this.retryTimer = setTimeout(() => this.connect(), delay);
         return undefined;
       }
       return this.end(EXIT_UNAVAILABLE, `cannot reach the referee at ${this.target} (${name}: ${details}); gave up after ${this.opts.reconnectFor} s`);
     }
-    return this.end(EXIT_FAILURE, `the referee at ${this.target} closed the stream: ${name}: ${details} (${bot.summary()})`);
   }
 }
 

@@ -65,7 +65,7 @@ async def test_a_referee_that_goes_away_does_not_stop_the_games_on_the_other(
     assert len([g for g in b.env.store.games(b.tid) if g.result]) < b.games  # b: mid-run
     await asyncio.wait_for(run_a, 10)  # a's tournament is paused by the shutdown
     await asyncio.wait_for(run_b, 60)
-    assert len(b.env.store.games(b.tid)) == b.games and b.unplayed() == []
+    assert len(b.env.store.games(b.tid)) == b.games and b.unplayed() == [], "".join(bot.err)
     assert await bot.wait(15) == 0, "".join(bot.err)
     err = "".join(bot.err)
     assert _ended_on(lang, b, err) == b.games, err

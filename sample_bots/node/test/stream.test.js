@@ -326,6 +326,44 @@ test('several addresses: one stream each; one unreachable gives up alone, the bo
   }
 });
 
+test('several addresses: a stream the referee cancels or ends with INTERNAL is retried, the others play on', async () => {
+  // A referee that stops at once cancels its calls and closes its connections: grpc-js can
+  // report that as CANCELLED or INTERNAL. Neither is a refusal: the bot must reconnect to
+  // that address (here, it is back at once) and never drop the streams to the others.
+  for (const code of [grpc.status.CANCELLED, grpc.status.INTERNAL]) {
+    let cut = 0;
+    let release = null;
+    const cutOnce = (call) => {
+      call.write({ welcome: { bot_name: 'node-sample', protocol: 'chinchon.v1', limits: {} } });
+      if (cut++ === 0) {
+        call.emit('error', { code, details: 'the referee went away' });
+        return;
+      }
+      call.write({ dismissed: { reason: 'DISMISS_REASON_GAMES_PLAYED', tournament_id: 't-1', message: 'all played' } });
+      release(); // the other referee dismisses the bot only once this one was reached again
+    };
+    const released = new Promise((resolve) => { release = resolve; });
+    const one = await startReferee(cutOnce);
+    const two = await startReferee((call) => {
+      call.write({ welcome: { bot_name: 'node-sample', protocol: 'chinchon.v1', limits: {} } });
+      released.then(() => call.write({ dismissed: { reason: 'DISMISS_REASON_GAMES_PLAYED', tournament_id: 't-2', message: 'all played' } }));
+    });
+    try {
+      const targets = [`127.0.0.1:${one.port}`, `127.0.0.1:${two.port}`];
+      const { code: exit, stderr } = await runBot(['--target', targets.join(','), '--token', TOKEN, '--reconnect-for', '5']);
+      assert.equal(exit, 0, stderr);
+      assert.equal(one.seen.hellos.length, 2, stderr);
+      assert.equal(two.seen.hellos.length, 1, stderr);
+      assert.ok(stderr.includes(`[${targets[0]}] stream lost (`), stderr);
+      for (const t of targets) assert.ok(stderr.includes(`[${t}] dismissed by the referee`), stderr);
+      assert.match(stderr, /every stream has ended/);
+    } finally {
+      one.server.forceShutdown();
+      two.server.forceShutdown();
+    }
+  }
+});
+
 test('--target takes one address or several, comma-separated, none empty or repeated', () => {
   assert.deepEqual(parseTargets('h:1'), ['h:1']);
   assert.deepEqual(parseTargets(' h:1, k:2 '), ['h:1', 'k:2']);
