@@ -59,7 +59,9 @@ class RunningServer:
         4. Games still running then are stopped: they have no result (a tournament plays
            them again, from a new deal, when it resumes), and their bots' streams end
            with UNAVAILABLE saying so. No bot forfeits because the referee stopped.
-        5. Other calls (health watches, tournament watches) are cancelled.
+        5. Other calls (health watches, tournament watches) are cancelled, after the
+           grace or :data:`STATUS_FLUSH` (0.2 s) if that is longer, which leaves the
+           statuses of step 2 and 4 the time to be sent.
         """
         await self.health.enter_graceful_shutdown()
         why = "the referee is shutting down"
@@ -70,7 +72,13 @@ class RunningServer:
                 f"{why}: the game in progress was stopped before its end and does not count")
             log.warning("games_stopped", games=stopped)
         await self.referee.end_streams(why)  # any other (a practice bot waiting for a partner)
-        await self.server.stop(min(grace, 0.5))
+        # The streams just ended still have their status to send. gRPC cancels whatever
+        # is left when the grace runs out, with a GOAWAY of code 2 on every connection,
+        # and a client that reads that GOAWAY before the status gets INTERNAL (grpc-js)
+        # instead of "UNAVAILABLE: the referee is shutting down". So even a stop "at
+        # once" waits for the calls to end, briefly: the Play calls end as soon as their
+        # status is out, and only the watches (health, tournaments) take the whole floor.
+        await self.server.stop(min(max(grace, STATUS_FLUSH), 0.5))
         await self.referee.close_workers()
 
 
@@ -91,6 +99,10 @@ def server_options(config: RefereeConfig) -> list[tuple[str, Any]]:
         ("grpc.so_reuseport", 0),
     ]
 
+
+#: The least time the final stop leaves the calls to end (the statuses of the streams
+#: just ended to be sent) before gRPC cancels them (``RunningServer.stop``).
+STATUS_FLUSH = 0.2
 
 LOOPS = ("auto", "uvloop", "asyncio")
 
