@@ -524,19 +524,17 @@ class Stream {
     // reading), or went away mid-call (a server stopping at once cancels its calls:
     // CANCELLED or INTERNAL, as grpc-js reports the connection's end). Try again on a
     // fresh channel, backing off, for up to --reconnect-for seconds without a welcome.
-    {
-      const now = Date.now();
-      if (this.failingSince === null) this.failingSince = now;
-      const delay = Math.min(250 * 2 ** this.attempt, 4000);
-      if (now - this.failingSince + delay <= this.opts.reconnectFor * 1000) {
-        this.attempt++;
-        this.log(`stream lost (${name}: ${details}); reconnecting in ${delay} ms`);
-        this.client.close();
-        this.retryTimer = setTimeout(() => this.connect(), delay);
-        return undefined;
-      }
-      return this.end(EXIT_UNAVAILABLE, `cannot reach the referee at ${this.target} (${name}: ${details}); gave up after ${this.opts.reconnectFor} s`);
+    const now = Date.now();
+    if (this.failingSince === null) this.failingSince = now;
+    const delay = Math.min(250 * 2 ** this.attempt, 4000);
+    if (now - this.failingSince + delay <= this.opts.reconnectFor * 1000) {
+      this.attempt++;
+      this.log(`stream lost (${name}: ${details}); reconnecting in ${delay} ms`);
+      this.client.close();
+      this.retryTimer = setTimeout(() => this.connect(), delay);
+      return undefined;
     }
+    return this.end(EXIT_UNAVAILABLE, `cannot reach the referee at ${this.target} (${name}: ${details}); gave up after ${this.opts.reconnectFor} s`);
   }
 }
 
