@@ -22,6 +22,7 @@ from chinchon_referee.storage import SqliteStore
 
 # The C++ sample bot, built once per run (tests/support/cpp.py), and PostgreSQL
 # for the tests that need it (started once, on first use): fixtures.
+from tests.support.bytecode import compile_project
 from tests.support.cpp import cpp_bot, cpp_build_started  # noqa: F401
 from tests.support.fixture_types import SpawnBot, SpawnChild, StartAdminServer, StartEnv, StartServer
 from tests.support.helpers import Bot, BotProc, bot_token, spawn, start, stop
@@ -154,6 +155,14 @@ async def admin_servers() -> AsyncIterator[StartAdminServer]:
 def results_dir(tmp_path: Path) -> Path:
     """A temporary folder for a tournament's results (not created: the CLI creates it)."""
     return tmp_path / "results"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the run's first process (not in each xdist worker): the project's modules
+    byte-compiled once, for the hundreds of processes the suite starts
+    (tests/support/bytecode.py)."""
+    if not hasattr(config, "workerinput"):
+        compile_project(Path(config.rootpath))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
