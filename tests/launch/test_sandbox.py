@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -290,6 +292,51 @@ def test_the_filter_is_one_program_per_known_architecture() -> None:
         code = program(machine)
         assert code is not None and len(code) % 8 == 0 and len(code) // 8 < 4096
     assert program("riscv64") is None  # no filter there (docs/security.md says so)
+
+
+def test_a_confinement_waits_for_a_group_that_stays_busy_a_moment() -> None:
+    """A killed bot's group can stay busy for a while on a loaded machine (CI: the fork
+    bomb's 16 processes still leaving it when the run ended). Here a group is held busy
+    by a folder inside it, which another thread removes 0.5 s later: the close waits for
+    it instead of leaving this process's folders behind."""
+    mine = Confinement.find()
+    root = _cgroups(mine)
+    group = root.make("busy", Limits())
+    inner = group.folders[0] / "held"
+    inner.mkdir()
+    assert not group.remove()  # busy: the folder inside keeps it
+    release = threading.Timer(0.5, inner.rmdir)
+    release.start()
+    try:
+        mine.close(within=60)
+    finally:
+        release.join()
+    assert not any(base.exists() for base in root.bases.values()), root.bases
+
+
+def test_the_folders_a_killed_referee_left_are_swept_by_the_next() -> None:
+    """A referee killed with kill -9 never closes its confinement: its folders stay. The
+    next confinement made here removes those of processes now gone (empty ones only),
+    and leaves a live process's alone."""
+    mine = _cgroups(Confinement.find())
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    parents = {base.parent for base in mine.bases.values()}
+    left = [parent / f"chinchon-{gone.pid}-7" for parent in parents]
+    live = [parent / f"chinchon-{os.getpid()}-999" for parent in parents]
+    for folder in left:
+        (folder / "bot-1").mkdir(parents=True)
+    for folder in live:
+        folder.mkdir()
+    try:
+        again = Confinement.find()
+        again.close()
+        assert not any(folder.exists() for folder in left), left
+        assert all(folder.exists() for folder in live), live
+    finally:
+        for folder in live:
+            folder.rmdir()
+        mine.remove()
 
 
 async def test_a_confinement_leaves_no_cgroup_behind(place: Place) -> None:

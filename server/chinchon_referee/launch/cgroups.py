@@ -28,8 +28,10 @@ import contextlib
 import enum
 import itertools
 import os
+import re
 import shlex
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,14 +79,32 @@ class CgroupRoot:
             raise
         return group
 
-    def remove(self) -> None:
-        """Remove this process's folders, and any bot group left in them."""
+    def remove(self) -> bool:
+        """Remove this process's folders, and any bot group left in them; False while a
+        folder stays (a killed bot's processes are still leaving it: try again)."""
+        done = True
         for base in set(self.bases.values()):
-            with contextlib.suppress(OSError):
+            try:
                 for leaf in base.iterdir():
                     if leaf.is_dir():
                         BotCgroup(self.version, [leaf]).remove()
                 base.rmdir()
+            except FileNotFoundError:
+                pass  # gone already
+            except OSError:
+                done = False
+        return done
+
+    def removed(self, within: float) -> bool:
+        """:meth:`remove`, again until it is done, for about ``within`` seconds (this
+        blocks: it is for a run's very end, when nothing else is left to do)."""
+        deadline, pause = time.monotonic() + within, 0.02
+        while not self.remove():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(pause)
+            pause = min(pause * 1.5, 1.0)
+        return True
 
 
 def _settings(version: CgroupVersion, bases: dict[str, Path], leaf: str,
@@ -213,9 +233,40 @@ def _base_name() -> str:
     return f"chinchon-{os.getpid()}-{next(_serial)}"
 
 
+_STALE = re.compile(r"chinchon-(\d+)-\d+")
+
+
+def _sweep_stale(parent: Path) -> None:
+    """Remove the empty folders that a process now gone left in ``parent`` (a referee
+    killed with kill -9 never closed its confinement). A folder that still holds a
+    process cannot be removed, and none is killed: only what is empty goes."""
+    with contextlib.suppress(OSError):
+        for old in parent.iterdir():
+            found = _STALE.fullmatch(old.name)
+            if found is None or not old.is_dir() or _alive(int(found.group(1))):
+                continue
+            with contextlib.suppress(OSError):
+                for leaf in old.iterdir():
+                    if leaf.is_dir():
+                        leaf.rmdir()
+                old.rmdir()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's: alive
+    return True
+
+
 def _made(bases: dict[str, Path], version: CgroupVersion) -> CgroupRoot | str:
-    """A root made at ``bases`` (each folder created and writable), or why not."""
+    """A root made at ``bases`` (each folder created and writable), or why not; the
+    folders left by processes now gone are removed first (:func:`_sweep_stale`)."""
     for base in set(bases.values()):
+        _sweep_stale(base.parent)
         try:
             base.mkdir(exist_ok=True)
             probe = base / "probe"

@@ -20,6 +20,8 @@ from .sandbox import SandboxSpec, command, find_bwrap
 from .seccomp import program_fd
 
 log = get_logger("sandbox")
+#: How long :meth:`Confinement.close` keeps trying to remove the cgroup folders.
+CLOSE_WITHIN = 30.0
 
 
 @dataclass
@@ -59,10 +61,13 @@ class Confinement:
         line = command(self.bwrap, spec, argv, memory_cgroup=group is not None, seccomp_fd=fd)
         return ([*group.join_script(), *line] if group else line), group, fd
 
-    def close(self) -> None:
-        """Remove this process's cgroup folders (its bots' groups are gone by now)."""
-        if isinstance(self.cgroups, CgroupRoot):
-            self.cgroups.remove()
+    def close(self, within: float = CLOSE_WITHIN) -> None:
+        """Remove this process's cgroup folders and any bot group still in them. A bot
+        killed just now can keep its group busy for a while on a loaded machine (its
+        processes not yet reaped), so this tries again for up to ``within`` seconds, then
+        logs what stays (``cgroup_left``)."""
+        if isinstance(self.cgroups, CgroupRoot) and not self.cgroups.removed(within):
+            log.warning("cgroup_left", folders=sorted(str(b) for b in self.cgroups.bases.values()))
 
 
 def _safe(name: str) -> str:
