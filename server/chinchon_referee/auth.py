@@ -99,6 +99,10 @@ class TokenBook:
         #: Counts the changes: a reader of the store can tell that the book changed
         #: while it read.
         self.generation = 0
+        #: Sharing a database: reads the registered bots again, for a token another
+        #: process may have registered since this one last read them
+        #: (``Cluster.reread_tokens``); None when this process alone registers bots.
+        self.reread: Callable[[], Awaitable[None]] | None = None
 
     def add(self, bot: str, token: str) -> None:
         self.add_digest(bot, digest(token))
@@ -130,6 +134,15 @@ class TokenBook:
         if not token:
             return None
         return self._bots.get(digest(token))
+
+    async def bot_for_now(self, token: str | None) -> str | None:
+        """:meth:`bot_for`; a token unknown here is looked for again after the registered
+        bots are read again (:attr:`reread`), before it is refused."""
+        bot = self.bot_for(token)
+        if bot is None and token and self.reread is not None:
+            await self.reread()
+            bot = self.bot_for(token)
+        return bot
 
     def bot_for_metadata(self, metadata: Iterable[Any] | None) -> str | None:
         return self.bot_for(token_from_metadata(metadata))
@@ -193,7 +206,7 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
         if method.startswith(REFEREE_PREFIX):
             if problem is not None:
                 return _deny(handler, BOT_REFUSALS[problem])
-            if self.tokens.bot_for(token) is None:
+            if await self.tokens.bot_for_now(token) is None:
                 return _deny(handler, BOT_REFUSALS["wrong"])
         elif method.startswith(ADMIN_PREFIX) and not self.tokens.is_admin(token):
             why = problem or ("bot" if self.tokens.bot_for(token) is not None else "wrong")

@@ -21,14 +21,13 @@ import psycopg
 import pytest
 from chinchon.engine import RuleSet, ShuffleSource, attempt_deal, new_game
 from chinchon.v1 import game_pb2 as g
-from chinchon.v1 import referee_pb2 as pb
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon_referee.storage import StoreError, open_store
 
 from tests.support.admin import hello
 from tests.support.helpers import ADMIN, bot_token, sdk_bot
-from tests.support.referee import play_call
+from tests.support.referee import stream_on_now
 from tests.support.serve import db_games, free_port, watch
 from tests.support.shared import AUTH, BOTS, LEASE, LIMIT, Shared, create
 from tests.support.tournament import CLI, PLAYED, check_record
@@ -320,26 +319,6 @@ async def test_a_token_rotated_on_one_process_ends_the_streams_on_every_process(
             await stream.read()
         assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
         assert not await stream_on_now(b, rotated.token)
-
-
-async def stream_on_now(target: str, token: str) -> bool:
-    """Whether ``token`` opens a stream on ``target`` now (False: UNAUTHENTICATED)."""
-    call = await play_call(target, token)
-    try:
-        await call.write(pb.PlayRequest(hello=pb.Hello(client="probe")))
-        first = await call.read()
-    except grpc.aio.AioRpcError:
-        first = None  # refused: the write may fail before the status is read
-    if first is None or first is grpc.aio.EOF or not first.HasField("welcome"):
-        code = await call.code()
-        assert code == grpc.StatusCode.UNAUTHENTICATED, (code, await call.details())
-        return False
-    # Closed the polite way, and waited for: the referee has let it go when this returns
-    # (a probe repeated in a loop never piles up streams against the per-bot cap).
-    await call.done_writing()
-    while await call.read() is not grpc.aio.EOF:
-        pass
-    return True
 
 
 def test_a_database_is_shared_or_held_alone_never_both(url: str, tmp_path: Path) -> None:

@@ -56,6 +56,25 @@ async def play_call(target: str, token: str | None) -> grpc.aio.StreamStreamCall
     return pb_grpc.RefereeServiceStub(channel).Play(metadata=md)
 
 
+async def stream_on_now(target: str, token: str) -> bool:
+    """Whether ``token`` opens a stream on ``target`` now (False: UNAUTHENTICATED)."""
+    call = await play_call(target, token)
+    try:
+        await call.write(pb.PlayRequest(hello=pb.Hello(client="probe")))
+        first = await call.read()
+    except grpc.aio.AioRpcError:
+        first = None  # refused: the write may fail before the status is read
+    if first is None or first is grpc.aio.EOF or not first.HasField("welcome"):
+        code = await call.code()
+        assert code == grpc.StatusCode.UNAUTHENTICATED, (code, await call.details())
+        return False
+    # Closed the polite way, and waited for: the referee has let it go when this returns
+    # (a probe repeated in a loop never piles up streams against the per-bot cap).
+    await call.done_writing()
+    while await call.read() is not grpc.aio.EOF:
+        pass
+    return True
+
 
 GARBAGE = b"\xff\xfe\x00garbage\x13\x37" * 10  # not a PlayRequest: field 2031, wire type 7
 

@@ -17,6 +17,11 @@ every heartbeat, four times per lease:
 - it reads the other processes' rows and the registered bots (a token rotated or
   revoked through another process takes effect here too).
 
+A bot registered through another process may connect here before this one's next
+heartbeat: a token unknown here has the registered bots read again before it is refused
+(:meth:`Cluster.reread_tokens`: one read at a time, at most one per
+:data:`REREAD_EVERY`, whatever tokens clients send).
+
 A message bus (PostgreSQL's ``NOTIFY``) carries the tournaments' events to every process
 (a watcher hears every game, whichever process plays it), and word that tournaments or
 bots changed or games were voided, so that the others act at once rather than at their
@@ -57,6 +62,9 @@ BEATS_PER_LEASE = 4
 #: even with clocks apart by a few seconds.
 STOP_AFTER = 1.0
 VOID_GRACE = 0.5
+#: A token unknown here has the registered bots read again, at most once per this many
+#: seconds (a client sending wrong tokens costs the database that many reads, no more).
+REREAD_EVERY = 0.5
 #: A process not heard from for this many leases is taken off the processes table.
 FORGET_AFTER = 6
 #: A host whose clock differs from the database's by more than this (seconds) is told
@@ -106,6 +114,11 @@ class Cluster:
         self._jobs: set[asyncio.Task[None]] = set()
         self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bus-sender")
         self._bus = open_bus(store.target, self._received, self._reconnected)
+        #: The registered bots' read for a token unknown here: the one in progress, and
+        #: when (the loop's clock) the last one began.
+        self._rereading: asyncio.Future[None] | None = None
+        self._reread_began = -REREAD_EVERY
+        tokens.reread = self.reread_tokens
 
     def soon(self, job: Coroutine[Any, Any, None]) -> None:
         """Run ``job`` on the loop, kept until it ends."""
@@ -351,6 +364,35 @@ class Cluster:
                         "leases are judged by the database's clock")
         elif not skewed and before is not None and abs(before) > SKEW:
             log.info("clock_agrees", owner=self.owner, offset=round(offset, 3))
+
+    async def reread_tokens(self) -> None:
+        """Read the registered bots again, for a token this process does not know: in a
+        read begun after this call (a bot registered through another process just before
+        it connected here is then known). Calls at once share one read, and reads begin
+        :data:`REREAD_EVERY` apart at least; a read that fails is logged, and the token
+        is refused."""
+        loop = asyncio.get_running_loop()
+        asked = loop.time()
+        while self._reread_began < asked:
+            reading = self._rereading
+            if reading is None or reading.done():
+                pause = self._reread_began + REREAD_EVERY - loop.time()
+                if pause > 0:
+                    await asyncio.sleep(pause)
+                    continue  # another call may have begun one meanwhile
+                self._reread_began = loop.time()
+                reading = self._rereading = asyncio.ensure_future(self._reread())
+            await asyncio.shield(reading)
+
+    async def _reread(self) -> None:
+        generation = self.tokens.generation
+        try:
+            registered = await for_games(self.store.bots)
+        except StoreError as e:
+            log.warning("token_reread_failed", owner=self.owner, error=str(e))
+            return
+        if generation == self.tokens.generation:
+            self.sync_tokens(registered)
 
     def sync_tokens(self, registered: list[tuple[str, str]]) -> None:
         """Bring the token book to the registered bots (as read from the store): a bot

@@ -73,6 +73,9 @@ class Ladders:
         self.runs: dict[str, LadderRun] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._refreshing: asyncio.Task[None] | None = None
+        #: Sharing a database: tells the other processes at once that ladders or their
+        #: entrants' tokens changed (they read them again, as at a heartbeat); thread-safe.
+        self._tell_others: Callable[[], None] = lambda: None
         #: Called with each game rated (the web view's feed, watchers).
         self.listeners: list[Callable[[str, LadderGameRow], None]] = []
 
@@ -94,6 +97,7 @@ class Ladders:
         for e in spec.entrants:
             self._enter_row(lid, e.name, e.inherits)
         self._keep_entrants(lid, spec)
+        self._tell_others()
         log.info("ladder_created", ladder=lid, name=spec.name, entrants=len(out))
         return lid, out
 
@@ -146,6 +150,7 @@ class Ladders:
             run.removed.discard(name)
             run.changed.set()
         self._keep_entrants(lid, spec)
+        self._tell_others()
         return shown
 
     async def enter_async(self, lid: str, bot: str) -> None:
@@ -159,6 +164,8 @@ class Ladders:
         if run is not None:
             run.entrants.pop(bot, None)
             run.removed.add(bot)
+        if done:
+            self._tell_others()
         return done
 
     def _keep_entrants(self, lid: str, spec: LadderSpec) -> None:
@@ -181,14 +188,18 @@ class Ladders:
         return ids
 
     def follow(self, on_beat: Callable[[Callable[[], None]], object],
-               on_leases_lost: Callable[[Callable[[], None]], object]) -> None:
-        """Sharing a database (``on_beat``, ``on_leases_lost``: the cluster's): after
-        every heartbeat, what the other processes did to the ladders is read again:
-        ladders declared, paused, resumed or closed there, entrants entered or removed,
-        the ratings their games moved (matchmaking here reads them), and the bots at a
-        table there; when this process's leases may run out, its ladder games stop."""
+               on_leases_lost: Callable[[Callable[[], None]], object],
+               tell_others: Callable[[], None]) -> None:
+        """Sharing a database (``on_beat``, ``on_leases_lost``, ``tell_others``: the
+        cluster's): after every heartbeat, what the other processes did to the ladders is
+        read again: ladders declared, paused, resumed or closed there, entrants entered or
+        removed, the ratings their games moved (matchmaking here reads them), and the bots
+        at a table there; what this process changes, it tells the others at once (a bot
+        given its token can connect to any process straight away); when this process's
+        leases may run out, its ladder games stop."""
         on_beat(self._beat)
         on_leases_lost(self.leases_lost)
+        self._tell_others = tell_others
 
     def leases_lost(self) -> None:
         """The database is out of reach and this process's leases may run out: its ladder
@@ -253,6 +264,8 @@ class Ladders:
         if run is not None:
             run.status = status
             run.changed.set()
+        if changed:
+            self._tell_others()
         return changed
 
     async def close(self, lid: str, why: str = "the organizer closed it") -> bool:
@@ -267,6 +280,7 @@ class Ladders:
         if changed:
             log.info("ladder_closed", ladder=lid, why=why)
             self._release(f"ladder:{lid}", [r.bot for r in self.store.entrants(lid)])
+            self._tell_others()
         return changed
 
     async def wait(self, lid: str) -> None:

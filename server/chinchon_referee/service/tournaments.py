@@ -14,6 +14,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from ..auth import TokenBook
 from ..cluster.member import Cluster
+from ..cluster.messages import Kind
 from ..director.director import Director
 from ..director.events import TournamentEvent
 from ..host.pools import for_organizer
@@ -182,5 +183,6 @@ def add_admin_service(server: grpc.aio.Server, referee: Referee, tokens: TokenBo
     add_ladder_service(server, ladders)
     ladders.resume_all()
     if cluster is not None:
-        ladders.follow(cluster.on_beat, cluster.on_leases_lost)
+        ladders.follow(cluster.on_beat, cluster.on_leases_lost,
+                       lambda: cluster.publish(Kind.BOTS))
     return {"director": director, "ladders": ladders}

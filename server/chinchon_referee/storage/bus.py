@@ -67,8 +67,10 @@ class Bus:
                 raise StoreUnavailable(f"cannot send to the other processes: {e}") from None
 
     def stop(self) -> None:
+        """Stop listening and close the sending connection (also when never started)."""
         self._stop.set()
-        self._thread.join(timeout=5.0)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5.0)
         with self._send_lock:
             if self._sender is not None:
                 self._sender.close()
