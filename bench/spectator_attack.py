@@ -56,14 +56,14 @@ class Target:
         self.opened = self.closed_by_server = 0
         self.games: list[tuple[str, int]] = []  # finished (id, seats)
         self.live: list[str] = []  # live tables' stream paths
-        #: ``--until-ok N``: past ``--seconds``, go on until N answers were 200 (a machine
-        #: too busy to answer that many in the time), for at most ten minutes more.
+        #: ``--until-ok N``: past ``--seconds`` and past a SIGTERM, go on until N answers
+        #: were 200 (a machine too busy to answer that many in the time), for at most ten
+        #: minutes more.
         self.until_ok = 0
         self.hard_stop = 0.0
 
     def short_of_ok(self) -> bool:
-        return (not _halt[0] and self.status["200"] < self.until_ok
-                and time.monotonic() < self.hard_stop)
+        return self.status["200"] < self.until_ok and time.monotonic() < self.hard_stop
 
     def xff(self) -> str:
         if not self.spread:
@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--connections", type=int, default=1000)
     ap.add_argument("--requests", type=int, default=60_000)
     ap.add_argument("--until-ok", type=int, default=0, metavar="N",
-                    help="replays/pages: past --seconds, go on until N answers were 200")
+                    help="replays/pages: past --seconds (and a SIGTERM), go on until N answers were 200")
     ap.add_argument("--spread", action="store_true")
     ap.add_argument("--nice", type=int, default=0)
     ap.add_argument("--seed", default="attack")

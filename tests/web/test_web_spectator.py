@@ -118,10 +118,11 @@ def ended_by_itself(p: subprocess.Popen[str], timeout: float = 120) -> dict[str,
     return counts
 
 
-def ended(p: subprocess.Popen[str]) -> dict[str, Any]:
-    """Stop an attacker (SIGTERM) and read what it counted."""
+def ended(p: subprocess.Popen[str], timeout: float = 60) -> dict[str, Any]:
+    """Stop an attacker (SIGTERM) and read what it counted (one started with
+    ``--until-ok N`` ends once N answers were 200)."""
     p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=60)
+    out, err = p.communicate(timeout=timeout)
     assert p.returncode == 0, err[-3000:]
     counts: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     return counts
@@ -163,11 +164,15 @@ def test_replays_and_pages_at_full_speed_cost_the_referee_nothing(
     assert spent < 1.0, f"the referee's process spent {spent:.2f} s of CPU on {counts}"
     # Games with a tight clock, under the same attack for as long as they last.
     tight = create(port, "tight", ["ta", "tb"], 4, per_move=0.25, bank=1.0, concurrency=2)
-    attackers = [procs.attack(kind, web.url, "--tid", long, "--seconds", "600", "--in-flight", "8")
+    # Each goes on after the games until one of its requests was answered: a replay in
+    # flight can outlast the games (CI: four tight games over before the first of eight
+    # replays in flight was served), and one answered shows they were real replays.
+    attackers = [procs.attack(kind, web.url, "--tid", long, "--seconds", "600", "--in-flight", "8",
+                              "--until-ok", "1")
                  for kind in ("replays", "pages")]
     procs.add(launch_sdk_bots(tmp_path, port, {"ta": "greedy", "tb": "greedy"}))
     until_sync(lambda: finished(port, tight), "the tight games were played", 240)
-    counts = [ended(a) for a in attackers]
+    counts = [ended(a, 660) for a in attackers]
     assert counts[0]["status"].get("200", 0) >= 1, counts  # the replays were being served
     games = db_games(web.db, tight)
     assert len(games) >= 4
