@@ -7,6 +7,7 @@ the database at most one read per ``REREAD_EVERY``."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
@@ -81,5 +82,39 @@ async def test_wrong_tokens_cost_one_read_per_interval_and_a_new_one_is_found(ur
         assert len(wrong) >= 100
         assert 2 <= reads <= elapsed / REREAD_EVERY + 2, (reads, elapsed, len(wrong))
     finally:
+        await cluster.stop()
+        store.close()
+
+
+async def test_a_read_begun_before_the_call_does_not_answer_it(url: str) -> None:
+    """A read of the registered bots that began before the token was registered (held
+    here until released) must not answer a call made after: the call waits for a read
+    begun after it, even when another call begins that read (51 calls wait together)."""
+    store = open_store(url)
+    tokens = TokenBook()
+    cluster = Cluster(store, Referee(RefereeConfig()), tokens, lease=60.0)
+    read, first_read, release = store.bots, threading.Event(), threading.Event()
+
+    def held() -> list[tuple[str, str]]:
+        got = read()
+        if not first_read.is_set():
+            first_read.set()
+            release.wait(60)  # the first read, done before the token was registered
+        return got
+
+    store.bots = held  # type: ignore[method-assign]  # holds the first read, reads for real
+    try:
+        waiting = [asyncio.ensure_future(tokens.bot_for_now(new_token()))]
+        await asyncio.to_thread(first_read.wait, 60)
+        token = new_token()
+        assert store.add_bot("new", digest(token))
+        found = asyncio.ensure_future(tokens.bot_for_now(token))
+        waiting += [asyncio.ensure_future(tokens.bot_for_now(new_token())) for _ in range(50)]
+        await asyncio.sleep(0)  # every call has begun waiting
+        release.set()
+        assert await found == "new"
+        assert await asyncio.gather(*waiting) == [None] * 51
+    finally:
+        release.set()
         await cluster.stop()
         store.close()

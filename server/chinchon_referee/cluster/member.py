@@ -373,16 +373,20 @@ class Cluster:
         is refused."""
         loop = asyncio.get_running_loop()
         asked = loop.time()
-        while self._reread_began < asked:
+        while True:
             reading = self._rereading
-            if reading is None or reading.done():
-                pause = self._reread_began + REREAD_EVERY - loop.time()
-                if pause > 0:
-                    await asyncio.sleep(pause)
-                    continue  # another call may have begun one meanwhile
-                self._reread_began = loop.time()
-                reading = self._rereading = asyncio.ensure_future(self._reread())
-            await asyncio.shield(reading)
+            if reading is not None and self._reread_began >= asked:
+                await asyncio.shield(reading)  # begun after this call: its answer counts
+                return
+            if reading is not None and not reading.done():
+                await asyncio.shield(reading)  # begun before: read again after it
+                continue
+            pause = self._reread_began + REREAD_EVERY - loop.time()
+            if pause > 0:
+                await asyncio.sleep(pause)
+                continue  # another call may have begun one meanwhile
+            self._reread_began = loop.time()
+            self._rereading = asyncio.ensure_future(self._reread())
 
     async def _reread(self) -> None:
         generation = self.tokens.generation
