@@ -316,13 +316,17 @@ class Solver:
     # -- values -------------------------------------------------------------------
     def deadwood(self, mask: int) -> int:
         """Least unmatched points of a hand (any number of cards)."""
-        a = mask & 4095
-        b = mask >> 12 & 4095
-        c = mask >> 24 & 4095
-        d = mask >> 36 & 4095
-        j = mask >> 48
-        if not j:
-            cand = (a & b & (c | d)) | (c & d & (a | b))  # ranks held in 3 or 4 suits
+        # The suits are split off in halves: fewer operations on the 50-bit mask, and
+        # the last suit's field is below 4096 exactly when no joker is held.
+        lo = mask & 16777215  # suits 0 and 1
+        hi = mask >> 24  # suits 2 and 3, the jokers above them
+        d = hi >> 12
+        if d < 4096:  # no joker
+            a = lo & 4095
+            b = lo >> 12
+            c = hi & 4095
+            ab, cd = a & b, c & d  # (most hands hold no rank in both suits of a pair)
+            cand = (ab and ab & (c | d)) | (cd and cd & (a | b))  # ranks in 3 or 4 suits
             if cand:
                 # Such a rank whose cards fit in no run of their suit (cover[0] of the
                 # whole hand) is best melded as one set of all its cards: without jokers
@@ -339,7 +343,9 @@ class Solver:
                     return self._sets_rest(a, b, c, d, 0, self.jp, cand)
             t = self.t0
             return t[a] + t[b] + t[c] + t[d]
-        return self._sets_rest(a, b, c, d, (j & 1) + (j >> 1), self.jp, 4095)
+        j = mask >> 48
+        return self._sets_rest(lo & 4095, lo >> 12, hi & 4095, d & 4095, (j & 1) + (j >> 1),
+                               self.jp, 4095)
 
     def is_full(self, mask: int) -> bool:
         """Can every card of the hand be melded?"""
@@ -402,13 +408,16 @@ class Solver:
         The split and its points are decided here; its melds and unmatched cards are
         made from the tables when first read (see arrangement.py)."""
         mask = cards if isinstance(cards, int) else mask_of(cards)
-        if mask >> 48:
+        lo = mask & 16777215  # the suits split off in halves, as in deadwood()
+        hi = mask >> 24
+        d = hi >> 12
+        if d >= 4096:  # a joker
             return self._searched(mask)
-        a = mask & 4095
-        b = mask >> 12 & 4095
-        c = mask >> 24 & 4095
-        d = mask >> 36 & 4095
-        sure = (a & b & (c | d)) | (c & d & (a | b))  # ranks held in 3 or 4 suits
+        a = lo & 4095
+        b = lo >> 12
+        c = hi & 4095
+        ab, cd = a & b, c & d
+        sure = (ab and ab & (c | d)) | (cd and cd & (a | b))  # ranks held in 3 or 4 suits
         t = self.t0
         if sure:
             # As in deadwood(): without jokers, a rank held in 3-4 suits whose cards fit
