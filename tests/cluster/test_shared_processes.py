@@ -43,7 +43,9 @@ def url(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def shared(tmp_path: Path, url: str, request: pytest.FixtureRequest) -> Iterator[Shared]:
-    s = Shared(tmp_path, url, request.param)
+    """``n`` processes, or ``(n, lease)``."""
+    n, lease = request.param if isinstance(request.param, tuple) else (request.param, None)
+    s = Shared(tmp_path, url, n, lease)
     try:
         yield s
     finally:
@@ -80,8 +82,10 @@ def bot_games(tmp: Path) -> int:
     return n
 
 
-@pytest.mark.parametrize(("shared", "per_pair"), [(2, 10), (3, 34)], indirect=["shared"],
-                         ids=["2-processes-60-games", "3-processes-204-games"])
+# chinchon serve's own lease (10 s), not the kill tests' 3 s: this test sees no game
+# voided, and CI once saw a heartbeat on a busy machine come more than 3 s late.
+@pytest.mark.parametrize(("shared", "per_pair"), [((2, 10.0), 10), ((3, 10.0), 34)],
+                         indirect=["shared"], ids=["2-processes-60-games", "3-processes-204-games"])
 def test_processes_share_a_tournament_and_play_every_game_once(
         shared: Shared, per_pair: int) -> None:
     total = 6 * per_pair

@@ -17,12 +17,15 @@ from tests.support.serve import Serve, admin_spec, free_port, stop_all, watch
 
 class Shared:
     """``n`` referee processes sharing the database ``url``, and the bots' processes:
-    each bot has one stream on every process."""
+    each bot has one stream on every process. ``lease``: :data:`LEASE` by default, short
+    for the tests that kill a process; a test that must see no game voided takes
+    chinchon serve's own (10 s): on a busy machine a heartbeat can be late by seconds."""
 
-    def __init__(self, tmp: Path, url: str, n: int) -> None:
+    def __init__(self, tmp: Path, url: str, n: int, lease: float | None = None) -> None:
         self.tmp, self.url = tmp, url
+        lease = LEASE if lease is None else lease
         # Logged at info level: each process's err file tells what it did.
-        self.servers = [Serve(tmp, free_port(), url, i, ["--shared", "--lease", str(LEASE),
+        self.servers = [Serve(tmp, free_port(), url, i, ["--shared", "--lease", str(lease),
                                                          "--log-level", "info",
                                                          "--http", "127.0.0.1:0"])
                         for i in range(n)]

@@ -111,6 +111,9 @@ class Cluster:
         #: again every heartbeat until it can.
         self._lost: list[Callable[[], None]] = []
         self._watchdog: asyncio.TimerHandle | None = None
+        #: When (the loop's clock) the last renewal began, and the heartbeat in flight.
+        self._renewed: float | None = None
+        self._beat_began: float | None = None
         self._jobs: set[asyncio.Task[None]] = set()
         self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bus-sender")
         self._bus = open_bus(store.target, self._received, self._reconnected)
@@ -156,9 +159,15 @@ class Cluster:
                                                 self._leases_lost)
 
     def _leases_lost(self) -> None:
+        now = self._loop.time() if self._loop is not None else 0.0
         log.error("leases_lost", owner=self.owner,
                   why="the database is out of reach: this process stops its games (they are "
-                  "played again from a new deal) until it can renew its leases")
+                  "played again from a new deal) until it can renew its leases",
+                  # What the heartbeat was doing: none since (crashed, or the loop
+                  # starved), or one waiting that long for the database.
+                  since_renewal=None if self._renewed is None else round(now - self._renewed, 2),
+                  heartbeat_waiting=None if self._beat_began is None
+                  else round(now - self._beat_began, 2))
         for callback in list(self._lost):
             callback()
         if self._loop is not None:
@@ -309,7 +318,10 @@ class Cluster:
             # At a steady rate, however long a heartbeat takes.
             due = max(due + self.tick, loop.time())
             await asyncio.sleep(due - loop.time())
-            await self.beat()
+            try:
+                await self.beat()
+            except Exception as e:  # a bug of a callback: logged, and the beat goes on
+                log.error("heartbeat_crashed", owner=self.owner, error=repr(e))
 
     async def beat(self) -> None:
         """One heartbeat (see the module's doc); a database out of reach is logged and
@@ -318,12 +330,20 @@ class Cluster:
                   for b, c in stream_counts(self.referee).items()}
         generation = self.tokens.generation
         began = asyncio.get_running_loop().time()
+        self._beat_began = began
         try:
             voided, ladder_voided, others, registered = await for_games(self._beat_io, counts)
         except StoreError as e:
             log.warning("heartbeat_failed", owner=self.owner, error=str(e))
             return
-        self._arm(began)
+        finally:
+            if self._beat_began == began:
+                self._beat_began = None
+        # Two heartbeats can overlap (the bus asks for one): the watchdog counts from the
+        # latest renewal, whichever ends last.
+        renewed = began if self._renewed is None else max(self._renewed, began)
+        self._renewed = renewed
+        self._arm(renewed)
         self._others = {p.owner: p for p in others if p.owner != self.owner}
         if voided:
             log.info("games_voided", count=voided, why="their process stopped renewing its "
