@@ -14,6 +14,7 @@ from chinchon.v1 import referee_pb2_grpc as pb_grpc
 from chinchon.wire import duration
 
 from .. import __version__
+from ..auth import TokenBook
 from ..logs import get_logger
 from .connection import Connection
 from .errors import Disconnected
@@ -26,7 +27,8 @@ log = get_logger("referee.servicer")
 FIRST_MESSAGE_WAIT = 1.0
 
 
-async def _refuse(context: Any, code: grpc.StatusCode, why: str) -> None:
+async def _refuse(context: grpc.aio.ServicerContext[bytes, bytes], code: grpc.StatusCode,
+                  why: str) -> None:
     """Refuse a stream after reading its first message (a second at most), as refused
     tokens are (auth.py): a client that writes its hello at once then reads ``code``,
     not gRPC's "Internal error from Core" when its write raced the end of the call."""
@@ -41,7 +43,7 @@ def _log_session_error(session: asyncio.Future[None]) -> None:
 
 
 class RefereeServicer(pb_grpc.RefereeServiceServicer):
-    def __init__(self, referee: Referee, tokens: Any) -> None:
+    def __init__(self, referee: Referee, tokens: TokenBook) -> None:
         self.referee = referee
         self.tokens = tokens
 

@@ -123,7 +123,8 @@ class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
         )
 
     async def GetServerStatus(
-        self, request: tpb.GetServerStatusRequest, context: Any
+        self, request: tpb.GetServerStatusRequest,
+        context: Context[tpb.GetServerStatusRequest, tpb.GetServerStatusResponse],
     ) -> tpb.GetServerStatusResponse:
         return server_status(self.director)
 
