@@ -32,6 +32,7 @@ import re
 import shlex
 import signal
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,13 +99,20 @@ class CgroupRoot:
     def removed(self, within: float) -> bool:
         """:meth:`remove`, again until it is done, for about ``within`` seconds (this
         blocks: it is for a run's very end, when nothing else is left to do)."""
-        deadline, pause = time.monotonic() + within, 0.02
-        while not self.remove():
-            if time.monotonic() > deadline:
-                return False
+        for pause in _pauses(within, 1.0):
+            if self.remove():
+                return True
             time.sleep(pause)
-            pause = min(pause * 1.5, 1.0)
-        return True
+        return self.remove()
+
+
+def _pauses(within: float, longest: float) -> Iterator[float]:
+    """The pauses between attempts at removing a busy group, for about ``within``
+    seconds: from 20 ms, growing by half each time, up to ``longest``."""
+    deadline, pause = time.monotonic() + within, 0.02
+    while time.monotonic() <= deadline:
+        yield pause
+        pause = min(pause * 1.5, longest)
 
 
 def _settings(version: CgroupVersion, bases: dict[str, Path], leaf: str,
@@ -194,14 +202,11 @@ class BotCgroup:
         processes take a moment to leave their group; under load, a group whose last
         process has exited can stay busy for a minute (EBUSY with no process listed:
         the process is not yet reaped), hence the growing pause between attempts."""
-        loop = asyncio.get_running_loop()
-        deadline, pause = loop.time() + within, 0.02
-        while not self.remove():
-            if loop.time() > deadline:
-                return False
+        for pause in _pauses(within, 2.0):
+            if self.remove():
+                return True
             await asyncio.sleep(pause)
-            pause = min(pause * 1.5, 2.0)
-        return True
+        return self.remove()
 
 
 def _mounts() -> list[tuple[str, Path, set[str]]]:
