@@ -13,17 +13,12 @@ from chinchon_referee.storage import open_store
 from tests.support.waits import until
 
 
-@pytest.fixture
-def url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue("pg_url"))
-
-
 async def test_a_callback_that_raises_does_not_stop_the_heartbeat(
-        url: str, caplog: pytest.LogCaptureFixture) -> None:
+        pg_url: str, caplog: pytest.LogCaptureFixture) -> None:
     """A bug in what runs after a heartbeat (here: a callback that raises once) is
     logged, and the heartbeats go on. Before, it ended the heartbeat's task without a
     word: the process renewed no lease again, and lost every game it played."""
-    store = open_store(url)
+    store = open_store(pg_url)
     cluster = Cluster(store, Referee(RefereeConfig()), TokenBook(), lease=2.0)
     beats = 0
 

@@ -10,7 +10,6 @@ import asyncio
 import threading
 from pathlib import Path
 
-import pytest
 from chinchon_referee.auth import TokenBook, digest, new_token
 from chinchon_referee.cluster.member import REREAD_EVERY, Cluster
 from chinchon_referee.config import RefereeConfig
@@ -21,21 +20,16 @@ from tests.support.referee import stream_on_now
 from tests.support.shared import Shared
 
 
-@pytest.fixture
-def url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue("pg_url"))
-
-
 async def test_a_token_registered_elsewhere_opens_a_stream_at_its_first_call(
-        tmp_path: Path, url: str) -> None:
+        tmp_path: Path, pg_url: str) -> None:
     """Registered straight into the database, as another process does (no bus word
     follows: the bus is not the guarantee): the first call with the token is welcomed by
     both processes, and a wrong token is still refused."""
-    shared = Shared(tmp_path, url, 2)
+    shared = Shared(tmp_path, pg_url, 2)
     try:
         a, b = (f"127.0.0.1:{p}" for p in shared.ports)
         token = new_token()
-        store = open_store(url)
+        store = open_store(pg_url)
         try:
             assert store.add_bot("late", digest(token))
         finally:
@@ -47,13 +41,13 @@ async def test_a_token_registered_elsewhere_opens_a_stream_at_its_first_call(
         shared.close()
 
 
-async def test_wrong_tokens_cost_one_read_per_interval_and_a_new_one_is_found(url: str) -> None:
+async def test_wrong_tokens_cost_one_read_per_interval_and_a_new_one_is_found(pg_url: str) -> None:
     """In this process, against a real database: a call with a wrong token every 5 ms
     for two seconds (hundreds, many at once) shares a handful of reads of the registered
     bots (one at a time, one per REREAD_EVERY at most), and each is refused; a token
     registered midway is known to the first call made after it, however recently the
     last read began."""
-    store = open_store(url)
+    store = open_store(pg_url)
     tokens = TokenBook()
     cluster = Cluster(store, Referee(RefereeConfig()), tokens, lease=60.0)
     reads = 0
@@ -86,11 +80,11 @@ async def test_wrong_tokens_cost_one_read_per_interval_and_a_new_one_is_found(ur
         store.close()
 
 
-async def test_a_read_begun_before_the_call_does_not_answer_it(url: str) -> None:
+async def test_a_read_begun_before_the_call_does_not_answer_it(pg_url: str) -> None:
     """A read of the registered bots that began before the token was registered (held
     here until released) must not answer a call made after: the call waits for a read
     begun after it, even when another call begins that read (51 calls wait together)."""
-    store = open_store(url)
+    store = open_store(pg_url)
     tokens = TokenBook()
     cluster = Cluster(store, Referee(RefereeConfig()), tokens, lease=60.0)
     read, first_read, release = store.bots, threading.Event(), threading.Event()
