@@ -312,6 +312,47 @@ def _phase_of(observation: bytes) -> int:
     return 0
 
 
+def action_request_reader() -> Callable[[bytes], tuple[int, bytes] | None]:
+    """A function that reads ``(request_id, first legal action)`` off the bytes of a
+    ``PlayResponse`` that is an action request written the way the referee writes one
+    (``action_request`` first; in it ``request_id`` before ``legal_actions``), with no
+    message built, and returns None for anything else (the caller then parses it
+    properly). It is what lets a benchmark bot cost about what the echo client costs
+    per message."""
+    from chinchon.wire import read_varint
+
+    def fields(data: bytes) -> tuple[int, bytes] | None:
+        if not data or data[0] != 0x1A:  # PlayResponse.action_request = 3, delimited
+            return None
+        n = data[1]
+        i = 2
+        if n >= 128:
+            n, i = read_varint(data, 1)
+        end = i + n
+        rid = 0
+        while i < end:
+            key = data[i]
+            if key == 0x08:  # request_id = 1
+                b = data[i + 1]
+                if b < 128:
+                    rid, i = b, i + 2
+                else:
+                    rid, i = read_varint(data, i + 1)
+            elif key & 7 == 2:  # game_id (2), observation (3), legal_actions (4)...
+                n = data[i + 1]
+                j = i + 2
+                if n >= 128:
+                    n, j = read_varint(data, i + 1)
+                if key == 0x22:  # legal_actions = 4: the first one
+                    return rid, data[j:j + n]
+                i = j + n
+            else:
+                return None
+        return None
+
+    return fields
+
+
 async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: int = 50,
                     max_seconds: float = 600.0,
                     stop_when: Callable[[], bool] | None = None) -> dict[str, Any]:
@@ -321,20 +362,24 @@ async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: i
     ``max_seconds`` pass. Returns counters and (monotonic time, seconds) samples of the
     draw -> discard delay of one seat.
 
-    The bots do as little as a bot can, so that what is measured is the referee: each
-    message is read only as far as the request id, the phase and the first legal
-    action (:func:`_request_view`), and the answer is written as bytes."""
+    The bots do as little as a bot can, so that what is measured is the referee: an
+    action request is read straight off its bytes only as far as the request id and
+    the first legal action (:func:`action_request_reader`; whose first byte also tells
+    a draw from a discard), any other message with :func:`_request_view`, and the
+    answer is written as bytes."""
     import grpc
-    from chinchon.v1 import game_pb2 as g
     from chinchon.v1 import referee_pb2 as pb
     from chinchon.wire import delimited, varint
+    from chinchon.wire.varint import SMALL, SMALL_LIMIT
 
     hello = pb.PlayRequest(hello=pb.Hello(client="bench-fast-bot", queue=pb.QueueMode()))
     if os.environ.get("BENCH_LEAN") == "on":
         hello.hello.observations = pb.OBSERVATION_MODE_LEAN
     hello_bytes = hello.SerializeToString()
     parse = _request_view().FromString
-    draw, discard = g.PHASE_DRAW, g.PHASE_DISCARD
+    fields = action_request_reader()
+    small, small_limit = SMALL, SMALL_LIMIT
+    draw, discard = 0x0A, 0x1A  # the first byte of Action{draw_stock}, Action{discard}
     mono = time.monotonic
     samples: list[tuple[float, float]] = []
     counts: Counter[str] = Counter()
@@ -354,24 +399,30 @@ async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: i
                 data = await call.read()
                 if data is grpc.aio.EOF:
                     break
-                msg = parse(data)
-                if msg.HasField("action_request"):
-                    now = mono()
+                got = fields(data)
+                if got is None:
+                    msg = parse(data)
+                    if not msg.HasField("action_request"):
+                        counts["other messages"] += 1
+                        continue
                     req = msg.action_request
-                    phase = _phase_of(req.observation)
-                    if drew_at and phase == discard:
-                        samples.append((now, now - drew_at))
-                    drew_at = 0.0
-                    # PlayRequest{action: ActionReply{request_id, action}}, as bytes.
-                    data = delimited(2, b"\x08" + varint(req.request_id)
-                                     + delimited(2, req.legal_actions[0]))
-                    if phase == draw:
-                        # Stamped before the write: its completion can be reported late.
-                        drew_at = mono()
-                    await call.write(data)
-                    counts["requests"] += 1
-                else:
-                    counts["other messages"] += 1
+                    got = req.request_id, req.legal_actions[0]
+                rid, first = got
+                # The phase, from the first legal action: a draw (Action field 1 or 2)
+                # in PHASE_DRAW, a discard (field 3) in PHASE_DISCARD.
+                kind = first[0] if first else 0
+                if drew_at and kind == discard:
+                    now = mono()
+                    samples.append((now, now - drew_at))
+                drew_at = 0.0
+                # PlayRequest{action: ActionReply{request_id, action}}, as bytes.
+                data = delimited(2, b"\x08" + (small[rid] if rid < small_limit else varint(rid))
+                                 + delimited(2, first))
+                if kind == draw:
+                    # Stamped before the write: its completion can be reported late.
+                    drew_at = mono()
+                await call.write(data)
+                counts["requests"] += 1
         except grpc.aio.AioRpcError as e:
             counts[f"closed:{e.code().name}"] += 1
         except asyncio.CancelledError:
@@ -664,17 +715,49 @@ def _merge_load(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _start_floor(args: argparse.Namespace, payload: int, procs: Procs) -> tuple[Any, int]:
+    """The floor server (pair_floor.py) and its own fast bots, every pair formed: its
+    pipe and the bots' pid."""
+    from pair_floor import floor_server_proc
+
+    _, floor = procs.start(floor_server_proc, payload)
+    _, port, _ = _recv(floor, 30, "the floor server")
+    total = args.rounds * (args.warmup + args.measure) + 600
+    bots, _ = procs.start(bot_proc, f"127.0.0.1:{port}", [("floor", 2 * args.streams)],
+                          args.bot_per_channel, total)
+    deadline = time.monotonic() + 60
+    while True:
+        floor.send(("pairs", None))
+        if _recv(floor, 30, "the floor server") >= args.streams:
+            return floor, bots.pid
+        if time.monotonic() > deadline:
+            raise RuntimeError("the floor server's bot streams did not all connect")
+        time.sleep(0.1)
+
+
+def _merge_floor(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    secs = sum(r["seconds"] for r in rounds)
+    return {"rate": sum(r["decisions"] for r in rounds) / secs,
+            "decisions": sum(r["decisions"] for r in rounds),
+            "server_cpu": sum(r["server_cpu"] * r["seconds"] for r in rounds) / secs,
+            "bot_cpu": sum(r["bot_cpu"] * r["seconds"] for r in rounds) / secs,
+            "rounds": [r["rate"] for r in rounds]}
+
+
 def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
-                 echo: bool, referee: bool) -> dict[str, Any]:
-    """The echo ceiling and the referee's throughput, measured in alternating windows
-    (echo, referee, echo, referee, ...) with both servers up the whole time, so that a
-    change in the machine's load during the run weighs on both alike; then the
-    referee's latency (in the last referee window) and a single game."""
+                 echo: bool, referee: bool, floor: bool = False) -> dict[str, Any]:
+    """The echo ceiling, the floor of the referee's messages (pair_floor.py) and the
+    referee's throughput, measured in alternating windows (echo, floor, referee, echo,
+    ...) with every server up the whole time, so that a change in the machine's load
+    during the run weighs on all alike; then the referee's latency (in the last
+    referee window) and a single game."""
     out: dict[str, Any] = {}
     rounds = args.rounds
     if echo:
         _, srv = procs.start(echo_server_proc)
         _, eport, epid = _recv(srv, 30, "the echo server")
+    if floor:
+        floor_pipe, floor_bots = _start_floor(args, payload, procs)
     if referee:
         players = ["p0", "p1"]
         _, ref = procs.start(referee_proc, players)
@@ -693,11 +776,16 @@ def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
             raise RuntimeError(f"only {got} of {2 * lanes} bot streams reached the lobby")
         pids = [p.pid for p, _ in bots]
     echo_rounds: list[dict[str, Any]] = []
+    floor_rounds: list[dict[str, Any]] = []
     loads: list[dict[str, Any]] = []
     for r in range(rounds):
         if echo:
             echo_rounds.append(_echo_round(args, payload, procs, eport, epid,
                                            args.echo_measure / rounds))
+        if floor:
+            floor_pipe.send(("measure", (args.warmup, args.measure / rounds, floor_bots)))
+            floor_rounds.append(_recv(floor_pipe, args.warmup + args.measure + 60,
+                                      "the floor server"))
         if referee:
             ref.send(("load", {"lanes": lanes, "warmup": args.warmup,
                                "measure": args.measure / rounds,
@@ -708,12 +796,17 @@ def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
         print(f"  round {r + 1} of {rounds}: "
               + (f"echo {echo_rounds[-1]['round_trips'] / echo_rounds[-1]['seconds']:,.0f} "
                  "round trips/s" if echo else "")
+              + (f", floor {floor_rounds[-1]['rate']:,.0f} decisions/s" if floor else "")
               + (", " if echo and referee else "")
               + (f"referee {loads[-1]['rate']:,.0f} decisions/s" if referee else ""),
               flush=True)
     if echo:
         srv.send("stop")
         out["echo"] = _merge_echo(echo_rounds, payload)
+    if floor:
+        floor_pipe.send(("stop", None))
+        _recv(floor_pipe, 30, "the floor server (stop)")
+        out["floor"] = _merge_floor(floor_rounds)
     if referee:
         many = _merge_load(loads)
         ref.send(("load", {"lanes": 1, "warmup": 1.0, "measure": args.single,
@@ -798,7 +891,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "(default 3; 2 with --quick, 1 with --smoke)")
     ap.add_argument("--idle", type=int, default=1000, help="idle bot streams for the memory test")
     ap.add_argument("--mem-procs", type=int, default=2)
-    ap.add_argument("--only", choices=["echo", "referee", "memory"], action="append")
+    ap.add_argument("--only", choices=["echo", "floor", "referee", "memory"], action="append",
+                    help="the parts to run (default all; floor: the referee's messages with "
+                    "no game, bench/pair_floor.py)")
     ap.add_argument("--profile", default="", help="cProfile the referee's throughput window here")
     ap.add_argument("--loop", choices=["auto", "uvloop", "asyncio"], default="auto",
                     help="event loop of both servers, echo and referee (default: as "
@@ -836,7 +931,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["BENCH_WRITE_GATE"] = args.write_gate
     os.environ["BENCH_LEAN"] = "on" if args.lean else "off"
     nofile = raise_nofile()
-    only = set(args.only or ["echo", "referee", "memory"])
+    only = set(args.only or ["echo", "floor", "referee", "memory"])
     procs = Procs()
     print(f"machine: {machine()}; RLIMIT_NOFILE soft {nofile}")
     print(f"event loops: servers {args.loop}, clients {args.client_loop}; "
@@ -863,8 +958,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             conns = args.client_procs * -(-2 * per_proc // args.bot_per_channel)
             print(f"referee: {args.streams} concurrent games, {2 * args.streams} bot streams "
                   f"over {conns} connections", flush=True)
-        if only & {"echo", "referee"}:
-            out.update(bench_rounds(args, payload, procs, "echo" in only, "referee" in only))
+        if "floor" in only:
+            print(f"floor: {args.streams} pairs of bot streams, the referee's messages and "
+                  "no game (bench/pair_floor.py)", flush=True)
+        if only & {"echo", "floor", "referee"}:
+            out.update(bench_rounds(args, payload, procs, "echo" in only, "referee" in only,
+                                    "floor" in only))
         if "memory" in only:
             print(f"memory: {args.idle} idle bot streams ...", flush=True)
             out["memory"] = bench_memory(args, procs)
@@ -908,6 +1007,16 @@ def report(out: dict[str, Any]) -> None:
              f"{echo['server_cpu'] * 1e6 / echo['rate']:.0f} / "
              f"{echo['client_cpu'] * 1e6 / echo['rate']:.0f} us"),
         ]
+    floor = out.get("floor")
+    if floor:
+        f_srv, f_bot = (floor[k] * 1e6 / floor["rate"] for k in ("server_cpu", "bot_cpu"))
+        rows += [
+            ("floor: decisions/s (the referee's messages, no game)", f"{floor['rate']:,.0f}"),
+            ("floor: CPU per decision server / bots", f"{f_srv:.0f} / {f_bot:.0f} us"),
+        ]
+        if echo:
+            rows.append(("  floor / echo, by round", ", ".join(
+                f"{f / e:.3f}" for f, e in zip(floor["rounds"], echo["rounds"], strict=True))))
     ref = out.get("referee")
     if ref:
         many, one = ref["many"], ref["one"]
@@ -927,6 +1036,13 @@ def report(out: dict[str, Any]) -> None:
             ]
         srv_us = many["server_cpu"] * 1e6 / many["rate"]
         bot_us = sum(many["bot_cpu"]) * 1e6 / many["rate"]
+        if floor:
+            rows += [
+                ("referee / floor, by round", ", ".join(
+                    f"{r / f:.3f}" for r, f in zip(many["rounds"], floor["rounds"], strict=True))),
+                ("referee CPU per decision over the floor's, server / bots",
+                 f"+{srv_us - f_srv:.0f} / +{bot_us - f_bot:.0f} us"),
+            ]
         rows += [
             ("referee: CPU server / bots", f"{many['server_cpu']:.0%} / "
                                            + " + ".join(f"{c:.0%}" for c in many["bot_cpu"])),
