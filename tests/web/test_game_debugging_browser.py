@@ -95,10 +95,33 @@ def test_hand_markers_jump_refusals_and_the_step_observation(tmp_path: Path, bro
         with urllib.request.urlopen(base + href, timeout=30) as r:
             got = json.loads(r.read())
         assert got == json.loads(json.dumps(step_request(record, noted + 1, None)))
+        _markers_never_cover_each_other(page)
         page.close()
     finally:
         proc.terminate()
         assert proc.wait(15) == 0
+
+
+_BOXES = "ms => ms.map(m => { const r = m.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })"
+
+
+def _markers_never_cover_each_other(page: Any) -> None:
+    """Narrowed until two hands' markers would share a place on one row, the seek bar
+    stacks them in rows: no marker's box meets another's."""
+    crowded = False
+    for width in (1280, 900, 700, 560, 460, 380, 320):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.wait_for_function("w => window.innerWidth === w", arg=width)
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => r(null)))")
+        boxes = page.eval_on_selector_all(".handmark", _BOXES)
+        pairs = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]]
+        if any(a[0] < b[2] and b[0] < a[2] for a, b in pairs):  # would meet on one row
+            crowded = True
+            for a, b in pairs:
+                assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (width, a, b)
+            rows = page.eval_on_selector("#handmarks", "b => b.dataset.rows")
+            assert rows in ("2", "3"), rows
+    assert crowded, "no width put two markers in one place: the check checked nothing"
 
 
 def test_a_tournaments_stderr_links_and_bot_pages_in_a_browser(tmp_path: Path, browser: Any) -> None:

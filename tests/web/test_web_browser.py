@@ -227,6 +227,11 @@ def _replay_viewer(browser: Any, base: str, gid: str, record: dict[str, Any],
                                           "cs => cs.map(c => c.dataset.card)")
         # (as its melds and its unmatched cards: the cards are the hand's, in another order)
         assert sorted(shown) == sorted(str(c) for c in states[step - 1].hand(s))
+    # The picture (docs/img/replay.png) at a step of a later hand: the last hand's melds
+    # show below the table.
+    later = in_hand(len(states) // 2)
+    page.goto(f"{url}?step={later}&view=all")
+    page.wait_for_selector(f'#action-text[data-step="{later}"]')
     _shot(page, shots, "replay")
     # As seat 1 saw it: its own hand, the others' as counts only, at several steps.
     for step in (3, in_hand(12), in_hand(len(states) // 2)):

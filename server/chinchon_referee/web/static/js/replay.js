@@ -81,6 +81,30 @@ function handMarks(d) {
   return { marks, jump, ticks };
 }
 
+// Hands that start a few steps apart would put their markers on top of each other:
+// each marker goes on the first of three rows where it clears the one before it there
+// (measured, as the seek bar's width follows the window's).
+const MARK_ROWS = 3;
+function stackMarks() {
+  const box = document.getElementById("handmarks");
+  if (!box) return;
+  const ends = [];  // per row, the right edge of its last marker
+  let height = 0;
+  for (const m of box.querySelectorAll(".handmark")) {
+    const r = m.getBoundingClientRect();
+    height = Math.max(height, r.height);
+    let row = ends.findIndex((end) => r.left >= end + 2);
+    if (row < 0) row = ends.length < MARK_ROWS ? ends.length : ends.indexOf(Math.min(...ends));
+    ends[row] = r.right;
+    m.dataset.row = String(row);
+  }
+  // Set through the CSSOM, as the markers' places are: the pages allow no inline style.
+  for (const m of box.querySelectorAll(".handmark")) m.style.top = `${Number(m.dataset.row) * (height + 1)}px`;
+  box.style.height = ends.length > 1 ? `${ends.length * (height + 1)}px` : "";
+  box.dataset.rows = String(Math.max(1, ends.length));
+}
+window.addEventListener("resize", stackMarks);
+
 const INCIDENT = {
   SEAT_INCIDENT_KIND_MALFORMED: "refused (unreadable)",
   SEAT_INCIDENT_KIND_ILLEGAL: "refused (illegal)",
@@ -161,6 +185,7 @@ function build() {
     h("div", { id: "action", class: "action" }),
     h("div", { id: "table" }),
     h("div", { id: "handresult" }));
+  stackMarks();
 }
 
 function show() {
