@@ -68,7 +68,7 @@ class StandInContext:
 async def measure(lanes: int, seconds: float, decisions: int, warmup: float,
                   profile: str) -> tuple[int, float]:
     """(decisions, process CPU seconds) of the measured window."""
-    from bench_server import action_request_reader
+    from bench_server import action_request_reader, start_profile
     from chinchon.engine import RuleSet
     from chinchon.v1 import referee_pb2 as pb
     from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
@@ -105,12 +105,7 @@ async def measure(lanes: int, seconds: float, decisions: int, warmup: float,
 
     tasks = [asyncio.ensure_future(lane(i)) for i in range(lanes)]
     await asyncio.sleep(warmup)
-    prof = None
-    if profile:
-        import cProfile
-
-        prof = cProfile.Profile()
-        prof.enable()
+    prof = start_profile(profile)
     d0, c0 = referee.decisions, time.process_time()
     if decisions:
         while referee.decisions - d0 < decisions:

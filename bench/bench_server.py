@@ -179,6 +179,31 @@ def _recv(pipe: Any, timeout: float, what: str) -> Any:
     return pipe.recv()
 
 
+async def raw_server(service: str, method: str, handler: Any) -> tuple[Any, int]:
+    """A started ``grpc.aio`` server on 127.0.0.1 with one bidi method of raw bytes
+    (``handler(requests, context)``), and its port."""
+    import grpc
+
+    generic = grpc.method_handlers_generic_handler(
+        service, {method: grpc.stream_stream_rpc_method_handler(handler)})
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((generic,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    return server, port
+
+
+def start_profile(path: str) -> Any:
+    """A cProfile.Profile already enabled when ``path`` is given (to dump there), else None."""
+    if not path:
+        return None
+    import cProfile
+
+    prof = cProfile.Profile()
+    prof.enable()
+    return prof
+
+
 # -- 1. the echo ceiling ------------------------------------------------------------------
 
 
@@ -204,18 +229,12 @@ def echo_server_proc(pipe: Any) -> None:
 
 
 async def _echo_server(pipe: Any) -> None:
-    import grpc
 
     async def echo(requests: Any, context: Any) -> None:
         async for msg in requests:  # the referee reads the same way and writes with write()
             await context.write(msg)
 
-    handler = grpc.method_handlers_generic_handler(
-        "bench.Echo", {"Echo": grpc.stream_stream_rpc_method_handler(echo)})
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
+    server, port = await raw_server("bench.Echo", "Echo", echo)
     pipe.send(("ready", port, os.getpid()))
     await asyncio.get_running_loop().run_in_executor(None, pipe.recv)  # "stop"
     await server.stop(0.5)
@@ -590,12 +609,7 @@ async def run_load(referee: Any, lanes: int, warmup: float, measure: float, late
 
     tasks = [asyncio.ensure_future(lane(i)) for i in range(lanes)]
     await asyncio.sleep(warmup)
-    prof = None
-    if profile:
-        import cProfile
-
-        prof = cProfile.Profile()
-        prof.enable()
+    prof = start_profile(profile)
     pids = [os.getpid(), *bot_pids]
     gc_time = [0.0, 0.0, 0]
 

@@ -45,6 +45,7 @@ def floor_server_proc(pipe: Any, payload: int) -> None:
 
 async def _floor_server(pipe: Any, payload: int) -> None:
     import grpc
+    from bench_server import raw_server
     from chinchon.v1 import referee_pb2 as pb
 
     loop = asyncio.get_running_loop()
@@ -93,12 +94,7 @@ async def _floor_server(pipe: Any, payload: int) -> None:
             if fut is not None and not fut.done():
                 fut.set_result(raw)
 
-    handler = grpc.method_handlers_generic_handler(
-        "chinchon.v1.RefereeService", {"Play": grpc.stream_stream_rpc_method_handler(play)})
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
+    server, port = await raw_server("chinchon.v1.RefereeService", "Play", play)
     pipe.send(("ready", port, os.getpid()))
     while True:
         cmd, arg = await loop.run_in_executor(None, pipe.recv)

@@ -102,7 +102,8 @@ def test_hand_markers_jump_refusals_and_the_step_observation(tmp_path: Path, bro
         assert proc.wait(15) == 0
 
 
-_BOXES = "ms => ms.map(m => { const r = m.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })"
+_BOXES = ("ms => ms.map(m => { const r = m.getBoundingClientRect(); "
+          "return [r.left, r.top, r.right, r.bottom]; })")
 
 
 def _markers_never_cover_each_other(page: Any) -> None:
