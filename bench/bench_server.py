@@ -807,13 +807,11 @@ def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
                                "players": players, "bot_pids": pids,
                                "profile": args.profile if r == 0 else ""}))
             loads.append(_recv(ref, total, "the referee (load)"))
-        print(f"  round {r + 1} of {rounds}: "
-              + (f"echo {echo_rounds[-1]['round_trips'] / echo_rounds[-1]['seconds']:,.0f} "
-                 "round trips/s" if echo else "")
-              + (f", floor {floor_rounds[-1]['rate']:,.0f} decisions/s" if floor else "")
-              + (", " if echo and referee else "")
-              + (f"referee {loads[-1]['rate']:,.0f} decisions/s" if referee else ""),
-              flush=True)
+        parts = ([f"echo {echo_rounds[-1]['round_trips'] / echo_rounds[-1]['seconds']:,.0f} "
+                  "round trips/s"] if echo else [])
+        parts += [f"floor {floor_rounds[-1]['rate']:,.0f} decisions/s"] if floor else []
+        parts += [f"referee {loads[-1]['rate']:,.0f} decisions/s"] if referee else []
+        print(f"  round {r + 1} of {rounds}: " + ", ".join(parts), flush=True)
     if echo:
         srv.send("stop")
         out["echo"] = _merge_echo(echo_rounds, payload)
