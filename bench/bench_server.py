@@ -729,21 +729,22 @@ def _merge_load(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _start_floor(args: argparse.Namespace, payload: int, procs: Procs) -> tuple[Any, int]:
+def _start_floor(args: argparse.Namespace, payload: int,
+                 procs: Procs) -> tuple[Any, int, Any]:
     """The floor server (pair_floor.py) and its own fast bots, every pair formed: its
-    pipe and the bots' pid."""
+    pipe, the bots' pid and their pipe."""
     from pair_floor import floor_server_proc
 
     _, floor = procs.start(floor_server_proc, payload)
     _, port, _ = _recv(floor, 30, "the floor server")
     total = args.rounds * (args.warmup + args.measure) + 600
-    bots, _ = procs.start(bot_proc, f"127.0.0.1:{port}", [("floor", 2 * args.streams)],
-                          args.bot_per_channel, total)
+    bots, bots_pipe = procs.start(bot_proc, f"127.0.0.1:{port}", [("floor", 2 * args.streams)],
+                                  args.bot_per_channel, total)
     deadline = time.monotonic() + 60
     while True:
         floor.send(("pairs", None))
         if _recv(floor, 30, "the floor server") >= args.streams:
-            return floor, bots.pid
+            return floor, bots.pid, bots_pipe
         if time.monotonic() > deadline:
             raise RuntimeError("the floor server's bot streams did not all connect")
         time.sleep(0.1)
@@ -771,7 +772,7 @@ def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
         _, srv = procs.start(echo_server_proc)
         _, eport, epid = _recv(srv, 30, "the echo server")
     if floor:
-        floor_pipe, floor_bots = _start_floor(args, payload, procs)
+        floor_pipe, floor_bots, floor_bots_pipe = _start_floor(args, payload, procs)
     if referee:
         players = ["p0", "p1"]
         _, ref = procs.start(referee_proc, players)
@@ -816,6 +817,8 @@ def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
         srv.send("stop")
         out["echo"] = _merge_echo(echo_rounds, payload)
     if floor:
+        floor_bots_pipe.send("stop")  # the bots first: then no call is open at the stop
+        _recv(floor_bots_pipe, 60, "the floor's bots")
         floor_pipe.send(("stop", None))
         _recv(floor_pipe, 30, "the floor server (stop)")
         out["floor"] = _merge_floor(floor_rounds)

@@ -75,24 +75,35 @@ async def _floor_server(pipe: Any, payload: int) -> None:
             await seat.answer
             decisions[0] += 1
 
+    open_calls = [0]  # Play calls not yet returned: the server stops once there are none
+
     async def play(requests: Any, context: Any) -> None:
-        seat = Seat(context)
-        read = context.read
-        eof = grpc.aio.EOF
-        if await read() is eof:  # the hello
-            return
-        await context.write(welcome)
-        if lonely:
-            pairs.append(asyncio.ensure_future(pair((lonely.pop(), seat))))
-        else:
-            lonely.append(seat)
-        while True:
-            raw = await read()
-            if raw is eof:
+        open_calls[0] += 1
+        try:
+            seat = Seat(context)
+            read = context.read
+            eof = grpc.aio.EOF
+            if await read() is eof:  # the hello
                 return
-            fut = seat.answer
-            if fut is not None and not fut.done():
-                fut.set_result(raw)
+            await context.write(welcome)
+            if lonely:
+                pairs.append(asyncio.ensure_future(pair((lonely.pop(), seat))))
+            else:
+                lonely.append(seat)
+            while True:
+                raw = await read()
+                if raw is eof:
+                    return
+                fut = seat.answer
+                if fut is not None and not fut.done():
+                    fut.set_result(raw)
+        except (Exception, asyncio.CancelledError):
+            # The bots went away, or the server stops: the end of the benchmark, and
+            # nothing for gRPC to report (a handler cancelled at the server's stop
+            # printed a CancelledError traceback once, in a CI run).
+            return
+        finally:
+            open_calls[0] -= 1
 
     server, port = await raw_server("chinchon.v1.RefereeService", "Play", play)
     pipe.send(("ready", port, os.getpid()))
@@ -104,8 +115,13 @@ async def _floor_server(pipe: Any, payload: int) -> None:
             warmup, seconds, bot_pid = arg
             pipe.send(await _window(go, decisions, warmup, seconds, bot_pid))
         else:
+            # The bots have gone (bench_server stops them first): once their calls have
+            # returned, nothing is left for the server's stop to cancel.
             for t in pairs:
                 t.cancel()
+            deadline = time.monotonic() + 10
+            while open_calls[0] and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
             await server.stop(0.5)
             pipe.send("stopped")
             return
