@@ -36,9 +36,10 @@ class StandInContext:
     """A ``Play`` stream in memory: an action request written is answered with its
     first legal action, delivered on the next pass of the loop."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, read_request: Any) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, read_request: Any, reply: Any) -> None:
         self.loop = loop
         self.read_request = read_request
+        self.reply = reply
         self.inbox: list[bytes] = []
         self.waiter: asyncio.Future[bytes] | None = None
 
@@ -56,19 +57,15 @@ class StandInContext:
         return await self.waiter
 
     async def write(self, message: bytes) -> None:
-        from chinchon.wire import delimited, varint
-
         got = self.read_request(message)
         if got is not None:
-            rid, first = got
-            self.loop.call_soon(self._deliver, delimited(2, b"\x08" + varint(rid)
-                                                          + delimited(2, first)))
+            self.loop.call_soon(self._deliver, self.reply(*got))
 
 
 async def measure(lanes: int, seconds: float, decisions: int, warmup: float,
                   profile: str) -> tuple[int, float]:
     """(decisions, process CPU seconds) of the measured window."""
-    from bench_server import action_request_reader, start_profile
+    from bench_server import action_reply_writer, action_request_reader, start_profile
     from chinchon.engine import RuleSet
     from chinchon.v1 import referee_pb2 as pb
     from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
@@ -82,11 +79,11 @@ async def measure(lanes: int, seconds: float, decisions: int, warmup: float,
                            limits=Limits(max_streams_per_bot=1 << 30, max_streams=1 << 30))
     referee = Referee(config)
     players = ["p0", "p1"]
-    reader = action_request_reader()
+    reader, reply = action_request_reader(), action_reply_writer()
     readers = []
     for name in players:
         for _ in range(lanes):
-            conn = Connection(name, StandInContext(loop, reader), config.limits)
+            conn = Connection(name, StandInContext(loop, reader, reply), config.limits)
             readers.append(asyncio.ensure_future(conn.read_loop()))
             conn.hello.set_result(pb.Hello())
             conn.queue = True

@@ -229,7 +229,6 @@ def echo_server_proc(pipe: Any) -> None:
 
 
 async def _echo_server(pipe: Any) -> None:
-
     async def echo(requests: Any, context: Any) -> None:
         async for msg in requests:  # the referee reads the same way and writes with write()
             await context.write(msg)
@@ -372,6 +371,19 @@ def action_request_reader() -> Callable[[bytes], tuple[int, bytes] | None]:
     return fields
 
 
+def action_reply_writer() -> Callable[[int, bytes], bytes]:
+    """A function that encodes ``PlayRequest{action: ActionReply{request_id, action}}``
+    from a request id and the bytes of an encoded Action (the first legal one)."""
+    from chinchon.wire import delimited, varint
+    from chinchon.wire.varint import SMALL, SMALL_LIMIT
+
+    def reply(request_id: int, action: bytes) -> bytes:
+        rid = SMALL[request_id] if request_id < SMALL_LIMIT else varint(request_id)
+        return delimited(2, b"\x08" + rid + delimited(2, action))
+
+    return reply
+
+
 async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: int = 50,
                     max_seconds: float = 600.0,
                     stop_when: Callable[[], bool] | None = None) -> dict[str, Any]:
@@ -388,8 +400,6 @@ async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: i
     answer is written as bytes."""
     import grpc
     from chinchon.v1 import referee_pb2 as pb
-    from chinchon.wire import delimited, varint
-    from chinchon.wire.varint import SMALL, SMALL_LIMIT
 
     hello = pb.PlayRequest(hello=pb.Hello(client="bench-fast-bot", queue=pb.QueueMode()))
     if os.environ.get("BENCH_LEAN") == "on":
@@ -397,7 +407,7 @@ async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: i
     hello_bytes = hello.SerializeToString()
     parse = _request_view().FromString
     fields = action_request_reader()
-    small, small_limit = SMALL, SMALL_LIMIT
+    reply = action_reply_writer()
     draw, discard = 0x0A, 0x1A  # the first byte of Action{draw_stock}, Action{discard}
     mono = time.monotonic
     samples: list[tuple[float, float]] = []
@@ -434,9 +444,7 @@ async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: i
                     now = mono()
                     samples.append((now, now - drew_at))
                 drew_at = 0.0
-                # PlayRequest{action: ActionReply{request_id, action}}, as bytes.
-                data = delimited(2, b"\x08" + (small[rid] if rid < small_limit else varint(rid))
-                                 + delimited(2, first))
+                data = reply(rid, first)
                 if kind == draw:
                     # Stamped before the write: its completion can be reported late.
                     drew_at = mono()

@@ -23,13 +23,13 @@ import os
 import time
 from typing import Any
 
+from chinchon.wire import delimited, varint
+
 
 def _request(request_id: int, observation: bytes) -> bytes:
     """``PlayResponse{action_request{request_id, game_id, observation, legal_actions}}``
     with the fields in the referee's order (``observation`` as opaque bytes: the bots
     never read it)."""
-    from chinchon.wire import delimited, varint
-
     body = (b"\x08" + varint(request_id) + delimited(2, b"F100-1-2")
             + delimited(3, observation) + delimited(4, b"\x1a\x02\x08\x05"))  # discard 5
     return delimited(3, body)
@@ -76,9 +76,11 @@ async def _floor_server(pipe: Any, payload: int) -> None:
             decisions[0] += 1
 
     open_calls = [0]  # Play calls not yet returned: the server stops once there are none
+    none_open = asyncio.Event()
 
     async def play(requests: Any, context: Any) -> None:
         open_calls[0] += 1
+        none_open.clear()
         try:
             seat = Seat(context)
             read = context.read
@@ -104,6 +106,8 @@ async def _floor_server(pipe: Any, payload: int) -> None:
             return
         finally:
             open_calls[0] -= 1
+            if not open_calls[0]:
+                none_open.set()
 
     server, port = await raw_server("chinchon.v1.RefereeService", "Play", play)
     pipe.send(("ready", port, os.getpid()))
@@ -119,9 +123,11 @@ async def _floor_server(pipe: Any, payload: int) -> None:
             # returned, nothing is left for the server's stop to cancel.
             for t in pairs:
                 t.cancel()
-            deadline = time.monotonic() + 10
-            while open_calls[0] and time.monotonic() < deadline:
-                await asyncio.sleep(0.01)
+            if open_calls[0]:
+                try:
+                    await asyncio.wait_for(none_open.wait(), 10)
+                except TimeoutError:
+                    pass  # the server's stop cancels what is left
             await server.stop(0.5)
             pipe.send("stopped")
             return

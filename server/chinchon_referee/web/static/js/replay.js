@@ -89,6 +89,7 @@ function stackMarks() {
   const box = document.getElementById("handmarks");
   if (!box) return;
   const ends = [];  // per row, the right edge of its last marker
+  const placed = [];  // [marker, row]
   let height = 0;
   for (const m of box.querySelectorAll(".handmark")) {
     const r = m.getBoundingClientRect();
@@ -96,10 +97,10 @@ function stackMarks() {
     let row = ends.findIndex((end) => r.left >= end + 2);
     if (row < 0) row = ends.length < MARK_ROWS ? ends.length : ends.indexOf(Math.min(...ends));
     ends[row] = r.right;
-    m.dataset.row = String(row);
+    placed.push([m, row]);
   }
   // Set through the CSSOM, as the markers' places are: the pages allow no inline style.
-  for (const m of box.querySelectorAll(".handmark")) m.style.top = `${Number(m.dataset.row) * (height + 1)}px`;
+  for (const [m, row] of placed) m.style.top = `${row * (height + 1)}px`;
   box.style.height = ends.length > 1 ? `${ends.length * (height + 1)}px` : "";
   box.dataset.rows = String(Math.max(1, ends.length));
 }
