@@ -278,8 +278,16 @@ def test_the_web_view_of_any_process_shows_the_games_of_every_process(shared: Sh
         until_sync(lambda: stub.ListTournaments(tpb.ListTournamentsRequest(), metadata=AUTH,
                                                 timeout=10).tournaments[0].status
                    == tpb.TOURNAMENT_STATUS_FINISHED, "the tournament finished", 120)
-    # The same tournament page from either process once it is over.
-    pages = [json.loads(http(f"{w}/api/t/{tid}")[2]) for w in (a, b)]
+    # The same tournament page from either process once it is over. A web view learns
+    # that its process's last game ended from that process's live feed, a moment after
+    # the database has it (a CI run read process 1's page in between): wait for both.
+    def pages_now() -> list[dict[str, object]]:
+        return [json.loads(http(f"{w}/api/t/{tid}")[2]) for w in (a, b)]
+
+    until_sync(lambda: all(p["running"] == [] for p in pages_now()),
+               "no game running on either web view", 30,
+               detail=lambda: [p["running"] for p in pages_now()])
+    pages = pages_now()
     assert pages[0]["progress"] == pages[1]["progress"]
     assert all(p["running"] == [] for p in pages)
     assert pages[0]["standings"] == pages[1]["standings"]
