@@ -37,6 +37,10 @@ FD_RESERVE = 384
 ACCEPT_BATCH = 256
 #: Seconds between two looks at the idle connections.
 SWEEP = 0.5
+#: Seconds the streams have, at a stop, to end after their last whole event before
+#: aiohttp cancels them (and cuts a chunked body): they end at once when the view
+#: closes, but a niced process on a busy machine may not run for a second or more.
+SHUTDOWN_GRACE = 15.0
 _REFUSED = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
             b"Retry-After: 5\r\nConnection: close\r\nContent-Length: 32\r\n\r\n"
             b"too many connections: try again\n")
@@ -192,7 +196,7 @@ class Site:
     def __init__(self, app: web.Application, tracker: Tracker, sock: socket.socket) -> None:
         self.app, self.tracker, self.sock = app, tracker, sock
         self.runner = web.AppRunner(app, handle_signals=False, access_log=None,
-                                    shutdown_timeout=1.0,
+                                    shutdown_timeout=SHUTDOWN_GRACE,
                                     keepalive_timeout=tracker.settings.keepalive_timeout)
         self._server: asyncio.base_events.Server | None = None
         self._sweeper: asyncio.Task[None] | None = None

@@ -17,6 +17,7 @@ restarts; the pages also reopen a stream that the browser gave up on."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -224,7 +225,10 @@ async def stream(
                 last = data
                 await write(data)
                 sent = loop.time()
-                await asyncio.sleep(max(0.0, interval() - (loop.time() - sent)))
+                pause = max(0.0, interval() - (loop.time() - sent))
+                if pause > 0:  # paced, but the close ends the pause at once
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(closing.wait(), pause)
                 continue
             await _until_change(topic, seen, refresh or KEEPALIVE, closing, slot.evicted)
             if topic.version == seen and not closing.is_set() and not slot.evicted.is_set():
