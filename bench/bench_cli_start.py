@@ -1,7 +1,7 @@
-"""How long ``chinchon admin`` takes to start (issue #27): wall time of ``chinchon admin
+"""How long ``chinchon admin`` takes to start: wall time of ``chinchon admin
 --help`` and of one ``admin list`` against a port nobody listens on (the command's whole
 import path, then the failed call); and the import paths of a server (``serve --help``,
-``tournament run --help``, issue #24: the test suite starts about 200 servers), beside
+``tournament run --help``: the test suite starts about 200 servers), beside
 two baselines measured in the same run: the interpreter alone (``python -c pass``) and
 ``import grpc`` (which every admin command needs). Medians of ``--runs`` runs each,
 interleaved so that a busy machine slows them alike; then ``python -X importtime``'s top

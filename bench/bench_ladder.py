@@ -1,5 +1,5 @@
 """How many games a ladder needs to order bots of known different strength, and how
-many a late entrant needs to reach its place (issue #28, docs/ladder.md).
+many a late entrant needs to reach its place (docs/ladder.md).
 
     python bench/bench_ladder.py --ladders 5  # 5 bots, 5 ladders of 300 games, ~2 min
     python bench/bench_ladder.py --quick      # 2 ladders of 150 games, ~1 min

@@ -1,4 +1,4 @@
-"""What the sandbox of launched bots costs, and what its CPU quota buys (issue #25).
+"""What the sandbox of launched bots costs, and what its CPU quota buys.
 
 Three parts, each against a baseline measured in the same run, alternately:
 

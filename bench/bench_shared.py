@@ -1,4 +1,4 @@
-"""Several referee processes on one PostgreSQL database (issue #16): the same round-robin
+"""Several referee processes on one PostgreSQL database: the same round-robin
 played by 1, 2 and 4 ``chinchon serve --shared`` processes, and by one ``chinchon serve``
 on SQLite, interleaved.
 

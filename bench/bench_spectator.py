@@ -1,6 +1,5 @@
 """Can a spectator hurt a game? Honest decisions/s and their round trip under each
-attack of docs/security.md#a-spectator, against quiet windows of the same run
-(issue #22).
+attack of docs/security.md#a-spectator, against quiet windows of the same run.
 
 One ``chinchon serve --http --trusted-proxy 127.0.0.1`` (SQLite in a temporary folder;
 its web view a process of its own) plays a round-robin of 6 fast raw bots (first legal

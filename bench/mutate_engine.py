@@ -68,7 +68,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("layoff-best-most-points", "game.py",
            "            if (v, off) < best[:2]:",
            "            if (off, v) < (best[1], best[0]):",
-           "layoff best lays off the most points, not the fewest points left (issue 14)"),
+           "layoff best lays off the most points, not the fewest points left"),
     Mutant("layoff-best-tie-fewest-off", "game.py",
            "            off -= rules.card_points(a.card)",
            "            off += rules.card_points(a.card)",
@@ -146,7 +146,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "                if v < row[k][0] or (v == row[k][0] and c < row[k][1]):",
            "                if v < row[k][0]:",
            "equal-point splits do not prefer the fewest unmatched cards"),
-    # The house rules (issue 29).
+    # The house rules.
     Mutant("wild-card-face-value", "rules.py",
            "            table[c] = self.joker_points",
            "            table[c] = table[c]",

@@ -1,4 +1,4 @@
-"""The shape of the code (issues #13 and #24): no import circle among the project's
+"""The shape of the code: no import circle among the project's
 modules; the layers as rules of which package may import which; and no function too
 long to take in (modules are cut by idea, not squeezed under a line count).
 
@@ -35,7 +35,7 @@ LAYERS: dict[str, set[str]] = {
     "tournament": {"base", "storage", *SDK_USED_BY_SERVER},
     "cluster": {"base", "storage", "referee", *SDK_USED_BY_SERVER},
     "director": {"base", "storage", "referee", "tournament", "cluster", *SDK_USED_BY_SERVER},
-    # the standing ladder (issue #28): its pure core, its rows, its runner on a referee
+    # the standing ladder: its pure core, its rows, its runner on a referee
     "ladder": {"base", "storage", "referee", "tournament", *SDK_USED_BY_SERVER},
     "web": {"base", "storage", "referee", "tournament", "ladder", *SDK_USED_BY_SERVER},
     "service": {"base", "storage", "referee", "tournament", "cluster", "director",
@@ -255,7 +255,7 @@ if __name__ == "__main__":
 
 def test_no_test_module_imports_another() -> None:
     """What tests share lives in tests/support/ (or a folder's conftest.py), never in a
-    test module another one imports (issue #24): a test file is read on its own."""
+    test module another one imports: a test file is read on its own."""
     import re
 
     wrong = []

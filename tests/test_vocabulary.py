@@ -1,4 +1,4 @@
-"""Typed vocabularies (issue #13): terminations, tournament and game statuses and incident
+"""Typed vocabularies: terminations, tournament and game statuses and incident
 kinds are enums mapped to the protocol's names in one place; forfeit winners and hand
 winners are decided once, by the engine."""
 

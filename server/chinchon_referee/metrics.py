@@ -1,4 +1,4 @@
-"""The referee's metrics for whoever operates it, in Prometheus' text format (issue #27).
+"""The referee's metrics for whoever operates it, in Prometheus' text format.
 
 Plain counters and fixed-bucket histograms, process-wide (``METRICS``), written where
 things happen: a decision's time once per answer (one bisect and three additions on the

@@ -1,4 +1,4 @@
-"""`chinchon admin` end to end (issue #14, 3): a real `chinchon serve` over TLS (a CA made
+"""`chinchon admin` end to end: a real `chinchon serve` over TLS (a CA made
 with openssl here), the command as a subprocess, SDK bots connecting with --root-cert;
 and `watch` carrying on across a restart of the server on the same port and database."""
 

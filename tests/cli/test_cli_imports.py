@@ -1,4 +1,4 @@
-"""``chinchon admin`` loads only what an admin client needs (issue #27: it took 1.8 s to
+"""``chinchon admin`` loads only what an admin client needs (it once took 1.8 s to
 start, importing the web server, the director and the tournament runner for every
 command). Each admin command is run as a process that records the modules it imported;
 none of the server's heavy rooms may be among them. The time itself is a benchmark

@@ -1,4 +1,4 @@
-"""Hosts whose clocks disagree share a database safely (issue 23, item 5): leases are
+"""Hosts whose clocks disagree share a database safely: leases are
 written and judged by the database's clock, so a process whose clock runs 10 s ahead,
 with leases of 5 s, neither voids the other's games nor loses a result of its own (when
 each host judged by its own clock, a skew past half a lease voided the other's games;

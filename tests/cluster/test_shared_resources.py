@@ -1,4 +1,4 @@
-"""What one caller holds never costs the others everything (issue 23, item 7): a damaged
+"""What one caller holds never costs the others everything: a damaged
 row is left out and named, not the end of a tournament's standings, pages and exports; a
 damaged declaration stops ``chinchon serve`` in one line; the organizer's calls have
 worker threads of their own, so a pile of them stuck behind a lock neither stalls a game

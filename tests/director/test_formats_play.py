@@ -1,4 +1,4 @@
-"""Every format played for real (issue #26, phase 2): declared through CreateTournament
+"""Every format played for real: declared through CreateTournament
 over gRPC on a real server, played by in-process SDK bots over their own gRPC streams,
 watched to its end, its standings read back with GetStandings (each stage's rows, the
 Swiss rounds and byes, the gauntlet's challengers, the bracket's matches); bad format

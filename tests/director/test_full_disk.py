@@ -1,4 +1,4 @@
-"""A full disk loses no result (issue 23, item 1). On a real full filesystem (a small
+"""A full disk loses no result. On a real full filesystem (a small
 tmpfs, tests/support/small_disk.py) the games in progress finish, their results wait in memory,
 no new game starts, and the organizer is told (the log, GetServerStatus, the web view,
 the tournament's events); once space is back every result is written, each game once.

@@ -1,4 +1,4 @@
-"""docs/walkthrough.md as written (issue #27): every ``sh`` block, in order, in one bash
+"""docs/walkthrough.md as written: every ``sh`` block, in order, in one bash
 shell, in an empty temporary folder, on loopback; so the page cannot drift from the
 commands again.
 
@@ -11,7 +11,7 @@ folder gets ``sample_bots/`` (linked) and the C++ bot built as ``build/cpp-bot/`
 
 Each foreground block runs in the same shell (its variables carry over, ``set -e``: the
 first failing command ends the test, with the transcript); a background block that exits
-with an error fails it too. Then what the issue found wrong is checked on the results:
+with an error fails it too. Then what a reader must be able to rely on is checked:
 the secret of ``--token-from`` never printed, the rotated ``alice.token`` replaced and
 private, every bot playing over TLS, the export's report like ``tournament run``'s.
 """

@@ -2,9 +2,9 @@
 to the most points laid off, then to the first in legal_actions' order (docs/rules.md,
 section 8).
 
-Issue #14 item 7: it used to lay off the cards worth the most points, even a card of the
-player's own meld (6E onto 3E 4E 5E broke 6O 6C 6E and cost 12 points). Issue #29: these
-tests were outside tests/engine/test_engine_*.py, and the tie-breaks were seen only by goldens.
+The bug these tests pin down: laying off the cards worth the most points, even a card of
+the player's own meld (6E onto 3E 4E 5E broke 6O 6C 6E and cost 12 points). They live among
+tests/engine/test_engine_*.py so that the mutation check runs them, not only the goldens.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""No game is without end (issue 23): every rule option is bounded, and a game that
+"""No game is without end: every rule option is bounded, and a game that
 nobody has won by its length limit (``game.MAX_HANDS`` hands, or the hand in which its
 turns in all reach ``game.MAX_TURNS``) ends there, the lowest total winning, with its own
 termination (TERMINATION_LENGTH_LIMIT) on the wire and in its record."""

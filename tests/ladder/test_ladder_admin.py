@@ -1,5 +1,5 @@
 """A ladder through `chinchon admin ladder` against a real `chinchon serve` process, with
-SDK bot processes (issue #28): create, board, bot, pause, resume, enter (a new version
+SDK bot processes: create, board, bot, pause, resume, enter (a new version
 inheriting a rating), remove, close; and a kill -9 of the referee mid-ladder, after which
 the stored ratings equal a recomputation from the stored games, and the ladder goes on
 when the referee is started again on the same database."""

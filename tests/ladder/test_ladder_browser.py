@@ -1,5 +1,5 @@
 """The ladder's pages in a real browser (Debian's Chromium), against a real `chinchon serve
---http` with SDK bot processes playing a ladder (issue #28): the list of ladders links to
+--http` with SDK bot processes playing a ladder: the list of ladders links to
 the leaderboard, which shows every entrant with its rating and links to each bot's page,
 whose chart draws one point per game and whose recent games open in the replay viewer
 (/r/GAME), which links the players back to their pages on the ladder; under the pages'

@@ -1,4 +1,4 @@
-"""The ladder's pure core (issue #28): matchmaking, ratings, the leaderboard and the
+"""The ladder's pure core: matchmaking, ratings, the leaderboard and the
 declaration, as properties (hypothesis) and a few worked examples."""
 
 from __future__ import annotations

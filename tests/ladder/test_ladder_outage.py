@@ -1,4 +1,4 @@
-"""A ladder game's result is never lost (issue #28): on a real full filesystem (a small
+"""A ladder game's result is never lost: on a real full filesystem (a small
 tmpfs, tests/support/small_disk.py) the ladder games in progress end, their results and
 rating updates wait in memory (counted where the organizer sees them: GetServerStatus),
 no new table is seated, and once space is back each is stored and rated exactly once:

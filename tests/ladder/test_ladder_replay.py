@@ -1,4 +1,4 @@
-"""A finished ladder game in the replay viewer's data routes (issue #28): a real referee
+"""A finished ladder game in the replay viewer's data routes: a real referee
 playing a ladder with in-process SDK bots, its real web view (a child process reading the
 SQLite database). The replay (every card, and each seat's view), a step and the record of
 a finished ladder game are served and are those of its stored record; a ladder game in

@@ -1,4 +1,4 @@
-"""A ladder played end to end (issue #28): a real referee server on port 0, a real SQLite
+"""A ladder played end to end: a real referee server on port 0, a real SQLite
 store, in-process SDK bots over gRPC (tests/support/inproc.py). Entered bots that are connected
 and idle are seated again and again and never dismissed while it is open; a late entrant
 plays; a bot that leaves is not forfeited for being away and plays again when it comes

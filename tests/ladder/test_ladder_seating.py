@@ -1,5 +1,5 @@
 """A bot never sits at two tables of one ladder, and a ladder game whose process died is
-voided by its lease (issue #28, shared mode), at the store: :meth:`begin_ladder_game`
+voided by its lease (shared mode), at the store: :meth:`begin_ladder_game`
 refuses a table exactly when one of its players is at a running game of the ladder (a
 hypothesis property against a model: the games that run are always disjoint), and
 :meth:`void_expired_ladder_games` voids exactly the games whose lease ran out, whose late

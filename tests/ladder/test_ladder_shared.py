@@ -1,5 +1,5 @@
-"""Two `chinchon serve --shared` processes on one PostgreSQL database play one ladder
-(issue #28): declared through one, it runs on both (the other reads it at a heartbeat);
+"""Two `chinchon serve --shared` processes on one PostgreSQL database play one ladder,
+as a cluster: declared through one, it runs on both (the other reads it at a heartbeat);
 each bot has a stream on each; both processes seat and rate games, every game's rating
 update is applied once whichever process played it, the ratings equal a replay of the
 stored games, and no bot ever sits at two tables at once (its games' times never

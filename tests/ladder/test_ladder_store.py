@@ -1,4 +1,4 @@
-"""The ladders' rows on both backends (issue #28): a game's end and its rating update are
+"""The ladders' rows on both backends: a game's end and its rating update are
 one transaction, so several processes finishing games of one ladder at once (three
 stores, as three referee processes hold them, on one SQLite file or one PostgreSQL
 database) lose no update and apply none twice; the ratings equal a replay of the stored

@@ -1,4 +1,4 @@
-"""Hidden cards never leak across games (issue #12): a property over real streams.
+"""Hidden cards never leak across games: a property over real streams.
 
 A hostile bot may run several streams and remember everything it ever received, in
 every game. Raw gRPC clients (two streams per tournament bot) record every message with
@@ -331,7 +331,7 @@ async def test_a_voided_game_is_played_again_from_a_new_deal(
     env: InProcess, monkeypatch: pytest.MonkeyPatch, duplicate: bool,
 ) -> None:
     """A game stopped after its first hand (every hand shown at its end) is played again
-    from a new deal (issue 23): nothing a bot saw of the voided attempt is a deck of the
+    from a new deal: nothing a bot saw of the voided attempt is a deck of the
     replay. The replay's deal is ``attempt_deal(deal_id, 1)``, reproducible by whoever
     holds the seed; a duplicate-deal twin keeps its deal under a new suit relabelling
     (then it shares only ranks with the voided attempt, as twins do)."""

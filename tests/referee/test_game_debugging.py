@@ -1,4 +1,4 @@
-"""What a bot author debugging a lost game reads (issue #27): every refused answer,
+"""What a bot author debugging a lost game reads: every refused answer,
 timeout and default in the record at its step, with the text the bot sent; the concrete
 cards behind the ``best`` macros; and each decision's observation and legal actions as
 the bot received them."""

@@ -205,7 +205,7 @@ HOUSE_RULES = {"wildCards": ["1O"], "jokersPerMeld": 1, "closeFirstRound": False
 async def test_practice_with_the_house_rules_echoes_and_enforces_them(
     servers: StartServer, bots: SpawnBot,
 ) -> None:
-    """A practice request naming the house rules (issue 29): echoed in game_started and
+    """A practice request naming the house rules: echoed in game_started and
     every observation, in force (no close is offered in a first round), and in the
     record, which replays under them."""
     server = await servers(["alice"])
@@ -377,7 +377,7 @@ BAD_REQUESTS = [
      r"wait must be more than 0 s and at most 3600 s, got 7200 s"),
     (_request(opponent="any", wait=0.4),
      r"no other bot asked for the same practice \(rules, clock, games and seed\) within 0\.4 s"),
-    # Issue 23: a game without end (or a clock of a nanosecond) is no practice.
+    # A game without end (or a clock of a nanosecond) would hold the referee: no practice.
     (_request(opponent="random", rules={"score_limit": 2**31 - 1}),
      r"rule set: score_limit: at most 500, got 2147483647"),
     (_request(opponent="random", rules={"max_turns_per_hand": 2**31 - 1}),

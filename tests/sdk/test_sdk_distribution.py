@@ -1,4 +1,4 @@
-"""The slim SDK (issue #27): ``client_sdk/`` is a distribution of its own,
+"""The slim SDK: ``client_sdk/`` is a distribution of its own,
 ``chinchon-sdk``, that installs alone into a fresh virtual environment (grpcio and
 protobuf, nothing of the referee) and plays a practice game there against a referee
 running from this environment: two venvs, two processes, the real wire between them.

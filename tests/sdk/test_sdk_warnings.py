@@ -1,4 +1,4 @@
-"""The SDK's warnings name where they happened (issue #27: a bot author debugging a lost
+"""The SDK's warnings name where they happened (for a bot author debugging a lost
 game at 2 a.m.): the game, the hand, the turn and phase, the request and attempt, and
 what the bot sent, for a refused answer and for a default the referee played. A real
 referee on port 0; the bot runs in-process (the log's text is the point, not the

@@ -1,4 +1,4 @@
-"""Bot tokens are managed on purpose (issue #14, 1): a CreateTournament never re-keys a
+"""Bot tokens are managed on purpose: a CreateTournament never re-keys a
 registered bot; the admin service lists, adds, rotates and revokes tokens, and says who
 is connected."""
 

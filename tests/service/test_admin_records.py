@@ -1,4 +1,4 @@
-"""Results of a served tournament of any size (issue #14, 2): games listed a page at a
+"""Results of a served tournament of any size: games listed a page at a
 time with filters, one record, and every record streamed to a client with the default
 4 MiB message limit."""
 

@@ -1,4 +1,4 @@
-"""The referee's Prometheus endpoint (issue #27): ``chinchon serve --metrics HOST:PORT``
+"""The referee's Prometheus endpoint: ``chinchon serve --metrics HOST:PORT``
 scraped during a real tournament (a real server process, SDK bots as processes, one of
 them answering illegally and late at times), then after it; and the exposition format
 itself. Off by default: a serve without the flag listens on nothing more."""

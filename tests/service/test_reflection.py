@@ -1,4 +1,4 @@
-"""Reflection serves the protos' documentation (issue #27): a client that reads the
+"""Reflection serves the protos' documentation: a client that reads the
 referee's descriptors by reflection, as ``grpcurl describe`` does, finds the comments
 of ``protos/chinchon/v1`` on the services, messages and fields; under the service's two
 names (``grpc.reflection.v1``, which grpcurl asks first, and ``v1alpha``). The client

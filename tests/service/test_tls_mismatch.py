@@ -1,5 +1,5 @@
 """A client that dials plaintext to a TLS referee, or TLS to a plaintext one, is told so
-(issue #27), instead of gRPC's "Socket closed" or a failed handshake that read as "the
+(what to fix), instead of gRPC's "Socket closed" or a failed handshake that read as "the
 server is down": ``chinchon admin`` and the Python SDK say "the server speaks TLS: add
 --root-cert (or --tls)" (or that it speaks plaintext), and stop at once. Real referees on
 port 0, one with TLS (a CA made with openssl), the CLI and the SDK as processes."""

@@ -107,7 +107,7 @@ async def test_admin_calls_need_the_admin_token(
 async def test_a_missing_a_malformed_and_a_wrong_admin_token_are_told_apart(
     tmp_path: Path, admin_servers: StartAdminServer,
 ) -> None:
-    """Issue #27: whoever typed the command learns what to fix: no token at all, metadata
+    """Whoever typed the command learns what to fix: no token at all, metadata
     that is not ``Bearer <token>``, a bot's token, or a token the server does not know.
     The texts never name a token."""
     tokens = TokenBook(ADMIN)

@@ -83,7 +83,7 @@ BAD = {
                           "policies.max_strikes: must be a whole number"),
     "per_move-string": (declaration(sections='[time_control]\nper_move = "nan"\n'),
                         "time_control.per_move: must be a number"),
-    # Issue 23: every option bounded, so that no declaration makes a game without end.
+    # Every option bounded, so that no declaration makes a game without end.
     "score_limit-2^31": (declaration(sections="[rules]\nscore_limit = 2147483647\n"),
                          "rules.score_limit: at most 500, got 2147483647"),
     "score_limit-2^63": (declaration(sections="[rules]\nscore_limit = 9223372036854775807\n"),

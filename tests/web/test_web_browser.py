@@ -306,7 +306,7 @@ def test_replay_view_command_serves_a_record_file(tmp_path: Path, browser: Any) 
         assert proc.wait(15) == 0
 
 
-# -- the pages' finish (issue 27): a finished round-robin of three bots, served ----------
+# -- the pages' finish: a finished round-robin of three bots, served ---------------------
 
 PHONE = {"width": 390, "height": 844}
 #: The page's width (what a phone would scroll sideways if it is wider than the screen).

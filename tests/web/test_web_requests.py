@@ -1,4 +1,4 @@
-"""What a spectator sends gets a bounded, clear answer (issue #22 items 4 and 5,
+"""What a spectator sends gets a bounded, clear answer (the threat model:
 docs/security.md#a-spectator), against a real ``chinchon serve --http`` (and
 ``chinchon replay --view``): event streams held open and never read cannot shut other
 spectators out; X-Forwarded-For is believed from a trusted proxy only; malformed
@@ -69,7 +69,7 @@ def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str,
 
 
 def test_streams_held_open_never_shut_another_spectator_out(serve: Any) -> None:
-    """Issue #22 item 4: behind a trusted proxy, ten viewers hold 20 streams each (all
+    """Behind a trusted proxy, ten viewers hold 20 streams each (all
     there are) and never read them: an eleventh viewer still gets a live page (the
     viewer holding the most gives its oldest up), a viewer's 21st is refused."""
     web = serve("--trusted-proxy", "127.0.0.1")
@@ -115,7 +115,7 @@ def test_x_forwarded_for_is_believed_from_a_trusted_proxy_only(serve: Any) -> No
 
 
 def test_malformed_requests_get_short_answers_and_few_log_lines(serve: Any) -> None:
-    """Issue #22 item 5: 300 requests with an 8 kB URL are answered 400 each, and the
+    """300 requests with an 8 kB URL are answered 400 each, and the
     log holds a few lines of them, each one JSON line (no traceback)."""
     web = serve()
     for _ in range(300):

@@ -1,4 +1,4 @@
-"""A spectator cannot hurt a game (issue #22, docs/security.md#a-spectator): against a
+"""A spectator cannot hurt a game (docs/security.md#a-spectator): against a
 real ``chinchon serve --http`` with real bot processes, a hostile spectator
 (bench/spectator_attack.py, a process of its own, at the lowest priority: it stands
 for another machine) asks for replays at full speed, holds idle and slowloris
@@ -137,7 +137,7 @@ def cpu_seconds(pid: int) -> float:
 def test_replays_and_pages_at_full_speed_cost_the_referee_nothing(
     tmp_path: Path, serve: Any, procs: Procs,
 ) -> None:
-    """Issue #22 item 1: a replay is a second of CPU or so; eight at once from one
+    """A replay is a second of CPU or so; eight at once from one
     spectator, and the games list and standings at full speed besides. The pages are
     built by the web view's own process, at a lower priority: the referee spends no CPU
     on them, and not one decision of a 0.25 s + 1 s clock runs out meanwhile."""
@@ -193,7 +193,7 @@ def _raise_own_nofile(need: int) -> None:
 def test_idle_and_slowloris_connections_leave_the_referee_its_file_descriptors(
     tmp_path: Path, serve: Any, procs: Procs,
 ) -> None:
-    """Issue #22 item 2: at a 1,024 open-file limit, 1,100 idle web connections and 100
+    """At a 1,024 open-file limit, 1,100 idle web connections and 100
     slowloris ones: a new bot connects, a bot that drops comes back, admin calls answer,
     a visitor is served, and the slowloris connections are closed."""
     _raise_own_nofile(3000)
@@ -242,7 +242,7 @@ def _ended(s: socket.socket) -> bool:
 
 @pytest.mark.timeout(1500)
 def test_requests_for_unknown_ids_cost_the_web_view_no_memory(serve: Any, procs: Procs) -> None:
-    """Issue #22 item 3: 20,000 requests for tournaments and games that do not exist,
+    """20,000 requests for tournaments and games that do not exist,
     each from another viewer (behind a trusted proxy, so that no rate bound holds them
     back), after 10,000 to warm up: the web view's memory grows by less than 4 MB (on the
     referee's loop it grew ~0.4 kB a request of this mix, never freed: 8 MB here). The

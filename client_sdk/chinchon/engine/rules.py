@@ -45,7 +45,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_turns_per_hand", 200, "turns after which a hand ends with no closer"),
     Option("score_limit", 100, "a player whose total reaches this is out of the game"),
 )
-#: The house rules (issue 29), after the first eleven options. Records leave them out
+#: The house rules, after the first eleven options. Records leave them out
 #: while they hold their defaults (``to_dict(compact=True)``): a record of rules without
 #: them reads as it did before they existed, and an older reader refuses (unknown
 #: option) a record that uses them rather than replaying it wrong.

@@ -1,4 +1,4 @@
-"""The standing ladder (issue #28): bots enter at any time, are seated again and again
+"""The standing ladder: bots enter at any time, are seated again and again
 against bots close in rating while its window is open, and a leaderboard lives across
 days.
 

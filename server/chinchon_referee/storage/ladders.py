@@ -1,4 +1,4 @@
-"""The standing ladders' rows (issue #28): a mixin of :class:`~.sql.SqlStore`.
+"""The standing ladders' rows: a mixin of :class:`~.sql.SqlStore`.
 
 Three tables (storage/schema.py): ``ladders`` (the declaration, its status, and
 ``rated``, the number of rating updates so far), ``ladder_entrants`` (each entrant's

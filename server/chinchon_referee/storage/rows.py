@@ -33,7 +33,7 @@ UPGRADES: dict[int, tuple[str, ...]] = {
         "ALTER TABLE games ADD COLUMN hands TEXT",
         "UPDATE games SET termination = {termination}, winners = {winners} "
         "WHERE result IS NOT NULL AND result != 'null'"),
-    # 2 -> 3: the standing ladders (issue #28): ``ladders``, ``ladder_entrants`` and
+    # 2 -> 3: the standing ladders: ``ladders``, ``ladder_entrants`` and
     # ``ladder_games``, new tables the schema creates (storage/ladders.py); nothing else.
     2: (),
     # 3 -> 4: a ladder game holds a lease too (several processes on one database): a

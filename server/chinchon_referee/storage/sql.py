@@ -362,7 +362,7 @@ class SqlStore(CopyRows, LadderRows, Store):
             args: list[Any] = [now, game_id]
         else:
             # The lease is the database's clock's: every process judges it alike,
-            # whatever its own clock says (issue 23).
+            # whatever its own clock says (hosts' clocks may disagree).
             sql = ("UPDATE games SET status = 'running', started = ?, owner = ?, "
                    f"lease_until = {self.NOW} + ? WHERE id = ? AND status = 'scheduled'")
             args = [now, owner, lease, game_id]

@@ -1,4 +1,4 @@
-"""The standing ladders in the web view (issue #28): a leaderboard page and a page per
+"""The standing ladders in the web view: a leaderboard page and a page per
 bot, each also as JSON, and every game of a ladder as one JSON export.
 
     /l, /api/l               every ladder (id, name, status, games)

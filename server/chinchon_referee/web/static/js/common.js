@@ -165,7 +165,7 @@ export function liveWithToken(url, token, names, onData, onRefused) {
   return { close() { stop.abort(); } };
 }
 
-// The referee's database does not take writes: say so above everything (issue 23).
+// The referee's database does not take writes (no game starts): say so above everything.
 export function storeNotice(store) {
   if (!store) return null;
   const what = store.state === "STORE_STATE_FULL" ? "the database's disk is full" : "the database cannot be reached";
