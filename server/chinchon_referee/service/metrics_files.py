@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -53,9 +54,15 @@ class _File:
         self._dict.close()  # type: ignore[no-untyped-call]
 
 
+@functools.lru_cache(maxsize=1024)
+def _cached_key(family: str, sample: str, labels: tuple[tuple[str, str], ...],
+                help_text: str) -> str:
+    return mmap_key(family, sample, [k for k, _ in labels], [v for _, v in labels], help_text)
+
+
 def _key(family: str, sample: str, labels: Mapping[str, str], help_text: str) -> str:
-    names = list(labels)
-    return mmap_key(family, sample, names, [labels[n] for n in names], help_text)
+    """The file's key of a sample (a JSON text: made once per series, then remembered)."""
+    return _cached_key(family, sample, tuple(labels.items()), help_text)
 
 
 class Publisher:
