@@ -21,7 +21,6 @@ from ..host.fdlimit import check_reserve, raise_nofile
 from ..host.pools import for_games
 from ..logs import LogFormat, configure, get_logger, route_native_stderr
 from ..referee import GameOutcome, Referee
-from ..service.metrics_http import MetricsSite, parse_address, start_metrics, watch_referee
 from ..service.metrics_process import Bounds
 from ..service.server import LOOPS, RunningServer, start_server, tune_gc, use_loop
 from ..service.tournaments import add_admin_service
@@ -31,6 +30,7 @@ from ..web.settings import WebSettings, add_http_options, parse_http, settings_f
 from .secrets import AdminToken, admin_token, bot_tokens, check_registrations, shared_with_others
 
 if TYPE_CHECKING:  # the web view (aiohttp) is loaded only when this process feeds one
+    from ..service.metrics_http import MetricsSite  # prometheus_client: only with --metrics
     from ..web import RunningWeb
     from ..web.feed import Feed
     from ..web.spawn import FeedListener
@@ -232,7 +232,10 @@ def _options(args: argparse.Namespace) -> _Options:
                              "give seconds, 0 or more")
         if not 0 < args.lease < float("inf"):
             raise ValueError(f"--lease {args.lease}: give seconds, more than 0")
-        metrics = parse_address(args.metrics) if args.metrics else None
+        metrics = None
+        if args.metrics:
+            from ..service.metrics_http import parse_address
+            metrics = parse_address(args.metrics)
         metrics_bounds = Bounds(args.metrics_max_connections, args.metrics_client_rate)
         if args.shared and not is_url(args.db):
             raise ValueError(f"--shared: processes share a PostgreSQL database (--db "
@@ -370,6 +373,8 @@ async def _start_web(args: argparse.Namespace, opts: _Options, served: _Served,
 
 async def _start_metrics(args: argparse.Namespace, opts: _Options, served: _Served,
                          referee: Referee) -> None:
+    from ..service.metrics_http import start_metrics, watch_referee
+
     assert opts.metrics is not None
     cluster = served.cluster
     watch_referee(referee, {"process": cluster.owner} if cluster is not None else {})

@@ -34,10 +34,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
-from prometheus_client.multiprocess import MultiProcessCollector
-
 #: Headers a scrape may send, and how long it has to send them.
 MAX_REQUEST, REQUEST_TIMEOUT = 8192, 5.0
 #: Seconds a page made is served again to whoever asks.
@@ -46,6 +42,9 @@ FRESH = 0.5
 MAX_CLIENTS = 4096
 #: How much lower the process's priority is than the referee's.
 NICE = 10
+#: The page's type: Prometheus' text format 0.0.4 (prometheus_client's
+#: ``CONTENT_TYPE_PLAIN_0_0_4``, the format ``generate_latest`` writes).
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 @dataclass(frozen=True)
@@ -98,9 +97,15 @@ class Endpoint:
     """The page, its bounds and its counters of refusals."""
 
     def __init__(self, directory: str, bounds: Bounds) -> None:
+        # Here, not at the top: ``chinchon serve`` imports this module for Bounds, and
+        # prometheus_client (its exposition imports an HTTP server) only where it serves.
+        from prometheus_client import CollectorRegistry, generate_latest
+        from prometheus_client.multiprocess import MultiProcessCollector
+
         self.registry = CollectorRegistry(auto_describe=False)
         # (the collector has no type annotations)
         MultiProcessCollector(self.registry, path=directory)  # type: ignore[no-untyped-call]
+        self._generate = generate_latest
         self.bounds = bounds
         self.clients: OrderedDict[str, Bucket] = OrderedDict()
         self.open = 0
@@ -120,7 +125,7 @@ class Endpoint:
 
     def page(self, now: float) -> bytes:
         if now - self._made >= FRESH:
-            self._page, self._made = generate_latest(self.registry), now
+            self._page, self._made = self._generate(self.registry), now
         return self._page
 
     def answer(self, head: bytes, client: str) -> bytes:
@@ -135,7 +140,7 @@ class Endpoint:
         if wait > 0:
             return _reply("429 Too Many Requests", b"too many requests: slow down\n",
                           extra=f"Retry-After: {max(1, math.ceil(wait))}\r\n")
-        return _reply("200 OK", self.page(now), CONTENT_TYPE_PLAIN_0_0_4)
+        return _reply("200 OK", self.page(now), CONTENT_TYPE)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.open >= self.bounds.max_connections:
