@@ -159,7 +159,7 @@ class Run:
     """``chinchon serve`` (with ``--http`` or not), its tournament, its honest bots."""
 
     def __init__(self, tmp: Path, name: str, http: bool, nofile: int | None = None,
-                 drop_every: float = 0.0) -> None:
+                 drop_every: float = 0.0, extra: tuple[str, ...] = ()) -> None:
         self.tmp = tmp / name
         self.tmp.mkdir()
         bots_file = self.tmp / "bots.toml"
@@ -171,6 +171,7 @@ class Run:
                 "--admin-token-file", str(self.tmp / "admin.token"), "--log-level", "warning"]
         if http:
             args += ["--http", "127.0.0.1:0", "--trusted-proxy", "127.0.0.1"]
+        args += extra
 
         def limit() -> None:
             if nofile is not None:
@@ -182,6 +183,7 @@ class Run:
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})
         self.url = ""
         self.web_pid = 0
+        self.metrics_url, self.metrics_pid = "", 0
         assert self.proc.stdout is not None
         while True:
             line = self.proc.stdout.readline()
@@ -190,6 +192,8 @@ class Run:
             ev = json.loads(line) if line.startswith("{") else {}
             if ev.get("event") == "web":
                 self.url, self.web_pid = ev["url"], int(ev["pid"])
+            if ev.get("event") == "metrics":
+                self.metrics_url, self.metrics_pid = ev["url"], int(ev["pid"])
             if ev.get("event") == "listening":
                 self.port, self.pid = int(ev["port"]), int(ev["pid"])
                 break

@@ -86,10 +86,12 @@ def test_a_server_loads_the_web_view_and_the_swiss_matcher_only_when_it_uses_the
     """``chinchon serve`` without ``--http`` and ``tournament run --http off`` never serve
     a page, and most tournaments are no Swiss: aiohttp (~0.35 s of CPU to import) and
     networkx (~0.25 s) are loaded where they are used, not by every server that starts
-    (the suite alone starts about 200). The probe sees the command's own module."""
+    (the suite alone starts about 200); so is prometheus_client (its exposition imports an
+    HTTP server), by ``serve --metrics`` only. The probe sees the command's own module."""
     modules, proc = imported(tmp_path, *command)
     assert proc.returncode == 0, proc.stderr
     assert f"chinchon_referee.cli.{command[0]}" in modules and "grpc" in modules
     assert "chinchon_referee.director.director" in modules
-    assert sorted(m for m in modules if m.split(".")[0] in ("aiohttp", "networkx")) == []
+    assert sorted(m for m in modules
+                  if m.split(".")[0] in ("aiohttp", "networkx", "prometheus_client")) == []
     assert "chinchon_referee.web.app" not in modules and "chinchon_referee.web.spawn" not in modules

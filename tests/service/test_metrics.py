@@ -1,7 +1,9 @@
-"""The referee's Prometheus endpoint: ``chinchon serve --metrics HOST:PORT``
-scraped during a real tournament (a real server process, SDK bots as processes, one of
-them answering illegally and late at times), then after it; and the exposition format
-itself. Off by default: a serve without the flag listens on nothing more."""
+"""The referee's Prometheus endpoint: ``chinchon serve --metrics HOST:PORT`` scraped
+during a real tournament (a real server process, SDK bots as processes, one of them
+answering illegally and late at times), then after it; and the exposition format itself
+(the referee's counts through prometheus_client's multiprocess files to the page). Off by
+default: a serve without the flag listens on nothing more. The endpoint's process and
+bounds: test_metrics_process.py."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import urllib.request
 from pathlib import Path
 
 from chinchon_referee.metrics import Histogram, Metrics
+from chinchon_referee.service.metrics_files import Publisher
+from chinchon_referee.service.metrics_process import Bounds, Endpoint
 
 from tests.support.admin import AdminCli, bots_over
 from tests.support.helpers import bot_token, sdk_bot
@@ -47,6 +51,16 @@ def choose(obs, legal, request):
     return legal[0]
 """
 
+#: Every series the page may have, and every label a series may carry: counts, times
+#: and states, nothing of a game's cards, a bot's token or a game's id.
+SERIES = {"chinchon_decision_seconds_bucket", "chinchon_decision_seconds_sum",
+          "chinchon_decision_seconds_count", "chinchon_decisions_total",
+          "chinchon_illegal_answers_total", "chinchon_timeouts_total", "chinchon_forfeits_total",
+          "chinchon_games_finished_total", "chinchon_store_write_seconds_bucket",
+          "chinchon_store_write_seconds_sum", "chinchon_store_write_seconds_count",
+          "chinchon_games_running", "chinchon_streams"}
+LABELS = {"le", "termination", "state", "process"}
+
 
 def scrape(url: str) -> dict[str, float]:
     """Every sample of the page: ``name{labels}`` -> value."""
@@ -67,7 +81,8 @@ def test_metrics_during_a_tournament(tmp_path: Path) -> None:
         f.write_text(bot_token(b))
     port = free_port()
     server = Serve(tmp_path, port, tmp_path / "m.sqlite3", 1,
-                   ["--metrics", "127.0.0.1:0", *[x for b, f in files.items()
+                   # Polled every 20 ms below: past the default rate bound.
+                   ["--metrics", "127.0.0.1:0", "--metrics-client-rate", "1000", *[x for b, f in files.items()
                                                   for x in ("--bot", f"{b}=@{f}")]])
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -97,9 +112,14 @@ def test_metrics_during_a_tournament(tmp_path: Path) -> None:
                    or scrape(url).get('chinchon_games_finished_total{termination="normal"}', 0) > 0,
                    "no game ran", 60)
         assert f"tournament {tid} is finished" in admin("watch", tid)
+
+        def finished(page: dict[str, float]) -> float:
+            return sum(v for k, v in page.items() if k.startswith("chinchon_games_finished_total"))
+
+        # The referee copies its counts out once a second: the last game's shows soon.
+        until_sync(lambda: finished(scrape(url)) == 18, "not every game counted", 30, lambda: scrape(url))
         after = scrape(url)
-        finished = sum(v for k, v in after.items() if k.startswith("chinchon_games_finished_total"))
-        assert finished == 18
+        assert finished(after) == 18
         assert after["chinchon_games_running"] == 0
         # Every refused answer the records hold (carol's, about one per game of hers) is
         # counted, no more and no fewer.
@@ -113,6 +133,15 @@ def test_metrics_during_a_tournament(tmp_path: Path) -> None:
         assert after['chinchon_decision_seconds_bucket{le="+Inf"}'] == after["chinchon_decisions_total"]
         assert 0 < after["chinchon_decision_seconds_sum"] < 2.0 * after["chinchon_decisions_total"]
         assert after["chinchon_store_write_seconds_count"] >= 18  # a row per game at least
+        # Nothing but the documented series and labels, no token anywhere on the page.
+        with urllib.request.urlopen(url, timeout=10) as r:
+            page = r.read().decode()
+        for key in after:
+            name, _, labels = key.partition("{")
+            assert name in SERIES, key
+            assert {kv.split("=", 1)[0] for kv in labels.rstrip("}").split(",") if kv} <= LABELS, key
+        for secret in (bot_token("alice"), bot_token("bob"), bot_token("carol"), tid):
+            assert secret not in page
         # Not found, and a bad method.
         for path, method, code in (("/", "GET", 404), ("/metrics", "POST", 405)):
             req = urllib.request.Request(url.replace("/metrics", path), method=method)
@@ -128,7 +157,7 @@ def test_metrics_during_a_tournament(tmp_path: Path) -> None:
         server.stop()
 
 
-def test_the_exposition_format() -> None:
+def test_the_exposition_format(tmp_path: Path) -> None:
     m = Metrics(labels={"process": 'p"1'})
     h = m.decision_seconds
     for v in (0.0005, 0.003, 0.003, 20.0):
@@ -137,16 +166,25 @@ def test_the_exposition_format() -> None:
     m.finished("normal")
     m.forfeited("forfeit_timeout")
     m.gauges["chinchon_games_running"] = ("games being played now", lambda: [({}, 3)])
-    text = m.render()
+    publisher = Publisher(tmp_path, m)
+    publisher.publish()
+    text = Endpoint(str(tmp_path), Bounds()).page(0.0).decode()
     assert '# TYPE chinchon_decision_seconds histogram' in text
-    assert 'chinchon_decision_seconds_bucket{process="p\\"1",le="0.001"} 1' in text
-    assert 'chinchon_decision_seconds_bucket{process="p\\"1",le="0.005"} 3' in text
-    assert 'chinchon_decision_seconds_bucket{process="p\\"1",le="+Inf"} 4' in text
-    assert 'chinchon_decision_seconds_count{process="p\\"1"} 4' in text
-    assert 'chinchon_timeouts_total{process="p\\"1"} 2' in text
-    assert 'chinchon_forfeits_total{process="p\\"1",termination="forfeit_timeout"} 1' in text
-    assert 'chinchon_games_running{process="p\\"1"} 3' in text
+    assert 'chinchon_decision_seconds_bucket{le="0.001",process="p\\"1"} 1.0' in text
+    assert 'chinchon_decision_seconds_bucket{le="0.005",process="p\\"1"} 3.0' in text
+    assert 'chinchon_decision_seconds_bucket{le="+Inf",process="p\\"1"} 4.0' in text
+    assert 'chinchon_decision_seconds_count{process="p\\"1"} 4.0' in text
+    assert '# TYPE chinchon_timeouts_total counter' in text
+    assert 'chinchon_timeouts_total{process="p\\"1"} 2.0' in text
+    assert 'chinchon_forfeits_total{process="p\\"1",termination="forfeit_timeout"} 1.0' in text
+    assert 'chinchon_games_running{process="p\\"1"} 3.0' in text
     assert text.endswith("\n")
+    # Published again: the totals as they are now, not added to the last ones.
+    m.timeouts = 5
+    publisher.publish()
+    again = Endpoint(str(tmp_path), Bounds()).page(0.0).decode()
+    assert 'chinchon_timeouts_total{process="p\\"1"} 5.0' in again
+    assert 'chinchon_decision_seconds_count{process="p\\"1"} 4.0' in again
     bare = Histogram((1.0,))
     bare.observe(1.0)  # a bound is inclusive ("le")
     assert bare.counts == [1, 0]

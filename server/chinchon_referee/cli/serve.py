@@ -21,7 +21,7 @@ from ..host.fdlimit import check_reserve, raise_nofile
 from ..host.pools import for_games
 from ..logs import LogFormat, configure, get_logger, route_native_stderr
 from ..referee import GameOutcome, Referee
-from ..service.metrics_http import MetricsSite, parse_address, start_metrics, watch_referee
+from ..service.metrics_process import Bounds
 from ..service.server import LOOPS, RunningServer, start_server, tune_gc, use_loop
 from ..service.tournaments import add_admin_service
 from ..storage import GameRow, Store, StoreError, is_url, open_store
@@ -30,6 +30,7 @@ from ..web.settings import WebSettings, add_http_options, parse_http, settings_f
 from .secrets import AdminToken, admin_token, bot_tokens, check_registrations, shared_with_others
 
 if TYPE_CHECKING:  # the web view (aiohttp) is loaded only when this process feeds one
+    from ..service.metrics_http import MetricsSite  # prometheus_client: only with --metrics
     from ..web import RunningWeb
     from ..web.feed import Feed
     from ..web.spawn import FeedListener
@@ -65,7 +66,14 @@ def register(sub: Any) -> None:
     p.add_argument("--metrics", metavar="HOST:PORT",
                    help="serve Prometheus metrics at http://HOST:PORT/metrics (games, "
                    "decisions, latency, timeouts, illegal answers, forfeits, streams, store "
-                   "writes); PORT alone binds 127.0.0.1; off by default (docs/metrics.md)")
+                   "writes), from a process of its own; PORT alone binds 127.0.0.1; off by "
+                   "default (docs/metrics.md)")
+    p.add_argument("--metrics-max-connections", type=int, default=Bounds.max_connections,
+                   metavar="N", help="metrics connections open at once; past it 503 "
+                   f"(default {Bounds.max_connections})")
+    p.add_argument("--metrics-client-rate", type=float, default=Bounds.client_rate,
+                   metavar="R", help="scrapes per second from one address, bursts of 4 s "
+                   f"worth (default {Bounds.client_rate:g}); past it 429")
     p.add_argument("--http-url", metavar="URL",
                    help="with --shared and --http: the URL at which browsers reach this "
                    "process's web view (the others send a game's watchers there; default: "
@@ -210,6 +218,7 @@ class _Options:
     http: tuple[str, int] | None
     web_settings: WebSettings
     metrics: tuple[str, int] | None
+    metrics_bounds: Bounds
     tls: tuple[bytes, bytes] | None
 
 
@@ -223,13 +232,17 @@ def _options(args: argparse.Namespace) -> _Options:
                              "give seconds, 0 or more")
         if not 0 < args.lease < float("inf"):
             raise ValueError(f"--lease {args.lease}: give seconds, more than 0")
-        metrics = parse_address(args.metrics) if args.metrics else None
+        metrics = None
+        if args.metrics:
+            from ..service.metrics_http import parse_address
+            metrics = parse_address(args.metrics)
+        metrics_bounds = Bounds(args.metrics_max_connections, args.metrics_client_rate)
         if args.shared and not is_url(args.db):
             raise ValueError(f"--shared: processes share a PostgreSQL database (--db "
                              f"postgresql://...), not the SQLite file {args.db}")
     except ValueError as e:
         raise _Refused(str(e)) from None
-    return _Options(config, http, web_settings, metrics, None)
+    return _Options(config, http, web_settings, metrics, metrics_bounds, None)
 
 
 def _tls(args: argparse.Namespace) -> tuple[bytes, bytes] | None:
@@ -360,15 +373,17 @@ async def _start_web(args: argparse.Namespace, opts: _Options, served: _Served,
 
 async def _start_metrics(args: argparse.Namespace, opts: _Options, served: _Served,
                          referee: Referee) -> None:
+    from ..service.metrics_http import start_metrics, watch_referee
+
     assert opts.metrics is not None
     cluster = served.cluster
     watch_referee(referee, {"process": cluster.owner} if cluster is not None else {})
     try:
-        served.scrape = await start_metrics(*opts.metrics)
+        served.scrape = await start_metrics(*opts.metrics, opts.metrics_bounds)
     except OSError as e:
         raise _Refused(f"--metrics {args.metrics}: {e}") from None
-    print(json.dumps({"event": "metrics", "url": f"http://{opts.metrics[0]}:{served.scrape.port}"
-                      "/metrics", "port": served.scrape.port}), flush=True)
+    print(json.dumps({"event": "metrics", "url": served.scrape.url, "port": served.scrape.port,
+                      "pid": served.scrape.pid}), flush=True)
 
 
 async def serve(args: argparse.Namespace) -> int:

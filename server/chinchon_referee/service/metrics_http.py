@@ -1,25 +1,45 @@
-"""``chinchon serve --metrics HOST:PORT``: the referee's Prometheus endpoint,
-``GET /metrics`` in the text format (:mod:`..metrics`), served by the referee process
-itself on an asyncio server of its own (off by default, and apart from the web view,
-so that it can listen on an address only the monitoring reaches).
+"""``chinchon serve --metrics HOST:PORT``: the referee's Prometheus endpoint, served by a
+process of its own (:mod:`.metrics_process`), never by the referee's event loop: a
+scraper, however fast, takes no time from the games but the CPU a niced process gets.
 
-The request is read with bounds (8 KiB of headers, 5 s): a scraper is trusted no more
-than any client. Anything but ``GET /metrics`` is 404 (405 for another method).
+The referee binds the listening socket (a bad address fails ``serve`` at once), makes
+a private directory (0700, new for each run; those of runs whose process is gone are
+removed first), publishes its counts there once a second (:mod:`.metrics_files`) and
+hands the socket and the directory to the child, with one end of a socket pair: the
+link. The child is started again if it dies (after 1 s, up to 30 s if it keeps dying),
+on the same socket: scrapers reconnect, no game notices. It ends when the referee ends
+(the link closes), and the directory goes with it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
+from ..host.processes import Child, spawn
+from ..logs import get_logger
 from ..metrics import METRICS, Samples
 from ..referee import Referee
 from ..referee.streams import stream_counts
+from .metrics_files import Publisher
+from .metrics_process import NICE, Bounds
 
-#: Headers a scrape may send, and how long it has to send them.
-MAX_REQUEST, REQUEST_TIMEOUT = 8192, 5.0
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+log = get_logger("metrics")
+#: Seconds the child may take to say it serves, and to end once its link ended.
+READY_TIMEOUT, STOP_TIMEOUT = 30.0, 10.0
+#: Restart delays of a metrics process that keeps dying (seconds), and the uptime after
+#: which a death counts as a first one again.
+RESTART_FIRST, RESTART_MAX, RESTART_RESET = 1.0, 30.0, 60.0
+#: The directories' names: ``chinchon-metrics-<referee pid>-<random>``.
+PREFIX = "chinchon-metrics-"
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -34,7 +54,7 @@ def parse_address(text: str) -> tuple[str, int]:
 
 def watch_referee(referee: Referee, labels: dict[str, str]) -> None:
     """The gauges of ``referee`` (games running, streams per state), read at each
-    scrape, and the process's labels on every series."""
+    publication, and the process's labels on every series."""
     METRICS.labels = dict(labels)
 
     def games() -> Samples:
@@ -54,43 +74,157 @@ def watch_referee(referee: Referee, labels: dict[str, str]) -> None:
         "saying hello)", streams)
 
 
-@dataclass
+def _bind(host: str, port: int) -> socket.socket:
+    family, _, _, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                               flags=socket.AI_PASSIVE)[0]
+    sock = socket.create_server(addr[:2], family=family, backlog=128)
+    sock.setblocking(False)
+    return sock
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def private_directory() -> Path:
+    """A new directory (0700) for this run's files; those of this user's runs whose
+    referee is gone (killed before it could remove its own) are removed first."""
+    base = Path(tempfile.gettempdir())
+    uid = os.getuid()
+    for old in base.glob(PREFIX + "*"):
+        pid = old.name[len(PREFIX):].split("-", 1)[0]
+        with contextlib.suppress(OSError):
+            if old.is_dir() and old.stat().st_uid == uid and pid.isdigit() \
+                    and not _alive(int(pid)):
+                shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
+
+
 class MetricsSite:
-    server: asyncio.Server
-    port: int
+    """The endpoint: its socket, directory, publisher and child process."""
+
+    def __init__(self, host: str, sock: socket.socket, directory: Path, bounds: Bounds) -> None:
+        self.host, self.sock, self.directory, self.bounds = host, sock, directory, bounds
+        self.port = int(sock.getsockname()[1])
+        self.publisher = Publisher(directory)
+        self.child: Child | None = None
+        self.link: socket.socket | None = None
+        self.restarts = 0
+        self._stopping = False
+        self._supervisor: asyncio.Task[None] | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/metrics"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/metrics"
+
+    @property
+    def pid(self) -> int:
+        return self.child.pid if self.child is not None else 0
+
+    async def _spawn(self) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            child = await spawn(
+                [sys.executable, "-m", "chinchon_referee.service.metrics_process",
+                 "--link-fd", str(theirs.fileno()), "--listen-fd", str(self.sock.fileno()),
+                 "--dir", str(self.directory), "--nice", str(NICE),
+                 "--max-connections", str(self.bounds.max_connections),
+                 "--client-rate", repr(self.bounds.client_rate)],
+                stdout=subprocess.DEVNULL, stderr=sys.stderr.fileno(),
+                pass_fds=(theirs.fileno(), self.sock.fileno()))
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+        self.child, self.link = child, mine
+        mine.setblocking(False)
+        loop = asyncio.get_running_loop()
+        ready = asyncio.ensure_future(loop.sock_recv(mine, 64))
+        ended = asyncio.ensure_future(child.wait())
+        try:
+            await asyncio.wait((ready, ended), timeout=READY_TIMEOUT,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ended.cancel()
+            ready.cancel()
+        said = ready.result() if ready.done() and not ready.cancelled() \
+            and ready.exception() is None else b""
+        if not said.startswith(b"ready"):
+            mine.close()
+            self.link = None
+            child.kill()
+            await child.wait()
+            raise OSError(f"the metrics process did not start (exit code {child.returncode})")
+        log.info("metrics_process_started", pid=child.pid, port=self.port)
+
+    async def start(self) -> None:
+        self.publisher.start()
+        await self._spawn()
+        self._supervisor = asyncio.ensure_future(self._supervise())
+
+    async def _supervise(self) -> None:
+        delay = RESTART_FIRST
+        while not self._stopping:
+            assert self.child is not None
+            began = time.monotonic()
+            code = await self.child.wait()
+            if self.link is not None:
+                self.link.close()
+                self.link = None
+            if time.monotonic() - began > RESTART_RESET:
+                delay = RESTART_FIRST
+            log.warning("metrics_process_ended", pid=self.child.pid, exit_code=code,
+                        restart_in=delay)
+            while not self._stopping:
+                await asyncio.sleep(delay)
+                delay = min(RESTART_MAX, delay * 2)
+                try:
+                    await self._spawn()
+                    self.restarts += 1
+                    break
+                except OSError as e:
+                    log.warning("metrics_process_failed", error=str(e), restart_in=delay)
 
     async def stop(self) -> None:
-        self.server.close()
-        await self.server.wait_closed()
+        self._stopping = True
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            await asyncio.gather(self._supervisor, return_exceptions=True)
+        await self.publisher.stop()
+        if self.link is not None:
+            self.link.close()  # its end: the child stops by itself
+        child = self.child
+        if child is not None:
+            try:
+                await asyncio.wait_for(child.wait(), STOP_TIMEOUT)
+            except TimeoutError:
+                child.kill()
+                await child.wait()
+        self.sock.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
-async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def start_metrics(host: str, port: int, bounds: Bounds | None = None) -> MetricsSite:
+    """Serve ``METRICS`` on ``host:port`` (0: a free port) from a process of its own;
+    OSError if the address cannot be bound or the process does not start."""
+    sock = _bind(host, port)
     try:
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), REQUEST_TIMEOUT)
-    except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
-        writer.close()
-        return
-    method, _, rest = head.split(b"\r\n", 1)[0].decode("latin-1").partition(" ")
-    path = rest.split(" ", 1)[0].split("?", 1)[0]
-    if method != "GET":
-        status, body, kind = "405 Method Not Allowed", b"GET /metrics only\n", "text/plain"
-    elif path != "/metrics":
-        status, body, kind = "404 Not Found", b"the metrics are at /metrics\n", "text/plain"
-    else:
-        status, body, kind = "200 OK", METRICS.render().encode(), CONTENT_TYPE
-    writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {len(body)}\r\n"
-                 "Connection: close\r\n\r\n".encode() + body)
-    with contextlib.suppress(ConnectionError):
-        await writer.drain()
-    writer.close()
-
-
-async def start_metrics(host: str, port: int) -> MetricsSite:
-    """Listen on ``host:port`` (0: a free port); OSError if it cannot."""
-    server = await asyncio.start_server(_handle, host, port, limit=MAX_REQUEST)
-    bound = server.sockets[0].getsockname()[1]
-    return MetricsSite(server, int(bound))
+        directory = private_directory()
+    except BaseException:
+        sock.close()
+        raise
+    site = MetricsSite(host, sock, directory, bounds or Bounds())
+    try:
+        await site.start()
+    except BaseException:
+        await site.stop()
+        raise
+    return site
