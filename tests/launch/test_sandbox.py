@@ -2,13 +2,15 @@
 each layer against a hostile bot that is a real process (tests/bots/hostile_bot.py)
 trying what it claims to stop: the network, the organizer's files, the database and
 another bot's folder, writing outside its /tmp, filling the disk, a fork bomb, memory
-without end, spinning the CPU, mount/ptrace/raising its limits, living on after it is
-stopped, gigabytes of stderr. An honest SDK bot plays through its socket meanwhile."""
+without end, spinning the CPU, mount/ptrace/raising its limits, sockets of any family but
+AF_UNIX, living on after it is stopped, gigabytes of stderr. An honest SDK bot plays
+through its socket meanwhile."""
 
 from __future__ import annotations
 
 import errno
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -19,7 +21,12 @@ from chinchon_referee.launch.bots import BotProcess, Sandboxed, launch
 from chinchon_referee.launch.cgroups import CgroupRoot, CgroupVersion
 from chinchon_referee.launch.confine import Confinement
 from chinchon_referee.launch.limits import LimitError, Limits
-from chinchon_referee.launch.sandbox import SandboxSpec, SandboxUnavailable, find_bwrap
+from chinchon_referee.launch.sandbox import (
+    SOCKET_INSIDE,
+    SandboxSpec,
+    SandboxUnavailable,
+    find_bwrap,
+)
 from chinchon_referee.service.server import start_server
 
 from tests.support.helpers import NODE_BOT, ROOT, bot_token, tokens_for
@@ -87,6 +94,43 @@ async def test_no_network_at_all_not_even_the_referees_tcp_port(
     assert found[0] == {"target": "unix:/run/chinchon/referee.sock"}
     tries = found[1:]
     assert len(tries) == 4 and not any(t["reached"] for t in tries), tries
+
+
+def _vsock_port_held() -> tuple[socket.socket | None, int]:
+    """A vsock port this process holds, where the machine has vsock (a VM under
+    Firecracker, Kata, QEMU with vhost-vsock), else (None, 1234)."""
+    try:
+        held = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+    except OSError:
+        return None, 1234
+    held.bind((socket.VMADDR_CID_ANY, socket.VMADDR_PORT_ANY))
+    return held, int(held.getsockname()[1])
+
+
+async def test_sockets_of_every_family_but_unix_are_refused(
+    confinement: Confinement, place: Place, sandboxed: list[BotProcess],
+) -> None:
+    """A network namespace holds AF_INET, AF_INET6, AF_NETLINK and AF_PACKET; AF_VSOCK
+    is the host's (a bind to a port the host holds fails EADDRINUSE without the filter).
+    The filter refuses socket() and socketpair() of every family but AF_UNIX with
+    EAFNOSUPPORT; the referee's socket is still reached."""
+    held, port = _vsock_port_held()
+    try:
+        proc = await hostile(confinement, place, "families", str(port), SOCKET_INSIDE)
+        assert await _ran(proc, sandboxed) == 0, list(proc.err)
+    finally:
+        if held is not None:
+            held.close()
+    found = results(proc)[1:]
+    made = {r["family"]: (r["made"], r["errno"]) for r in found if "family" in r}
+    assert made.pop("AF_UNIX") == (True, 0), found
+    assert made == {name: (False, errno.EAFNOSUPPORT) for name in made}, made
+    assert {"AF_VSOCK", "AF_NETLINK", "AF_INET", "AF_PACKET"} <= set(made)
+    pairs = {r["pair"]: (r["made"], r["errno"]) for r in found if "pair" in r}
+    assert pairs == {"AF_INET": (False, errno.EAFNOSUPPORT), "AF_UNIX": (True, 0)}, pairs
+    (bind,) = [r for r in found if "vsock_bind" in r]
+    assert bind == {"vsock_bind": False, "errno": errno.EAFNOSUPPORT}, bind
+    assert {"referee": True} in found, found
 
 
 async def test_nothing_of_the_organizer_the_database_or_another_bot_is_readable(
