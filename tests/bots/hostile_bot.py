@@ -160,6 +160,13 @@ def families(vsock_port: str, referee: str) -> None:
         say(referee=True)
 
 
+def rlimits() -> None:
+    """Its limits as the kernel shows them (/proc/self/limits' fixed columns)."""
+    with open("/proc/self/limits") as f:
+        for line in f.read().splitlines()[1:]:
+            say(limit=line[:26].strip(), soft=line[26:47].strip(), hard=line[47:68].strip())
+
+
 def linger(marker: str) -> None:
     import signal
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -184,7 +191,7 @@ def shout() -> None:
 
 
 ATTACKS = {f.__name__: f for f in (net, read, write, fill, fork, memory, spin, escape,
-                                   families, linger, shout)}
+                                   families, rlimits, linger, shout)}
 
 if __name__ == "__main__":
     args = sys.argv[1:]
