@@ -157,7 +157,8 @@ async def test_it_writes_its_private_tmp_only(
     confinement: Confinement, place: Place, sandboxed: list[BotProcess],
 ) -> None:
     outside = [place.bot / "mine.txt", place.bot / "new.txt", Path("/usr/pwned"),
-               Path("/etc/passwd"), Path("/pwned"), Path("/run/chinchon/pwned")]
+               Path("/etc/passwd"), Path("/pwned"), Path("/run/chinchon/pwned"),
+               Path("/dev/pwned")]
     proc = await hostile(confinement, place, "write", "/tmp/scratch", *map(str, outside))
     assert await _ran(proc, sandboxed) == 0, list(proc.err)
     found = results(proc)[1:]
@@ -167,19 +168,21 @@ async def test_it_writes_its_private_tmp_only(
     assert not (place.bot / "new.txt").exists() and not Path("/pwned").exists()
 
 
-@pytest.mark.parametrize(("limits", "says"), [
-    (Limits(tmp_mb=8, file_size_mb=64), "No space left"),
-    (Limits(tmp_mb=64, file_size_mb=4), "File too large"),
+@pytest.mark.parametrize(("path", "limits", "says", "bound"), [
+    ("/tmp/big", Limits(tmp_mb=8, file_size_mb=64), "No space left", 8),
+    ("/tmp/big", Limits(tmp_mb=64, file_size_mb=4), "File too large", 4),
+    # /dev/shm: a tmpfs of a quarter of its memory (bubblewrap's own is half the machine's).
+    ("/dev/shm/big", Limits(memory_mb=64, file_size_mb=64), "No space left", 16),
 ])
-async def test_filling_the_disk_stops_at_its_tmp_and_file_size(
-    confinement: Confinement, place: Place, sandboxed: list[BotProcess], limits: Limits,
-    says: str,
+async def test_filling_the_disk_stops_at_its_tmp_shm_and_file_size(
+    confinement: Confinement, place: Place, sandboxed: list[BotProcess], path: str,
+    limits: Limits, says: str, bound: int,
 ) -> None:
-    proc = await hostile(confinement, place, "fill", "/tmp/big", limits=limits)
+    proc = await hostile(confinement, place, "fill", path, limits=limits)
     assert await _ran(proc, sandboxed) == 0, list(proc.err)
     (found,) = results(proc)[1:]
     assert says in found["error"], found
-    assert found["filled"] <= min(limits.tmp_mb, limits.file_size_mb) * 1024 * 1024
+    assert found["filled"] <= bound * 1024 * 1024, found
 
 
 def _cgroups(confinement: Confinement) -> CgroupRoot:

@@ -78,6 +78,12 @@ class Limits:
     #: Total CPU seconds per process (RLIMIT_CPU); 0: none (a tournament is long).
     cpu_seconds: int = 0
 
+    @property
+    def shm_mb(self) -> int:
+        """Size of its ``/dev/shm`` (a tmpfs, like /tmp: POSIX shared memory and
+        semaphores, Python's multiprocessing): a quarter of its memory."""
+        return self.memory_mb // 4
+
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
