@@ -160,6 +160,27 @@ def families(vsock_port: str, referee: str) -> None:
         say(referee=True)
 
 
+def trace_own() -> None:
+    """ptrace and process_vm_readv of its own child (no one else's is in its PID
+    namespace)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    child = os.fork()
+    if child == 0:
+        time.sleep(600)
+        os._exit(0)
+    try:
+        PTRACE_ATTACH = 16
+        rc = libc.ptrace(PTRACE_ATTACH, child, None, None)
+        say(ptrace=rc == 0, errno=0 if rc == 0 else ctypes.get_errno())
+        buf = ctypes.create_string_buffer(8)
+        iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 8)
+        rc = libc.process_vm_readv(child, iov, 1, iov, 1, 0)  # its own address: mapped there too
+        say(process_vm_readv=rc >= 0, errno=0 if rc >= 0 else ctypes.get_errno())
+    finally:
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+
+
 def rlimits() -> None:
     """Its limits as the kernel shows them (/proc/self/limits' fixed columns)."""
     with open("/proc/self/limits") as f:
@@ -191,7 +212,7 @@ def shout() -> None:
 
 
 ATTACKS = {f.__name__: f for f in (net, read, write, fill, fork, memory, spin, escape,
-                                   families, rlimits, linger, shout)}
+                                   families, trace_own, rlimits, linger, shout)}
 
 if __name__ == "__main__":
     args = sys.argv[1:]

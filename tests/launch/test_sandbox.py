@@ -279,6 +279,33 @@ async def test_mount_ptrace_setuid_and_raising_its_limits_are_refused(
                                        "TMPDIR", "LC_CTYPE", "PWD", "SHLVL", "_"}, env
 
 
+async def test_ptrace_is_refused_even_of_its_own_processes(
+    confinement: Confinement, place: Place, sandboxed: list[BotProcess],
+) -> None:
+    """The filter refuses ptrace and process_vm_readv outright (a debugger or a
+    sanitizer that traces does not run sandboxed)."""
+    proc = await hostile(confinement, place, "trace_own")
+    assert await _ran(proc, sandboxed) == 0, list(proc.err)
+    ptrace, readv = results(proc)[1:]
+    assert ptrace == {"ptrace": False, "errno": errno.EPERM}, ptrace
+    assert readv == {"process_vm_readv": False, "errno": errno.EPERM}, readv
+
+
+async def test_what_is_left_machine_wide_proc_files_are_readable(
+    confinement: Confinement, place: Place, sandboxed: list[BotProcess],
+) -> None:
+    """Not a defence: it pins what docs/security.md says is left. A PID namespace hides
+    other processes, not the machine's counters: the load (and the host's process
+    count), CPU time, memory and pressure of the whole machine, which tell how busy the
+    other bots are."""
+    shared = ["/proc/loadavg", "/proc/stat", "/proc/meminfo", "/proc/uptime"]
+    proc = await hostile(confinement, place, "read", *shared)
+    assert await _ran(proc, sandboxed) == 0, list(proc.err)
+    found = {r["path"]: r for r in results(proc) if "path" in r}
+    assert all(found[p]["read"] for p in shared), found
+    assert found["/proc/stat"]["data"].startswith("cpu "), found
+
+
 def _marked(marker: str) -> list[int]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
