@@ -135,10 +135,11 @@ FAMILIES = {"AF_VSOCK": (40, socket.SOCK_STREAM), "AF_INET": (2, socket.SOCK_STR
             "AF_UNIX": (1, socket.SOCK_STREAM)}
 
 
-def families(vsock_port: str, referee: str) -> None:
+def families(vsock_port: str, referee: str, abstract: str) -> None:
     """socket() of each family (through the C library, as any runtime would), a
-    socketpair() of AF_INET and of AF_UNIX, a bind to a vsock port the host holds, and
-    a connection to the referee's Unix socket."""
+    socketpair() of AF_INET and of AF_UNIX, a bind to a vsock port the host holds, a
+    connection to the referee's Unix socket and one to the host's abstract Unix socket
+    ``abstract`` (abstract names belong to a network namespace)."""
     libc = ctypes.CDLL(None, use_errno=True)
     for name, (family, kind) in FAMILIES.items():
         fd = libc.socket(family, kind, 0)
@@ -158,6 +159,12 @@ def families(vsock_port: str, referee: str) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as u:
         u.connect(referee)
         say(referee=True)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as u:
+            u.connect("\0" + abstract)
+            say(abstract=True)
+    except OSError as e:
+        say(abstract=False, errno=e.errno)
 
 
 def trace_own() -> None:

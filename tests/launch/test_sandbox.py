@@ -113,12 +113,18 @@ async def test_sockets_of_every_family_but_unix_are_refused(
     """A network namespace holds AF_INET, AF_INET6, AF_NETLINK and AF_PACKET; AF_VSOCK
     is the host's (a bind to a port the host holds fails EADDRINUSE without the filter).
     The filter refuses socket() and socketpair() of every family but AF_UNIX with
-    EAFNOSUPPORT; the referee's socket is still reached."""
+    EAFNOSUPPORT; the referee's socket is still reached, and no abstract Unix socket of
+    the host (those belong to a network namespace)."""
     held, port = _vsock_port_held()
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    name = f"chinchon-test-{os.getpid()}"
+    abstract.bind("\0" + name)
+    abstract.listen()
     try:
-        proc = await hostile(confinement, place, "families", str(port), SOCKET_INSIDE)
+        proc = await hostile(confinement, place, "families", str(port), SOCKET_INSIDE, name)
         assert await _ran(proc, sandboxed) == 0, list(proc.err)
     finally:
+        abstract.close()
         if held is not None:
             held.close()
     found = results(proc)[1:]
@@ -131,6 +137,7 @@ async def test_sockets_of_every_family_but_unix_are_refused(
     (bind,) = [r for r in found if "vsock_bind" in r]
     assert bind == {"vsock_bind": False, "errno": errno.EAFNOSUPPORT}, bind
     assert {"referee": True} in found, found
+    assert {"abstract": False, "errno": errno.ECONNREFUSED} in found, found
 
 
 async def test_nothing_of_the_organizer_the_database_or_another_bot_is_readable(
