@@ -12,7 +12,8 @@ IPC, UTS, cgroup) over a filesystem built for it alone:
 - a private ``/tmp`` (a tmpfs of ``tmp_mb``), a new ``/proc`` and a minimal ``/dev``,
   read-only but for ``/dev/shm`` (a tmpfs of a quarter of ``memory_mb``);
 - the referee's Unix socket at :data:`SOCKET_INSIDE`, and nothing else of the host:
-  no network at all (its network namespace has only a loopback), none of the
+  no network (its network namespace has only a loopback, and the system-call filter
+  refuses sockets of any family but AF_UNIX: AF_VSOCK is no namespace's), none of the
   organizer's home, database, secrets, or other bots' folders;
 - an environment of its own: its address, its token, PATH, HOME=/tmp and the locale;
 - all capabilities dropped, a new session (no terminal to inject into), no new
