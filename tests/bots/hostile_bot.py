@@ -126,6 +126,75 @@ def escape(outside_pid: str) -> None:
     say(io_uring=rc >= 0, errno=ctypes.get_errno())
 
 
+#: Address families to try, each with a socket type it takes (AF_UNIX last: it must work).
+FAMILIES = {"AF_VSOCK": (40, socket.SOCK_STREAM), "AF_INET": (2, socket.SOCK_STREAM),
+            "AF_INET6": (10, socket.SOCK_DGRAM), "AF_NETLINK": (16, socket.SOCK_RAW),
+            "AF_PACKET": (17, socket.SOCK_DGRAM), "AF_BLUETOOTH": (31, socket.SOCK_STREAM),
+            "AF_CAN": (29, socket.SOCK_RAW), "AF_TIPC": (30, socket.SOCK_RDM),
+            "AF_ALG": (38, socket.SOCK_SEQPACKET), "AF_XDP": (44, socket.SOCK_RAW),
+            "AF_UNIX": (1, socket.SOCK_STREAM)}
+
+
+def families(vsock_port: str, referee: str, abstract: str) -> None:
+    """socket() of each family (through the C library, as any runtime would), a
+    socketpair() of AF_INET and of AF_UNIX, a bind to a vsock port the host holds, a
+    connection to the referee's Unix socket and one to the host's abstract Unix socket
+    ``abstract`` (abstract names belong to a network namespace)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for name, (family, kind) in FAMILIES.items():
+        fd = libc.socket(family, kind, 0)
+        say(family=name, made=fd >= 0, errno=0 if fd >= 0 else ctypes.get_errno())
+        if fd >= 0:
+            os.close(fd)
+    for name, family in (("AF_INET", 2), ("AF_UNIX", 1)):
+        pair = (ctypes.c_int * 2)()
+        rc = libc.socketpair(family, socket.SOCK_STREAM, 0, pair)
+        say(pair=name, made=rc == 0, errno=0 if rc == 0 else ctypes.get_errno())
+    try:  # the host's vsock port space: a port it holds is "in use" here too
+        with socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM) as v:
+            v.bind((socket.VMADDR_CID_ANY, int(vsock_port)))
+            say(vsock_bind=True)
+    except OSError as e:
+        say(vsock_bind=False, errno=e.errno)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as u:
+        u.connect(referee)
+        say(referee=True)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as u:
+            u.connect("\0" + abstract)
+            say(abstract=True)
+    except OSError as e:
+        say(abstract=False, errno=e.errno)
+
+
+def trace_own() -> None:
+    """ptrace and process_vm_readv of its own child (no one else's is in its PID
+    namespace)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    child = os.fork()
+    if child == 0:
+        time.sleep(600)
+        os._exit(0)
+    try:
+        PTRACE_ATTACH = 16
+        rc = libc.ptrace(PTRACE_ATTACH, child, None, None)
+        say(ptrace=rc == 0, errno=0 if rc == 0 else ctypes.get_errno())
+        buf = ctypes.create_string_buffer(8)
+        iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 8)
+        rc = libc.process_vm_readv(child, iov, 1, iov, 1, 0)  # its own address: mapped there too
+        say(process_vm_readv=rc >= 0, errno=0 if rc >= 0 else ctypes.get_errno())
+    finally:
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+
+
+def rlimits() -> None:
+    """Its limits as the kernel shows them (/proc/self/limits' fixed columns)."""
+    with open("/proc/self/limits") as f:
+        for line in f.read().splitlines()[1:]:
+            say(limit=line[:26].strip(), soft=line[26:47].strip(), hard=line[47:68].strip())
+
+
 def linger(marker: str) -> None:
     import signal
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -150,7 +219,7 @@ def shout() -> None:
 
 
 ATTACKS = {f.__name__: f for f in (net, read, write, fill, fork, memory, spin, escape,
-                                   linger, shout)}
+                                   families, trace_own, rlimits, linger, shout)}
 
 if __name__ == "__main__":
     args = sys.argv[1:]

@@ -60,7 +60,9 @@ def test_a_build_that_reaches_for_the_network_fails(here: Path, confinement: Con
         "import socket; socket.create_connection(('1.1.1.1', 443), timeout=5)"))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     said = " ".join(proc.stdout.split())
-    assert "FAIL: the build failed" in said and "Network is unreachable" in said, said
+    # The system-call filter refuses the AF_INET socket before the empty network
+    # namespace would find no route.
+    assert "FAIL: the build failed" in said and "Address family not supported" in said, said
 
 
 def test_a_hoarding_bot_fails_the_check(here: Path, confinement: Confinement) -> None:

@@ -2,13 +2,15 @@
 each layer against a hostile bot that is a real process (tests/bots/hostile_bot.py)
 trying what it claims to stop: the network, the organizer's files, the database and
 another bot's folder, writing outside its /tmp, filling the disk, a fork bomb, memory
-without end, spinning the CPU, mount/ptrace/raising its limits, living on after it is
-stopped, gigabytes of stderr. An honest SDK bot plays through its socket meanwhile."""
+without end, spinning the CPU, mount/ptrace/raising its limits, sockets of any family but
+AF_UNIX, living on after it is stopped, gigabytes of stderr. An honest SDK bot plays
+through its socket meanwhile."""
 
 from __future__ import annotations
 
 import errno
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -19,7 +21,12 @@ from chinchon_referee.launch.bots import BotProcess, Sandboxed, launch
 from chinchon_referee.launch.cgroups import CgroupRoot, CgroupVersion
 from chinchon_referee.launch.confine import Confinement
 from chinchon_referee.launch.limits import LimitError, Limits
-from chinchon_referee.launch.sandbox import SandboxSpec, SandboxUnavailable, find_bwrap
+from chinchon_referee.launch.sandbox import (
+    SOCKET_INSIDE,
+    SandboxSpec,
+    SandboxUnavailable,
+    find_bwrap,
+)
 from chinchon_referee.service.server import start_server
 
 from tests.support.helpers import NODE_BOT, ROOT, bot_token, tokens_for
@@ -89,6 +96,50 @@ async def test_no_network_at_all_not_even_the_referees_tcp_port(
     assert len(tries) == 4 and not any(t["reached"] for t in tries), tries
 
 
+def _vsock_port_held() -> tuple[socket.socket | None, int]:
+    """A vsock port this process holds, where the machine has vsock (a VM under
+    Firecracker, Kata, QEMU with vhost-vsock), else (None, 1234)."""
+    try:
+        held = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+    except OSError:
+        return None, 1234
+    held.bind((socket.VMADDR_CID_ANY, socket.VMADDR_PORT_ANY))
+    return held, int(held.getsockname()[1])
+
+
+async def test_sockets_of_every_family_but_unix_are_refused(
+    confinement: Confinement, place: Place, sandboxed: list[BotProcess],
+) -> None:
+    """A network namespace holds AF_INET, AF_INET6, AF_NETLINK and AF_PACKET; AF_VSOCK
+    is the host's (a bind to a port the host holds fails EADDRINUSE without the filter).
+    The filter refuses socket() and socketpair() of every family but AF_UNIX with
+    EAFNOSUPPORT; the referee's socket is still reached, and no abstract Unix socket of
+    the host (those belong to a network namespace)."""
+    held, port = _vsock_port_held()
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    name = f"chinchon-test-{os.getpid()}"
+    abstract.bind("\0" + name)
+    abstract.listen()
+    try:
+        proc = await hostile(confinement, place, "families", str(port), SOCKET_INSIDE, name)
+        assert await _ran(proc, sandboxed) == 0, list(proc.err)
+    finally:
+        abstract.close()
+        if held is not None:
+            held.close()
+    found = results(proc)[1:]
+    made = {r["family"]: (r["made"], r["errno"]) for r in found if "family" in r}
+    assert made.pop("AF_UNIX") == (True, 0), found
+    assert made == {name: (False, errno.EAFNOSUPPORT) for name in made}, made
+    assert {"AF_VSOCK", "AF_NETLINK", "AF_INET", "AF_PACKET"} <= set(made)
+    pairs = {r["pair"]: (r["made"], r["errno"]) for r in found if "pair" in r}
+    assert pairs == {"AF_INET": (False, errno.EAFNOSUPPORT), "AF_UNIX": (True, 0)}, pairs
+    (bind,) = [r for r in found if "vsock_bind" in r]
+    assert bind == {"vsock_bind": False, "errno": errno.EAFNOSUPPORT}, bind
+    assert {"referee": True} in found, found
+    assert {"abstract": False, "errno": errno.ECONNREFUSED} in found, found
+
+
 async def test_nothing_of_the_organizer_the_database_or_another_bot_is_readable(
     confinement: Confinement, place: Place, sandboxed: list[BotProcess],
 ) -> None:
@@ -113,7 +164,8 @@ async def test_it_writes_its_private_tmp_only(
     confinement: Confinement, place: Place, sandboxed: list[BotProcess],
 ) -> None:
     outside = [place.bot / "mine.txt", place.bot / "new.txt", Path("/usr/pwned"),
-               Path("/etc/passwd"), Path("/pwned"), Path("/run/chinchon/pwned")]
+               Path("/etc/passwd"), Path("/pwned"), Path("/run/chinchon/pwned"),
+               Path("/dev/pwned")]
     proc = await hostile(confinement, place, "write", "/tmp/scratch", *map(str, outside))
     assert await _ran(proc, sandboxed) == 0, list(proc.err)
     found = results(proc)[1:]
@@ -123,19 +175,21 @@ async def test_it_writes_its_private_tmp_only(
     assert not (place.bot / "new.txt").exists() and not Path("/pwned").exists()
 
 
-@pytest.mark.parametrize(("limits", "says"), [
-    (Limits(tmp_mb=8, file_size_mb=64), "No space left"),
-    (Limits(tmp_mb=64, file_size_mb=4), "File too large"),
+@pytest.mark.parametrize(("path", "limits", "says", "bound"), [
+    ("/tmp/big", Limits(tmp_mb=8, file_size_mb=64), "No space left", 8),
+    ("/tmp/big", Limits(tmp_mb=64, file_size_mb=4), "File too large", 4),
+    # /dev/shm: a tmpfs of a quarter of its memory (bubblewrap's own is half the machine's).
+    ("/dev/shm/big", Limits(memory_mb=64, file_size_mb=64), "No space left", 16),
 ])
-async def test_filling_the_disk_stops_at_its_tmp_and_file_size(
-    confinement: Confinement, place: Place, sandboxed: list[BotProcess], limits: Limits,
-    says: str,
+async def test_filling_the_disk_stops_at_its_tmp_shm_and_file_size(
+    confinement: Confinement, place: Place, sandboxed: list[BotProcess], path: str,
+    limits: Limits, says: str, bound: int,
 ) -> None:
-    proc = await hostile(confinement, place, "fill", "/tmp/big", limits=limits)
+    proc = await hostile(confinement, place, "fill", path, limits=limits)
     assert await _ran(proc, sandboxed) == 0, list(proc.err)
     (found,) = results(proc)[1:]
     assert says in found["error"], found
-    assert found["filled"] <= min(limits.tmp_mb, limits.file_size_mb) * 1024 * 1024
+    assert found["filled"] <= bound * 1024 * 1024, found
 
 
 def _cgroups(confinement: Confinement) -> CgroupRoot:
@@ -230,6 +284,33 @@ async def test_mount_ptrace_setuid_and_raising_its_limits_are_refused(
     assert set(env["environment"]) <= {"CHINCHON_TARGET", "CHINCHON_TOKEN", "PATH", "HOME",
                                        "LANG", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
                                        "TMPDIR", "LC_CTYPE", "PWD", "SHLVL", "_"}, env
+
+
+async def test_ptrace_is_refused_even_of_its_own_processes(
+    confinement: Confinement, place: Place, sandboxed: list[BotProcess],
+) -> None:
+    """The filter refuses ptrace and process_vm_readv outright (a debugger or a
+    sanitizer that traces does not run sandboxed)."""
+    proc = await hostile(confinement, place, "trace_own")
+    assert await _ran(proc, sandboxed) == 0, list(proc.err)
+    ptrace, readv = results(proc)[1:]
+    assert ptrace == {"ptrace": False, "errno": errno.EPERM}, ptrace
+    assert readv == {"process_vm_readv": False, "errno": errno.EPERM}, readv
+
+
+async def test_what_is_left_machine_wide_proc_files_are_readable(
+    confinement: Confinement, place: Place, sandboxed: list[BotProcess],
+) -> None:
+    """Not a defence: it pins what docs/security.md says is left. A PID namespace hides
+    other processes, not the machine's counters: the load (and the host's process
+    count), CPU time, memory and pressure of the whole machine, which tell how busy the
+    other bots are."""
+    shared = ["/proc/loadavg", "/proc/stat", "/proc/meminfo", "/proc/uptime"]
+    proc = await hostile(confinement, place, "read", *shared)
+    assert await _ran(proc, sandboxed) == 0, list(proc.err)
+    found = {r["path"]: r for r in results(proc) if "path" in r}
+    assert all(found[p]["read"] for p in shared), found
+    assert found["/proc/stat"]["data"].startswith("cpu "), found
 
 
 def _marked(marker: str) -> list[int]:

@@ -37,6 +37,21 @@ BOUNDS: dict[str, tuple[float, float]] = {
 }
 
 
+#: The limits whose 0 means none (no bound at all), not the lowest bound.
+NONE_AT_ZERO = frozenset({"cpu_seconds"})
+
+
+def looseness(name: str, value: float) -> float:
+    """How much limit ``name`` at ``value`` lets a bot use: the value, or infinity for a
+    "0: none"."""
+    return math.inf if name in NONE_AT_ZERO and value == 0 else value
+
+
+def tighter(name: str, a: float, b: float) -> float:
+    """The tighter of two values of limit ``name``."""
+    return a if looseness(name, a) <= looseness(name, b) else b
+
+
 class LimitError(ValueError):
     """A limit the organizer set that is unknown, of the wrong type or out of bounds."""
 
@@ -63,6 +78,12 @@ class Limits:
     #: Total CPU seconds per process (RLIMIT_CPU); 0: none (a tournament is long).
     cpu_seconds: int = 0
 
+    @property
+    def shm_mb(self) -> int:
+        """Size of its ``/dev/shm`` (a tmpfs, like /tmp: POSIX shared memory and
+        semaphores, Python's multiprocessing): a quarter of its memory."""
+        return self.memory_mb // 4
+
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
@@ -84,10 +105,12 @@ class Limits:
 
     def within(self, asked: Mapping[str, Any]) -> Limits:
         """The limits a submission asks for (its manifest's ``[limits]``), each kept
-        within these: the lower of the two wins."""
-        mine = self.to_dict()
-        return self.over({k: min(v, mine[k]) if isinstance(v, int | float) and k in mine else v
-                          for k, v in asked.items()})
+        within these: the tighter of the two wins, a "0: none" (:data:`NONE_AT_ZERO`)
+        being the loosest of all, so a submission's 0 never lifts a bound of these, and
+        any value it states bounds what these leave unbounded. LimitError naming a limit
+        it asks for that is unknown, of the wrong type or out of bounds."""
+        wanted = self.over(asked)  # checks each asked value as the organizer's are
+        return self.over({k: tighter(k, getattr(self, k), getattr(wanted, k)) for k in asked})
 
     @classmethod
     def from_pairs(cls, pairs: list[str]) -> Limits:

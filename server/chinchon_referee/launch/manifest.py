@@ -8,8 +8,9 @@ and how to run it, in which runtime.
                                           # with the SDK); --target is appended
     build_timeout = 300                   # seconds (optional)
 
-    [limits]                              # optional, within the organizer's
-    memory_mb = 256
+    [limits]                              # optional, within the organizer's: the
+    memory_mb = 256                       # tighter wins (a 0 of cpu_seconds, none,
+                                          # never lifts the organizer's bound)
 
 Paths in ``build`` and ``run`` are the submission's own (both run in its folder). A
 ``python3`` bot may import the SDK (``chinchon.sdk``); a ``node`` bot brings its
@@ -48,7 +49,7 @@ class Manifest:
     run: tuple[str, ...]
     build: tuple[str, ...] = ()
     build_timeout: float = 300.0
-    #: Limits the bot asks for (applied within the organizer's: the lower wins).
+    #: Limits the bot asks for (applied within the organizer's: :meth:`.Limits.within`).
     limits: dict[str, Any] | None = None
 
     @classmethod

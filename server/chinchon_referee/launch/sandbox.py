@@ -9,9 +9,11 @@ IPC, UTS, cgroup) over a filesystem built for it alone:
 - the runtime the bot needs, read-only: the Python running the referee (its prefix,
   the virtual environment, the SDK's folders), or any other folders the organizer names;
 - the bot's own folder read-only, and its working directory;
-- a private ``/tmp`` (a tmpfs of ``tmp_mb``), a new ``/proc`` and a minimal ``/dev``;
+- a private ``/tmp`` (a tmpfs of ``tmp_mb``), a new ``/proc`` and a minimal ``/dev``,
+  read-only but for ``/dev/shm`` (a tmpfs of a quarter of ``memory_mb``);
 - the referee's Unix socket at :data:`SOCKET_INSIDE`, and nothing else of the host:
-  no network at all (its network namespace has only a loopback), none of the
+  no network (its network namespace has only a loopback, and the system-call filter
+  refuses sockets of any family but AF_UNIX: AF_VSOCK is no namespace's), none of the
   organizer's home, database, secrets, or other bots' folders;
 - an environment of its own: its address, its token, PATH, HOME=/tmp and the locale;
 - all capabilities dropped, a new session (no terminal to inject into), no new
@@ -101,13 +103,22 @@ def environment(env: Mapping[str, str]) -> dict[str, str]:
     return {**ENV, **env}
 
 
+def dev_args(limits: Limits) -> list[str]:
+    """A minimal ``/dev`` (null, zero, full, random, urandom, tty, pts), read-only, with
+    ``/dev/shm`` a tmpfs of :attr:`.Limits.shm_mb`: bubblewrap's own ``/dev`` is a
+    writable tmpfs the size of half the machine's memory, and its ``/dev/shm`` a folder
+    in it, bounded by nothing but a memory cgroup where there is one."""
+    return ["--dev", "/dev", "--size", str(limits.shm_mb * 1024 * 1024), "--tmpfs", "/dev/shm",
+            "--remount-ro", "/dev"]
+
+
 def bwrap_args(spec: SandboxSpec) -> list[str]:
     """bubblewrap's options for ``spec`` (the program and its arguments follow, after
     ``prlimit`` and its options: :func:`command`)."""
     folder = str(spec.folder.resolve())
     args = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             *_system_binds(),
-            "--proc", "/proc", "--dev", "/dev",
+            "--proc", "/proc", *dev_args(spec.limits),
             "--size", str(spec.limits.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp",
             "--dir", "/run/chinchon"]
     if spec.socket is not None:
