@@ -42,6 +42,8 @@ from typing import IO, cast
 
 MIB = 1024 * 1024
 _CHUNK = MIB
+#: Zeros are skipped by blocks of this size (a file system's page).
+_BLOCK = 4096
 #: How far symbolic links are followed when checking where one ends.
 _HOPS = 40
 #: What an archive may hold beside its files' data: headers (and their long names),
@@ -172,18 +174,39 @@ class _Tree:
 
 
 def _write(fd: int, rel: PurePosixPath, size: int, read: Callable[[int], bytes]) -> None:
-    """``size`` bytes from ``read`` into ``fd``; zeros skipped (a hole), never written."""
+    """``size`` bytes from ``read`` into ``fd``; blocks of zeros skipped (a hole), never
+    written."""
     left = size
     while left:
         chunk = read(min(_CHUNK, left))
         if not chunk:
             raise IntakeError(f"{_clip(rel)}: ends before its {size} bytes")
-        if chunk.count(0) == len(chunk):
-            os.lseek(fd, len(chunk), os.SEEK_CUR)
-        else:
-            os.write(fd, chunk)
+        _put(fd, chunk)
         left -= len(chunk)
     os.ftruncate(fd, size)
+
+
+def _put(fd: int, chunk: bytes) -> None:
+    """``chunk`` at the file's offset: its runs of zero blocks skipped, the rest written."""
+    if chunk.count(0) == len(chunk):
+        os.lseek(fd, len(chunk), os.SEEK_CUR)
+        return
+    view = memoryview(chunk)
+    start, zeros = 0, False
+    for at in range(0, len(chunk) + _BLOCK, _BLOCK):
+        here = at < len(chunk) and chunk.count(0, at, at + _BLOCK) == len(view[at:at + _BLOCK])
+        if at >= len(chunk) or here != zeros:
+            if at > start:
+                if zeros:
+                    os.lseek(fd, min(at, len(chunk)) - start, os.SEEK_CUR)
+                else:
+                    _write_all(fd, view[start:min(at, len(chunk))])
+            start, zeros = at, here
+
+
+def _write_all(fd: int, data: memoryview) -> None:
+    while data:
+        data = data[os.write(fd, data):]
 
 
 def _inside(rel: PurePosixPath, target: str, links: dict[PurePosixPath, str]) -> bool:
