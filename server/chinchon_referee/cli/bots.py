@@ -111,9 +111,10 @@ def _bounds(args: argparse.Namespace) -> tuple[Limits, Bounds, BuildBounds] | st
                 BuildBounds(args.build_disk_mb, args.build_timeout, args.submission_files))
     except LimitError as e:
         return str(e)
-    except (IntakeError, ValueError) as e:
-        return f"--{str(e).replace('_', '-')}" if not isinstance(e, IntakeError) else \
-            f"--submission-{e}"
+    except IntakeError as e:
+        return f"--submission-{str(e).replace('size_mb', 'mb')}"
+    except ValueError as e:
+        return f"--{str(e).replace('_', '-')}"
 
 
 def _prepare(args: argparse.Namespace) -> Prepared | str:

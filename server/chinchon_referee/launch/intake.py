@@ -244,7 +244,7 @@ def take(source: Path, dest: Path, bounds: Bounds) -> Taken:
         return _taking(dest, bounds, lambda tree: _from_folder(source, tree))
     name = source.name.lower()
     if not source.is_file() or not name.endswith(ARCHIVES):
-        raise IntakeError(f"{source}: a folder, or an archive ({', '.join(ARCHIVES)})")
+        raise IntakeError(f"neither a folder nor an archive ({', '.join(ARCHIVES)})")
     if name.endswith(".zip"):
         return _taking(dest, bounds, lambda tree: _from_zip(source, tree))
     with open(source, "rb") as raw:
