@@ -1,29 +1,44 @@
-"""``chinchon bots check DIR``: a submitted bot checked the way a tournament runs it.
+"""``chinchon bots check SUBMISSION``: a submitted bot checked the way a tournament runs it.
 
-A submission is a folder with a manifest, ``bot.toml`` (:mod:`..launch.manifest`: its
-name, runtime, build and run commands). The check:
+A submission is a folder (or a ``.tar``, ``.tar.gz``, ``.tgz``, ``.tar.xz``,
+``.tar.bz2`` or ``.zip`` archive of one) with a manifest, ``bot.toml``
+(:mod:`..launch.manifest`: its name, runtime, build and run commands). It is untrusted
+from end to end. The check:
 
-1. reads the manifest (exit 2 naming the key that is wrong);
-2. copies the folder to ``OUT/bot`` (``--out``, default ``check-NAME/``: new or empty),
-   so the submission itself is never written;
-3. builds it there, if the manifest says how, inside the sandbox with the same limits
-   as the tournament's and no network, its output in ``OUT/build.log`` (exit 1 on a
-   failed or timed-out build, with the log's end);
+1. copies it, bounded (``--submission-mb`` of apparent size, ``--submission-files``
+   entries; no devices, FIFOs, sockets, hard links or links leading out; no setuid,
+   setgid or sticky bit; holes kept: :mod:`..launch.intake`), into ``OUT``
+   (``--out``, default ``check-NAME/``: new or empty; made 0700), and reads its
+   manifest (exit 2 naming what is refused or the key that is wrong);
+2. builds it, if the manifest says how, in the bot's sandbox (no network, the same
+   system-call filter, limits and cgroup) in a tmpfs of ``--build-disk-mb``, within
+   ``--build-timeout`` seconds (a manifest's ``build_timeout`` may only ask for less),
+   its output in ``OUT/build.log``; what it leaves is copied out to ``OUT/bot`` by the
+   same bounded copy (:mod:`..launch.build`; exit 1 on a failed, timed-out or refused
+   build, with the log's end);
+3. reads the manifest again, from ``OUT/bot`` (what the build left is what runs), and
+   pins that folder: ``OUT/bot.check.json`` records the digest of every entry
+   (:mod:`..launch.checked`);
 4. plays the practice conformance games (``chinchon practice``'s) with it sandboxed in
    ``OUT/bot``, read-only, reaching the referee through its Unix socket only; the
-   report as ``chinchon practice`` prints it (exit 0 PASS, 1 FAIL).
+   report as ``chinchon practice`` prints it (exit 0 PASS, 1 FAIL). The record says
+   whether it passed.
 
-``OUT/bot`` is then the built submission: ``tournament run`` plays it
-(``submission = "OUT/bot"`` in a participant: docs/security.md).
+``tournament run`` plays ``OUT/bot`` (``submission = "OUT/bot"`` in a participant) only
+as it was checked: a failed check, or any entry added, removed or changed since, is
+refused naming it (docs/security.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import secrets
 import shutil
 import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +47,11 @@ from chinchon.strategies import BUILTIN_BOTS
 from rich.text import Text
 
 from ..config import TimeControl
-from ..launch.bots import Keep, Sandboxed, start_confined
+from ..launch.bots import Sandboxed
+from ..launch.build import BuildBounds, build
+from ..launch.checked import Record
 from ..launch.confine import Confinement
+from ..launch.intake import Bounds, IntakeError, remove, take
 from ..launch.limits import LimitError, Limits
 from ..launch.manifest import Manifest, ManifestError
 from ..launch.sandbox import SandboxSpec, SandboxUnavailable, python_runtime
@@ -47,10 +65,12 @@ BUILD_LOG = "build.log"
 def register(sub: Any) -> None:
     p = sub.add_parser("bots", help="submitted bots: check one (build it and play it, sandboxed)")
     bsub = p.add_subparsers(dest="bcommand", required=True, metavar="ACTION")
-    c = bsub.add_parser("check", help="build a submission (a folder with bot.toml) in the "
-                        "sandbox and play the practice conformance games with it",
-                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("folder", help="the submission: a folder with bot.toml")
+    c = bsub.add_parser("check", help="copy a submission (a folder or archive with bot.toml), "
+                        "build it in the sandbox and play the practice conformance games "
+                        "with it", description=__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("folder", metavar="SUBMISSION",
+                   help="the submission: a folder with bot.toml, or an archive of one")
     c.add_argument("--out", metavar="DIR", help="where its copy is built and the reports go "
                    "(default check-NAME/; new or empty)")
     c.add_argument("--games", type=int, default=4, help="practice games (default 4)")
@@ -60,68 +80,120 @@ def register(sub: Any) -> None:
     c.add_argument("--bank", type=float, default=30.0)
     c.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
                    help="a sandbox limit, e.g. memory_mb=256 (launch/limits.py; repeatable)")
+    c.add_argument("--submission-mb", type=int, default=Bounds.size_mb, metavar="MB",
+                   help=f"the submission's apparent size, all files together (default "
+                   f"{Bounds.size_mb})")
+    c.add_argument("--submission-files", type=int, default=Bounds.files, metavar="N",
+                   help=f"its entries, and those its build leaves (default {Bounds.files})")
+    c.add_argument("--build-disk-mb", type=int, default=BuildBounds.disk_mb, metavar="MB",
+                   help=f"the build's writable area, a tmpfs (default {BuildBounds.disk_mb})")
+    c.add_argument("--build-timeout", type=float, default=BuildBounds.timeout, metavar="S",
+                   help=f"the build's time; a manifest may ask for less (default "
+                   f"{BuildBounds.timeout:g})")
     c.add_argument("--log-level", default="warning")
     c.set_defaults(func=cmd_check)
 
 
-def _prepare(args: argparse.Namespace) -> tuple[Manifest, Limits, Path] | str:
-    """The manifest, the limits and the copy's folder; or what is wrong (exit 2)."""
-    source = Path(args.folder)
-    if not source.is_dir():
-        return f"{source}: not a folder"
+@dataclass(frozen=True)
+class Prepared:
+    """A submission taken into ``out/submission``: its manifest (the build's), the
+    organizer's limits and bounds."""
+
+    manifest: Manifest
+    limits: Limits
+    build: BuildBounds
+    out: Path
+
+
+def _bounds(args: argparse.Namespace) -> tuple[Limits, Bounds, BuildBounds] | str:
     try:
-        manifest = Manifest.read(source)
-        limits = Limits.from_pairs(args.limit)
-        limits = limits.within(manifest.limits or {})
-    except (ManifestError, LimitError) as e:
+        return (Limits.from_pairs(args.limit), Bounds(args.submission_mb, args.submission_files),
+                BuildBounds(args.build_disk_mb, args.build_timeout, args.submission_files))
+    except LimitError as e:
         return str(e)
+    except IntakeError as e:
+        return f"--submission-{str(e).replace('size_mb', 'mb')}"
+    except ValueError as e:
+        return f"--{str(e).replace('_', '-')}"
+
+
+def _prepare(args: argparse.Namespace) -> Prepared | str:
+    """The submission copied into OUT and its manifest read; or what is wrong (exit 2)."""
+    bounds = _bounds(args)
+    if isinstance(bounds, str):
+        return bounds
+    limits, intake, building = bounds
     if args.games < 1:
         return "--games must be at least 1"
-    out = Path(args.out or f"check-{manifest.name}")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    out = Path(args.out) if args.out else None
+    if out is not None and out.exists() and (not out.is_dir() or any(out.iterdir())):
         return f"--out {out}: exists and is not an empty folder"
-    out.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(source, out / "bot", symlinks=True)
-    return manifest, limits, out
+    near = out.resolve().parent if out is not None else Path.cwd()
+    near.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".chinchon-intake-", dir=near))
+    try:
+        taken = _take(Path(args.folder), staging / "submission", intake)
+        if isinstance(taken, str):
+            return taken
+        out = out or Path(f"check-{taken.name}")
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            return f"--out {out}: exists and is not an empty folder"
+        out.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(out, 0o700)
+        os.rename(staging / "submission", out / "submission")
+        return Prepared(taken, limits.within(taken.limits or {}), building, out)
+    except LimitError as e:
+        return str(e)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _take(source: Path, into: Path, bounds: Bounds) -> Manifest | str:
+    try:
+        take(source, into, bounds)
+        return Manifest.read(into)
+    except (IntakeError, ManifestError) as e:
+        return f"{source}: {e}" if isinstance(e, IntakeError) else str(e)
+    except OSError as e:
+        return f"{source}: cannot be copied: {e.strerror or e}"
 
 
 def _command(argv: tuple[str, ...]) -> list[str]:
     return [sys.executable if part == "{python}" else part for part in argv]
 
 
-async def build(confinement: Confinement, manifest: Manifest, limits: Limits,
-                out: Path) -> str | None:
-    """Run the manifest's build in ``out/bot`` (writable), sandboxed, no network: None
-    when it succeeded, else why (its log's end included)."""
-    folder = out / "bot"
-    spec = SandboxSpec(folder, None, limits, python_runtime(), writable=folder)
-    log = out / BUILD_LOG
-    # Its stderr with its stdout, in one log.
-    merged = ["/bin/sh", "-c", 'exec "$@" 2>&1', "build", *_command(manifest.build)]
-    proc = await start_confined(merged,
-                                Sandboxed(confinement, spec, f"{manifest.name}-build"),
-                                stdout=log, stderr=Keep.DISCARD)
-    try:
-        code = await proc.wait(manifest.build_timeout)
-    except TimeoutError:
-        await proc.kill()
-        return f"the build did not finish within {manifest.build_timeout:g} s (build_timeout)"
-    if code == 0:
+async def _built(confinement: Confinement, prep: Prepared) -> str | None:
+    """``OUT/bot``: the submission built (or, without a build, as it came); None, or
+    why not."""
+    source, folder, m = prep.out / "submission", prep.out / "bot", prep.manifest
+    if not m.build:
+        os.rename(source, folder)
         return None
-    tail = log.read_bytes()[-2000:].decode(errors="replace")
-    return f"the build failed (exit code {code}); the end of {log}:\n{tail}"
+    console.print(f"building {m.name} in its sandbox (no network, {prep.build.disk_mb} MiB): "
+                  f"{' '.join(m.build)}")
+    try:
+        return await build(confinement, source, folder, m.build, prep.limits, prep.build,
+                           prep.build.timeout_for(m.build_timeout), prep.out / BUILD_LOG,
+                           python_runtime(), m.name)
+    finally:
+        remove(source)
 
 
-async def check(args: argparse.Namespace, confinement: Confinement, manifest: Manifest,
-                limits: Limits, out: Path) -> int:
-    if manifest.build:
-        console.print(f"building {manifest.name} in its sandbox (no network): "
-                      f"{' '.join(manifest.build)}")
-        failed = await build(confinement, manifest, limits, out)
-        if failed is not None:
-            console.print(Text(f"FAIL: {failed}"))
-            return 1
-    folder = out / "bot"
+async def check(args: argparse.Namespace, confinement: Confinement, prep: Prepared,
+                organizer: Limits) -> int:
+    failed = await _built(confinement, prep)
+    if failed is not None:
+        console.print(Text(f"FAIL: {failed}"))
+        return 1
+    folder = prep.out / "bot"
+    try:  # what runs is what the build left: its manifest is read now, once
+        manifest = Manifest.read(folder)
+        limits = organizer.within(manifest.limits or {})
+    except (ManifestError, LimitError) as e:
+        console.print(Text(f"FAIL: the built submission's manifest: {e}"))
+        return 1
+    pinned = Record.of(folder, passed=False)
+    pinned.write(folder)
 
     def confine(sock: Path) -> Sandboxed:
         return Sandboxed(confinement, SandboxSpec(folder, sock, limits, python_runtime()),
@@ -130,28 +202,31 @@ async def check(args: argparse.Namespace, confinement: Confinement, manifest: Ma
     seed = args.seed or secrets.token_hex(8)
     rep = await run_practice(_command(manifest.run), args.games, args.opponent, RuleSet(),
                              TimeControl(args.per_move, args.bank), seed, manifest.name,
-                             out=out, confine=confine)
+                             out=prep.out, confine=confine)
     print_report(rep)
+    if rep.clean:
+        Record(True, pinned.sha256, pinned.entries).write(folder)
     return 0 if rep.clean else 1
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    prepared = _prepare(args)
-    if isinstance(prepared, str):
-        console.print(Text(f"error: {prepared}"))
-        return 2
     try:
         confinement = Confinement.find()
     except SandboxUnavailable as e:
         console.print(Text(f"error: a submission is checked in the sandbox, and none can be "
                            f"made here: {e}"))
         return 2
-    if confinement.warning:
-        console.print(Text(f"warning: {confinement.warning}"))
-    configure(args.log_level, "text")
-    use_loop("auto")
     try:
-        return asyncio.run(check(args, confinement, *prepared))
+        prepared = _prepare(args)
+        if isinstance(prepared, str):
+            console.print(Text(f"error: {prepared}"))
+            return 2
+        if confinement.warning:
+            console.print(Text(f"warning: {confinement.warning}"))
+        configure(args.log_level, "text")
+        use_loop("auto")
+        organizer = Limits.from_pairs(args.limit)
+        return asyncio.run(check(args, confinement, prepared, organizer))
     except OSError as e:
         console.print(Text(f"error: cannot start the bot: {e.strerror or e}"))
         return 2

@@ -50,8 +50,9 @@ class Keep(enum.Enum):
     MEMORY = enum.auto()
 
 
-#: Where one output stream goes: nowhere, into memory, or into this file (truncated).
-Sink = Keep | Path
+#: Where one output stream goes: nowhere, into memory, into this file (truncated), or
+#: into this open file descriptor (a pipe's end: the caller's, which it closes).
+Sink = Keep | Path | int
 
 
 class BotProcess:
@@ -193,6 +194,8 @@ def bot_environment(target: str, token: str, extra: Mapping[str, str] | None = N
 
 
 def _open(sink: Sink) -> int | IO[bytes]:
+    if isinstance(sink, int):
+        return sink
     if isinstance(sink, Path):
         return open(sink, "wb")
     return subprocess.PIPE if sink is Keep.MEMORY else subprocess.DEVNULL

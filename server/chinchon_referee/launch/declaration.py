@@ -26,6 +26,12 @@ check``) is a participant too, always sandboxed, its command its manifest's ``ru
     [[participants]]
     name = "stranger"
     submission = "check-stranger/bot"
+
+A folder that ``bots check`` built carries its record beside it (:mod:`.checked`): it
+is played only if its check passed and nothing in it changed since (the manifest is
+read after that). A folder without one is played as it is, unless its manifest has a
+``build``: a build runs in ``bots check`` only, so such a folder is refused until it
+is checked.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .checked import Record, RecordError
 from .limits import LimitError, Limits
 from .manifest import Manifest, ManifestError
 
@@ -99,11 +106,18 @@ def _submission(p: dict[str, Any], where: str, base: Path, limits: Limits) -> Bo
                                "folder, sandboxed: no command, folder or sandbox = false")
     path = (base / folder).resolve()
     try:
+        record = Record.read(path)
+        if record is not None:
+            record.verify(path)
         manifest = Manifest.read(path)
         mine = limits.over(own) if isinstance(own, dict) else limits
         mine = mine.within(manifest.limits or {})
-    except (ManifestError, LimitError) as e:
+    except (ManifestError, LimitError, RecordError) as e:
         raise DeclarationError(f"{where}.submission: {e}") from None
+    if record is None and manifest.build:
+        raise DeclarationError(f"{where}.submission: {path} has a build and was not checked: "
+                               f"chinchon bots check {folder} --out OUT, then submission = "
+                               "\"OUT/bot\"")
     p["command"] = list(manifest.run)
     return BotPlan(True, path, mine)
 

@@ -6,7 +6,8 @@ and how to run it, in which runtime.
     build = ["make", "-j2"]               # optional: run once, in its sandbox, no network
     run = ["{python}", "bot.py"]          # its command ({python}: the referee's Python,
                                           # with the SDK); --target is appended
-    build_timeout = 300                   # seconds (optional)
+    build_timeout = 300                   # seconds (optional: within the organizer's
+                                          # --build-timeout, which wins when lower)
 
     [limits]                              # optional, within the organizer's: the
     memory_mb = 256                       # tighter wins (a 0 of cpu_seconds, none,
@@ -48,7 +49,8 @@ class Manifest:
     runtime: Runtime
     run: tuple[str, ...]
     build: tuple[str, ...] = ()
-    build_timeout: float = 300.0
+    #: Seconds its build may take (None: the organizer's bound; never above it).
+    build_timeout: float | None = None
     #: Limits the bot asks for (applied within the organizer's: :meth:`.Limits.within`).
     limits: dict[str, Any] | None = None
 
@@ -80,13 +82,14 @@ class Manifest:
         run, build = _argv(data, "run", path), _argv(data, "build", path)
         if not run:
             raise ManifestError(f"{path}: run: the bot's command, e.g. [\"{{python}}\", \"bot.py\"]")
-        timeout = data.get("build_timeout", 300.0)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 1 <= timeout <= 3600:
+        timeout = data.get("build_timeout")
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
+                                    or not 1 <= timeout <= 3600):
             raise ManifestError(f"{path}: build_timeout: 1 to 3600 seconds, got {timeout!r}")
         limits = data.get("limits")
         if limits is not None and not isinstance(limits, dict):
             raise ManifestError(f"{path}: limits: a table ([limits])")
-        return cls(name, runtime, run, build, float(timeout), limits)
+        return cls(name, runtime, run, build, None if timeout is None else float(timeout), limits)
 
 
 def _argv(data: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:

@@ -8,7 +8,8 @@ IPC, UTS, cgroup) over a filesystem built for it alone:
   zone; not ``/etc`` as a whole, which holds the machine's secrets);
 - the runtime the bot needs, read-only: the Python running the referee (its prefix,
   the virtual environment, the SDK's folders), or any other folders the organizer names;
-- the bot's own folder read-only, and its working directory;
+- the bot's own folder read-only, and its working directory (a build's folder is a
+  tmpfs of ``build_mb`` instead, its source read-only beside it);
 - a private ``/tmp`` (a tmpfs of ``tmp_mb``), a new ``/proc`` and a minimal ``/dev``,
   read-only but for ``/dev/shm`` (a tmpfs of a quarter of ``memory_mb``);
 - the referee's Unix socket at :data:`SOCKET_INSIDE`, and nothing else of the host:
@@ -40,6 +41,8 @@ from .limits import Limits
 #: Where the referee's socket is inside every sandbox (the bot's ``--target``).
 SOCKET_INSIDE = "/run/chinchon/referee.sock"
 TARGET_INSIDE = f"unix:{SOCKET_INSIDE}"
+#: Where a build's source is bound (read-only) inside its sandbox.
+SOURCE_INSIDE = "/run/chinchon/source"
 #: What of /etc a program may need (read-only, each where it exists).
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
        "nsswitch.conf", "passwd", "group")
@@ -78,8 +81,11 @@ class SandboxSpec:
     socket: Path | None
     limits: Limits = field(default_factory=Limits)
     runtime: tuple[Path, ...] = ()
-    #: A folder it may write (a build's output); None: only /tmp.
-    writable: Path | None = None
+    #: A build: its source, bound read-only at :data:`SOURCE_INSIDE`, while ``folder``
+    #: is a writable tmpfs of ``build_mb`` MiB (gone with the sandbox: what it leaves
+    #: is sent out as a tar stream, :mod:`.build`). None: ``folder`` is read-only.
+    build_from: Path | None = None
+    build_mb: int = 0
 
 
 def _system_binds() -> list[str]:
@@ -126,12 +132,11 @@ def bwrap_args(spec: SandboxSpec) -> list[str]:
     for path in spec.runtime:
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
-    if spec.writable is not None and spec.writable.resolve() == spec.folder.resolve():
-        args += ["--bind", folder, folder]
+    if spec.build_from is not None:
+        args += ["--ro-bind", str(spec.build_from.resolve()), SOURCE_INSIDE,
+                 "--size", str(spec.build_mb * 1024 * 1024), "--tmpfs", folder]
     else:
         args += ["--ro-bind", folder, folder]
-        if spec.writable is not None:
-            args += ["--bind", str(spec.writable.resolve()), str(spec.writable.resolve())]
     # The root bubblewrap builds is a tmpfs the bot would own: read-only too.
     return [*args, "--remount-ro", "/", "--chdir", folder]
 
