@@ -314,8 +314,6 @@ async def _start_organizer(args: argparse.Namespace, opts: _Options, served: _Se
     starts while the rest does; the calls wait for it)."""
     worker = OrganizerWorker(args.db, digest(admin.token) if admin.token else None,
                              config=opts.config)
-    worker.on_start = lambda pid: print(json.dumps({"event": "organizer", "pid": pid}),
-                                        flush=True)
     await worker.start()
     served.organizer = worker
     return worker

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -37,6 +36,8 @@ STOP_TIMEOUT = 10.0
 RESTART_FIRST, RESTART_MAX, RESTART_RESET = 0.5, 30.0, 60.0
 #: Seconds a call waits for a worker that is starting (or starting again).
 WAIT_READY = 30.0
+#: Seconds the calls on a dead worker's channel have to fail by themselves.
+CLOSE_GRACE = 10.0
 
 
 class WorkerAway(Exception):
@@ -54,11 +55,10 @@ class OrganizerWorker:
         self.child: Child | None = None
         self.channel: grpc.aio.Channel | None = None
         self.restarts = 0
-        #: Called with the pid of each worker started (``serve`` prints it).
-        self.on_start: Callable[[int], None] | None = None
         self._ready: asyncio.Event | None = None
         self._stopping = False
         self._supervisor: asyncio.Task[None] | None = None
+        self._closing: set[asyncio.Future[None]] = set()
 
     @property
     def pid(self) -> int | None:
@@ -100,8 +100,6 @@ class OrganizerWorker:
              max(lim.max_message_bytes, lim.max_admin_message_bytes)),
         ])
         log.info("organizer_worker_started", pid=child.pid)
-        if self.on_start is not None:
-            self.on_start(child.pid)
         assert self._ready is not None
         self._ready.set()
 
@@ -119,7 +117,12 @@ class OrganizerWorker:
             began = time.monotonic()
             code = await self.child.wait()
             self._ready.clear()
-            await self._close_channel()
+            # Not closed at once: closing cancels the calls still on it, which would end
+            # with no status; they fail by themselves (UNAVAILABLE), the worker gone.
+            channel, self.channel = self.channel, None
+            if channel is not None:
+                self._closing.add(asyncio.ensure_future(channel.close(grace=CLOSE_GRACE)))
+                self._closing = {t for t in self._closing if not t.done()}
             if self._stopping:
                 return
             if time.monotonic() - began > RESTART_RESET:
@@ -154,6 +157,8 @@ class OrganizerWorker:
             self._supervisor.cancel()
             await asyncio.gather(self._supervisor, return_exceptions=True)
         await self._close_channel()
+        for closing in self._closing:
+            closing.cancel()
         child = self.child
         if child is not None:
             if child.stdin is not None:
