@@ -104,6 +104,16 @@ class TokenBook:
         #: (``Cluster.reread_tokens``); None when this process alone registers bots.
         self.reread: Callable[[], Awaitable[None]] | None = None
 
+    @classmethod
+    def of_digests(cls, admin_digest: str | None, bots: Iterable[tuple[str, str]]) -> TokenBook:
+        """A book from digests alone (the admin token's, and each bot's as the store keeps
+        them): what a process that never sees the tokens checks new ones against."""
+        book = cls()
+        book._admin = admin_digest or None
+        for bot, token_digest in bots:
+            book.add_digest(bot, token_digest)
+        return book
+
     def add(self, bot: str, token: str) -> None:
         self.add_digest(bot, digest(token))
 

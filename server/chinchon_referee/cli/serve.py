@@ -22,6 +22,7 @@ from ..host.pools import for_games
 from ..logs import LogFormat, configure, get_logger, route_native_stderr
 from ..referee import GameOutcome, Referee
 from ..service.metrics_process import Bounds
+from ..service.organizer_spawn import OrganizerWorker
 from ..service.server import LOOPS, RunningServer, start_server, tune_gc, use_loop
 from ..service.tournaments import add_admin_service
 from ..storage import GameRow, Store, StoreError, is_url, open_store
@@ -299,6 +300,7 @@ class _Served:
     feed_listener: FeedListener | None = None
     site: RunningWeb | None = None
     scrape: MetricsSite | None = None
+    organizer: OrganizerWorker | None = None
 
     async def stop(self, grace: float) -> None:
         for part in (self.site, self.scrape, self.feed_listener):
@@ -311,13 +313,27 @@ class _Served:
             director = self.running.extras.get("director")
             if director is not None and grace:
                 await director.settle(5.0)  # tournaments record nothing more before the store closes
+        if self.organizer is not None:
+            await self.organizer.stop()
         if self.cluster is not None and grace:
             await self.cluster.stop()
         self.store.close()
 
 
+async def _start_organizer(args: argparse.Namespace, opts: _Options, served: _Served,
+                           admin: AdminToken) -> OrganizerWorker:
+    """The organizer's worker process: the admin service's exports, standings, listings
+    and declarations are answered there, never on this process's interpreter (it
+    starts while the rest does; the calls wait for it)."""
+    worker = OrganizerWorker(args.db, digest(admin.token) if admin.token else None,
+                             config=opts.config)
+    await worker.start()
+    served.organizer = worker
+    return worker
+
+
 async def _start_grpc(args: argparse.Namespace, opts: _Options, served: _Served,
-                      tokens: TokenBook, soft: int) -> Referee:
+                      tokens: TokenBook, soft: int, organizer: OrganizerWorker) -> Referee:
     store = served.store
     # Practice deals are keyed by a secret of this database: the same seed gives the
     # same deals after a restart, and no bot can compute them.
@@ -327,7 +343,7 @@ async def _start_grpc(args: argparse.Namespace, opts: _Options, served: _Served,
     cluster = Cluster(store, referee, tokens, lease=args.lease) if args.shared else None
 
     def add_services(server: Any, ref: Referee, book: TokenBook) -> dict[str, Any]:
-        return add_admin_service(server, ref, book, store, cluster)
+        return add_admin_service(server, ref, book, store, cluster, organizer)
 
     try:
         served.running = await start_server(args.address, opts.config, tokens, opts.tls,
@@ -397,7 +413,8 @@ async def serve(args: argparse.Namespace) -> int:
         store, admin, tokens = _open(args, opts.config.limits)
         served = _Served(store)
         opts.tls = _tls(args)
-        referee = await _start_grpc(args, opts, served, tokens, soft)
+        organizer = await _start_organizer(args, opts, served, admin)
+        referee = await _start_grpc(args, opts, served, tokens, soft, organizer)
         if opts.http is not None or args.web_feed:
             await _start_web(args, opts, served, referee, admin)
         if served.cluster is not None:

@@ -30,7 +30,6 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict
-from typing import Any
 
 from chinchon.engine import Outcome, Termination
 
@@ -41,16 +40,14 @@ from ..host.pools import for_organizer
 from ..logs import get_logger
 from ..referee import GameOutcome, Referee, Seat, ShuttingDown
 from ..storage import GameRow, Store, StoreUnavailable
-from ..tournament.formats.stage_standings import StageStandings, overall, stage_standings
-from ..tournament.formats.structure import structure
-from ..tournament.model import Participant, TournamentSpec, declared, schedule
+from ..tournament.model import Participant, TournamentSpec, schedule
 from ..tournament.round_robin import RoundRobin
-from ..tournament.standings import Standings, stored_standings
 from ..vocabulary import TournamentStatus
 from .cluster_link import ClusterLink
 from .declare import declare
 from .events import EventHub, TournamentEvent
 from .game_rows import Finish, GameRows, Played
+from .reads import TournamentReads
 from .remaining import Remaining
 from .run import TournamentRun
 from .seating import Launch, Seating
@@ -58,11 +55,11 @@ from .seating import Launch, Seating
 log = get_logger("director")
 
 
-class Director:
+class Director(TournamentReads):
     def __init__(self, referee: Referee, store: Store, tokens: TokenBook,
                  cluster: Cluster | None = None) -> None:
+        super().__init__(store)
         self.referee = referee
-        self.store = store
         self.tokens = tokens
         #: The other referee processes sharing the database (None: this one alone).
         self.cluster = cluster
@@ -94,6 +91,19 @@ class Director:
             self.cluster.publish(Kind.TOURNAMENTS)
         return tid, parts
 
+    def adopt(self, tid: str, parts: Sequence[tuple[str, str]]) -> None:
+        """A tournament declared by the organizer's worker process (stored there): the
+        tokens it generated or was given (``(bot, token)``, empty for a bot that keeps
+        its registered one) take effect here, its bots are counted, and the other
+        processes of a shared database hear of it. Cheap: no store call."""
+        for name, token in parts:
+            if token:
+                self.tokens.add(name, token)
+        self.remaining.declared(tid, [name for name, _ in parts])
+        if self.cluster is not None:
+            self.cluster.publish(Kind.BOTS)
+            self.cluster.publish(Kind.TOURNAMENTS)
+
     async def create_async(self, spec: TournamentSpec) -> tuple[str, list[Participant]]:
         """``create`` in a worker thread: building and storing a large schedule takes
         seconds, during which the event loop keeps serving the games in progress."""
@@ -102,12 +112,6 @@ class Director:
     @staticmethod
     def schedule(spec: TournamentSpec, tid: str) -> RoundRobin:
         return schedule(spec, tid)
-
-    def spec_of(self, tid: str) -> TournamentSpec:
-        row = self.store.tournament(tid)
-        if row is None:
-            raise KeyError(tid)
-        return declared(row.spec)
 
     # -- running --------------------------------------------------------------------------
     def start(self, tid: str, resumed: bool = False) -> None:
@@ -342,42 +346,6 @@ class Director:
         if self.cluster is not None and not sent:
             self.cluster.publish(Kind.EVENT, BusEvent(
                 tid, message, game_id, ev.status, result, tuple(players), ev.time))
-
-    # -- results --------------------------------------------------------------------------
-    def counts(self, tid: str) -> tuple[int, int]:
-        """(games in the schedule, games finished), counted by the store (no rows read)."""
-        return self.store.game_counts(tid)
-
-    def standings(self, tid: str) -> Standings:
-        """The standings over the finished games (seconds for a large tournament: call
-        it in a worker thread)."""
-        spec = self.spec_of(tid)
-        if spec.format.legacy:
-            return stored_standings(self.store, tid, spec.bots, spec.table_size)
-        return overall(spec, tid, self.store.schedule(tid))
-
-    def report_parts(self, tid: str) -> tuple[Standings, dict[str, Any] | None]:
-        """The standings and, for a format, its structure (None for a round-robin
-        declared without one): what the report shows (in a worker thread)."""
-        spec = self.spec_of(tid)
-        if spec.format.legacy:
-            return stored_standings(self.store, tid, spec.bots, spec.table_size), None
-        games = self.store.schedule(tid)
-        return overall(spec, tid, games), structure(spec, tid, games)
-
-    def stages(self, tid: str) -> tuple[Standings, list[StageStandings], dict[str, Any]]:
-        """The standings, every stage's standings and the stages' structure (rounds,
-        bracket: formats/structure.py's JSON shape), over the games stored (seconds for
-        a large tournament: call it in a worker thread)."""
-        spec = self.spec_of(tid)
-        if spec.format.legacy:
-            st = stored_standings(self.store, tid, spec.bots, spec.table_size)
-            shape = structure(spec, tid, self.store.schedule(tid))
-            over = shape["stages"][0]["status"] == "over"
-            return st, [StageStandings(0, spec.format.stages[0].title, over, st)], shape
-        games = self.store.schedule(tid)
-        return (overall(spec, tid, games), stage_standings(spec, tid, games),
-                structure(spec, tid, games))
 
     # -- events ---------------------------------------------------------------------------
     def watch(self, tid: str) -> AsyncIterator[TournamentEvent]:

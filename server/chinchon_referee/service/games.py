@@ -14,7 +14,7 @@ from chinchon.v1 import game_pb2 as g
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.wire import outcome_to_wire
 
-from ..director.director import Director
+from ..director.reads import TournamentReads
 from ..host.pools import for_organizer
 from ..storage import GameFilter, GameRow, Store
 from ..tournament.report import TournamentReport, rating_svg
@@ -83,7 +83,7 @@ def game_filter(req: tpb.ListGamesRequest) -> GameFilter:
 class GamesAdmin:
     """ListGames, GetGameRecord, ExportRecords, ExportResults (a mixin of the servicer)."""
 
-    director: Director
+    director: TournamentReads
 
     async def _known(self, tid: str, context: Context[Any, Any]) -> None:
         """NOT_FOUND for an id no tournament has; INVALID_ARGUMENT when none is given (an

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,46 +16,25 @@ from ..cluster.member import Cluster
 from ..cluster.messages import Kind
 from ..director.director import Director
 from ..director.events import TournamentEvent
-from ..host.pools import for_organizer
 from ..ladder.ladders import Ladders
 from ..referee import Referee
 from ..storage import Store
-from ..tournament.formats.proto import format_to_proto, tiebreak_to_proto
-from ..tournament.formats.standings_proto import rows_to_proto, stages_to_proto
-from ..tournament.model import SpecError, StartMode, declared
+from ..tournament.model import SpecError, StartMode
 from ..tournament.wire import spec_from_proto
 from .bots import BotsAdmin
-from .games import GamesAdmin, damaged
 from .ladders import add_ladder_service
+from .organizer_relay import add_tournament_service
+from .organizer_spawn import OrganizerWorker
+from .reads import ReadsAdmin
 
 Context = grpc.aio.ServicerContext
 
 
-class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServicer):
+class TournamentServicer(ReadsAdmin, BotsAdmin, tpb_grpc.TournamentServiceServicer):
+    director: Director
+
     def __init__(self, director: Director) -> None:
         self.director = director
-
-    def _read_info(self, tid: str) -> tpb.TournamentInfo:
-        row = self.director.store.tournament(tid)
-        assert row is not None
-        total, done = self.director.counts(tid)
-        info = tpb.TournamentInfo(id=tid, name=row.name, status=row.status.to_proto(),
-                                  games_total=total, games_done=done)
-        try:
-            fmt = declared(row.spec).format
-        except SpecError:
-            return info  # a damaged declaration: its format is not told
-        if not fmt.legacy:
-            info.format.CopyFrom(format_to_proto(fmt))
-        return info
-
-    async def _info(self, tid: str) -> tpb.TournamentInfo:
-        """A tournament's status and progress, read in a worker thread (the store is
-        never read on the event loop that plays the games)."""
-        return await for_organizer(self._read_info, tid)
-
-    def _read_infos(self) -> list[tpb.TournamentInfo]:
-        return [self._read_info(t.id) for t in self.director.store.tournaments()]
 
     async def CreateTournament(
         self, request: tpb.CreateTournamentRequest,
@@ -74,14 +52,6 @@ class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
             tournament=await self._info(tid),
             participants=[tpb.Participant(name=p.name, token=p.token, command=list(p.command))
                           for p in parts],
-        )
-
-    async def ListTournaments(
-        self, request: tpb.ListTournamentsRequest,
-        context: Context[tpb.ListTournamentsRequest, tpb.ListTournamentsResponse],
-    ) -> tpb.ListTournamentsResponse:
-        return tpb.ListTournamentsResponse(
-            tournaments=await for_organizer(self._read_infos)
         )
 
     async def StartTournament(
@@ -102,25 +72,6 @@ class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
         await self._known(request.tournament_id, context)
         await self.director.cancel(request.tournament_id)
         return tpb.CancelTournamentResponse(tournament=await self._info(request.tournament_id))
-
-    async def GetStandings(
-        self, request: tpb.GetStandingsRequest,
-        context: Context[tpb.GetStandingsRequest, tpb.GetStandingsResponse],
-    ) -> tpb.GetStandingsResponse:
-        tid = request.tournament_id
-        await self._known(tid, context)
-        st, per, shape = await for_organizer(self.director.stages, tid)
-        h2h = [tpb.HeadToHead(bot=a, opponent=b, score=s, games=n)
-               for (a, b), (s, n) in sorted(st.head_to_head.items())]
-        return tpb.GetStandingsResponse(
-            tournament=await self._info(tid), rows=rows_to_proto(st), head_to_head=h2h,
-            duplicate_variance_reduction=st.duplicate_variance_reduction or 0.0,
-            standings_json=json.dumps(st.to_json()),
-            damaged_games=damaged(self.director.store, tid),
-            tiebreaks=[tiebreak_to_proto(t) for t in st.tiebreaks],
-            stages=stages_to_proto(per, shape), structure_json=json.dumps(shape),
-            final_ranking=shape.get("ranking") or [],
-        )
 
     async def GetServerStatus(
         self, request: tpb.GetServerStatusRequest,
@@ -170,11 +121,13 @@ def _event(ev: TournamentEvent) -> tpb.WatchTournamentResponse:
 
 
 def add_admin_service(server: grpc.aio.Server, referee: Referee, tokens: TokenBook,
-                      store: Store, cluster: Cluster | None = None) -> dict[str, Any]:
+                      store: Store, cluster: Cluster | None = None,
+                      organizer: OrganizerWorker | None = None) -> dict[str, Any]:
+    """The organizer's services on ``server``; with ``organizer``, their heavy calls are
+    answered by that worker process (organizer_relay.py), not by this one."""
     director = Director(referee, store, tokens, cluster)
-    # The generated gRPC module has no annotations (grpc_tools writes none for it).
-    tpb_grpc.add_TournamentServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        TournamentServicer(director), server)
+    servicer = TournamentServicer(director)
+    add_tournament_service(server, servicer, director, servicer._info, organizer)
     director.resume_all()
     ladders = Ladders(referee, store, tokens, keep=director.remaining.declared,
                       release=lambda lid, bots: director.remaining.ended(lid, bots, cancelled=False),
