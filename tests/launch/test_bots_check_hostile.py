@@ -42,8 +42,8 @@ def _submission(here: Path, build: str, extra: str = "", run: str = GREEDY) -> P
 
 
 def _check(here: Path, *extra: str, user: list[str] | None = None,
-           source: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*(user or []), *CLI, "bots", "check",
+           source: Path | None = None, cli: list[str] = CLI) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*(user or []), *cli, "bots", "check",
                            str(source or here / "submission"), "--out", str(here / "out"),
                            "--games", "1", "--seed", "s", *extra], capture_output=True,
                           text=True, timeout=300, cwd=here)
@@ -75,22 +75,58 @@ def test_a_build_leaves_no_setuid_setgid_or_sticky_bit(here: Path,
     _assert_stripped(here / "out")
 
 
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--reset-env"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _runs_as_nobody(python: str, base_prefix: str) -> bool:
+    """Whether ``nobody`` runs ``python`` with the referee, from ``base_prefix`` (the
+    installation the sandbox binds for it)."""
+    seen = subprocess.run([*NOBODY, python, "-c",
+                           "import sys, chinchon_referee; print(sys.base_prefix)"],
+                          capture_output=True, text=True, timeout=120)
+    return seen.returncode == 0 and seen.stdout.strip() == base_prefix
+
+
+@pytest.fixture(scope="module")
+def nobodys_python() -> Iterator[str]:
+    """A Python with the referee that an unprivileged user may run: this suite's own
+    where it can, else the distribution's ``/usr/bin/python3`` in a virtual environment
+    outside any private home (a Python under ``/root`` is closed to every other user),
+    seeing this suite's packages where they are readable, or with the project installed
+    into it."""
+    if _runs_as_nobody(sys.executable, sys.base_prefix):
+        yield sys.executable
+        return
+    with tempfile.TemporaryDirectory(prefix="chbh-py-") as d:
+        os.chmod(d, 0o755)
+        venv = Path(d) / "venv"
+        subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True, timeout=300)
+        python = str(venv / "bin" / "python")
+        site = subprocess.run([python, "-c", "import site; print(site.getsitepackages()[0])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        ours = [p for p in sys.path if p.endswith("site-packages")]
+        (Path(site) / "chinchon-suite.pth").write_text(
+            "".join(f"import site; site.addsitedir({p!r})\n" for p in ours), encoding="utf-8")
+        if not _runs_as_nobody(python, "/usr"):  # this suite's packages are closed to it too
+            (Path(site) / "chinchon-suite.pth").unlink()
+            subprocess.run([python, "-m", "pip", "install", "-q", str(ROOT / "client_sdk"),
+                            str(ROOT)], check=True, timeout=900, capture_output=True)
+        assert _runs_as_nobody(python, "/usr"), "no Python with the referee runs as nobody"
+        yield python
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
                     reason="needs root to become an unprivileged organizer")
-def test_an_unprivileged_organizer_gets_no_setuid_file_either(here: Path,
+def test_an_unprivileged_organizer_gets_no_setuid_file_either(here: Path, nobodys_python: str,
                                                               confinement: Confinement) -> None:
     """The organizer as ``nobody`` (as on a shared machine): there a setuid file left by
     the build would run as the organizer for anyone."""
-    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--reset-env"]
-    seen = subprocess.run([*nobody, sys.executable, "-c", "import sys; print(sys.base_prefix)"],
-                          capture_output=True, text=True, timeout=60)
-    if seen.stdout.strip() != sys.base_prefix:
-        pytest.skip(f"this Python ({sys.base_prefix}) is not readable by an unprivileged user")
     _submission(here, SETUID_BUILD)
     os.chown(here, 65534, 65534)
     for p in (here / "submission", here / "submission" / "bot.toml"):
         os.chown(p, 65534, 65534)
-    proc = _check(here, user=nobody)
+    proc = _check(here, user=NOBODY, cli=[nobodys_python, *CLI[1:]])
     assert proc.returncode == 0, _said(proc)
     _assert_stripped(here / "out")
     assert (here / "out" / "bot" / "id-suid").stat().st_uid == 65534
