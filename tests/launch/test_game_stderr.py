@@ -19,11 +19,21 @@ from tests.support.helpers import ROOT
 from tests.support.tournament import CLI, sdk_cup
 
 CHATTY = ROOT / "tests" / "bots" / "chatty_bot.py"
+CHATTY_TOKEN = "tok_chatty_0123456789abcdef"
+QUIET_TOKEN = "tok_quiet_0123456789abcdef"
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
 
 
 async def test_each_games_stderr_lines_are_kept_and_linked_from_its_replay(tmp_path: Path) -> None:
     toml = sdk_cup(tmp_path / "chatty.toml", "Chatty cup", "chatty-seed", games_per_pairing=2,
                    score_limit=30, concurrency=1, bots=(("chatty", str(CHATTY)), ("quiet", "greedy")))
+    text = toml.read_text()
+    for name, token in (("chatty", CHATTY_TOKEN), ("quiet", QUIET_TOKEN)):
+        text = text.replace(f'name = "{name}"\n', f'name = "{name}"\ntoken = "{token}"\n')
+    toml.write_text(text)
     results = tmp_path / "results"
     proc = subprocess.run([*CLI, "tournament", "run", str(toml), "--results", str(results),
                            "--quiet", "--http", "off"],
@@ -51,7 +61,8 @@ async def test_each_games_stderr_lines_are_kept_and_linked_from_its_replay(tmp_p
         others = [o.id for o in games if o.id != g.id]
         assert not any(o in ln for o in others for ln in lines), "another game's lines"
     assert tokens_blanked == 1
-    # The replay served from that database links them; the link gives the file.
+    # The replay served from that database links them; the link gives the file to the
+    # bot's token (its author) only: anyone else is refused, and told nothing more.
     site = await serve_local(AppConfig(db=str(db)), None, bind("127.0.0.1", 0))
     try:
         async with aiohttp.ClientSession() as http:
@@ -59,14 +70,20 @@ async def test_each_games_stderr_lines_are_kept_and_linked_from_its_replay(tmp_p
                 seat = g.players.index("chatty")
                 async with http.get(f"{site.url}api/g/{g.id}/replay") as r:
                     links = (await r.json())["stderr"]
-                assert {ln["seat"] for ln in links} >= {seat}
+                assert {ln["seat"] for ln in links} == {0, 1}
                 url = next(ln["url"] for ln in links if ln["seat"] == seat)
-                async with http.get(f"{site.url}{url.lstrip('/')}") as r:
+                async with http.get(f"{site.url}{url.lstrip('/')}", headers=bearer(CHATTY_TOKEN)) as r:
                     assert r.status == 200 and r.content_type == "text/plain"
+                    assert r.headers["Cache-Control"] == "no-store"
                     assert await r.read() == (folder / f"{g.id}.{seat}.log").read_bytes()
+                for headers in ({}, bearer(QUIET_TOKEN), bearer("tok_nobody_0123456789")):
+                    async with http.get(f"{site.url}{url.lstrip('/')}", headers=headers) as r:
+                        assert r.status in (401, 403) and "error" in await r.json()
             async with http.get(f"{site.url}api/g/{games[0].id}/stderr/x") as r:
                 assert r.status == 400
             async with http.get(f"{site.url}api/g/nosuch/stderr/0") as r:
+                assert r.status == 401  # not 404: nothing is told without a token
+            async with http.get(f"{site.url}api/g/nosuch/stderr/0", headers=bearer(CHATTY_TOKEN)) as r:
                 assert r.status == 404
     finally:
         await site.stop()
