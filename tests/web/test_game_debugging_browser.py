@@ -24,6 +24,7 @@ from tests.support.web import (
 )
 
 CHATTY = ROOT / "tests" / "bots" / "chatty_bot.py"
+CHATTY_TOKEN = "tok_chatty_in_a_browser_0123456789"
 
 
 def _record_with_a_refusal(tmp_path: Path) -> tuple[Path, dict[str, Any], int]:
@@ -131,6 +132,8 @@ def test_a_tournaments_stderr_links_and_bot_pages_in_a_browser(tmp_path: Path, b
     shows its figures and its games."""
     toml = sdk_cup(tmp_path / "chatty.toml", "Chatty web cup", "chatty-web", games_per_pairing=2,
                    score_limit=30, concurrency=1, bots=(("chatty", str(CHATTY)), ("quiet", "greedy")))
+    toml.write_text(toml.read_text().replace('name = "chatty"\n',
+                                             f'name = "chatty"\ntoken = "{CHATTY_TOKEN}"\n'))
     results = tmp_path / "results"
     proc = subprocess.run([*CLI, "tournament", "run", str(toml), "--results", str(results),
                            "--quiet", "--http", "off"],
@@ -143,10 +146,18 @@ def test_a_tournaments_stderr_links_and_bot_pages_in_a_browser(tmp_path: Path, b
         game = bot["games"][0]
         page = new_page(browser)
         page.goto(f"{server.url}r/{game['id']}")
-        link = page.wait_for_selector(f'a.stderr[data-seat="{game["seat"]}"]')
-        href = link.get_attribute("href")
-        text = urllib.request.urlopen(server.url + href.lstrip("/"), timeout=30).read()
-        assert text == (results / "stderr" / f"{game['id']}.{game['seat']}.log").read_bytes()
+        # Its author's: the link asks for the bot's token (a password field), keeps it in
+        # the tab and sends it as a header; the lines are shown, the URL never has it.
+        page.click(f'a.stderr[data-seat="{game["seat"]}"]')
+        page.wait_for_selector("#log-token")
+        assert "Authorization" in page.inner_text("#stderr-refused")
+        page.fill("#log-token", CHATTY_TOKEN)
+        page.click("#log-token-ok")
+        shown = page.wait_for_selector("#stderr-text").inner_text()
+        kept = (results / "stderr" / f"{game['id']}.{game['seat']}.log").read_text()
+        assert shown.strip() == kept.strip() and "decision hand=1" in shown
+        assert CHATTY_TOKEN not in page.url
+        assert page.evaluate("() => sessionStorage.getItem('chinchon-log-token')") == CHATTY_TOKEN
         # The bot's page: its figures, its games linked to their replays.
         page.goto(f"{server.url}b/chatty")
         page.wait_for_selector('body[data-loaded="1"]')

@@ -96,6 +96,11 @@ def cmd_create(admin: Admin, args: argparse.Namespace) -> int:
     except SpecError as e:
         err_console.print(f"[bold red]error:[/] {escape(args.file)}: {escape(str(e))}")
         return EXIT_USAGE
+    if spec.public_logs:  # a server launches no bot: there would be no log to show
+        err_console.print(f"[bold red]error:[/] {escape(args.file)}: public_logs: only "
+                          "'chinchon tournament run' keeps its launched bots' logs; a "
+                          "server launches no bot (leave the field out)")
+        return EXIT_USAGE
     if args.save_tokens:
         # Checked before anything is created: a generated token is shown only once.
         taken = [str(Path(args.save_tokens) / f"{p.name}.token") for p in spec.participants

@@ -55,7 +55,7 @@ from ..logs import LogFormat, configure, get_logger
 from ..referee import Referee
 from ..service.server import start_server, use_loop
 from ..storage import Store, StoreError, TournamentRow, open_store
-from ..storage.beside import stderr_file, stderr_folder
+from ..storage.beside import bot_stderr_file, stderr_file, stderr_folder
 from ..tournament.formats.plan import layout_of
 from ..tournament.formats.structure import describe
 from ..tournament.model import Participant, SpecError, StartMode, TournamentSpec, read_toml
@@ -231,7 +231,9 @@ class BotLauncher:
         return max(1, min(conc, math.ceil(conc * k / n)))
 
     async def start(self) -> None:
-        self.logs.mkdir(parents=True, exist_ok=True)
+        # The bots' whole stderr: the organizer's (this user's) only.
+        self.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.logs.chmod(0o700)
         for p in self.spec.participants:
             if not p.command:
                 continue
@@ -410,9 +412,10 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
         loop.add_signal_handler(sig, stop.set)
     interrupted = False
     over = False  # played to its end: its bots were dismissed
+    game_logs: GameLogs | None = None
     try:
         await launcher.start()
-        _cut_stderr_per_game(referee, store, launcher, bot_tokens)
+        game_logs = _cut_stderr_per_game(referee, store, launcher, bot_tokens)
         interrupted = await _start_and_play(director, tid, spec, launcher, site, stop, args.quiet)
         over = not interrupted
     finally:
@@ -423,6 +426,8 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
             loop.remove_signal_handler(sig)
         await launcher.stop(dismissed=over)
         await server.stop(grace=1.0)
+        if game_logs is not None:
+            game_logs.finish()
     _write_results(director, tid, spec, results, args)
     if over:
         await _keep_serving(keep, store.target, args.http)
@@ -470,13 +475,16 @@ def _resume_or_declare(director: Director, tokens: TokenBook, path: Path, spec: 
 
 
 def _cut_stderr_per_game(referee: Referee, store: Store, launcher: BotLauncher,
-                         bot_tokens: dict[str, str]) -> None:
-    """Each game's share of the bots' stderr, kept beside the database for its replay."""
+                         bot_tokens: dict[str, str]) -> GameLogs | None:
+    """Each game's share of the bots' stderr, and each bot's lines no one game owns,
+    kept beside the database (launch/game_logs.py; served by web/botlogs.py)."""
     folder = stderr_folder(store.target)
-    if folder is not None:
-        referee.services.on_game = GameLogs(
-            launcher.files, lambda gid, seat: stderr_file(folder, gid, seat),
-            list(bot_tokens.values()))
+    if folder is None:
+        return None
+    cut = GameLogs(launcher.files, lambda gid, seat: stderr_file(folder, gid, seat),
+                   list(bot_tokens.values()), lambda bot: bot_stderr_file(folder, bot))
+    referee.services.on_game = cut
+    return cut
 
 
 async def _start_and_play(director: Director, tid: str, spec: TournamentSpec,

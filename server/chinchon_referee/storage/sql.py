@@ -461,6 +461,19 @@ class SqlStore(CopyRows, LadderRows, Store):
             return c.execute(f"DELETE FROM processes WHERE owner = ? OR seen < {self.NOW} - ?",
                              (owner, older_than)).rowcount
 
+    def game_states(self, ids: Sequence[str]) -> dict[str, tuple[GameStatus, str | None]]:
+        """The status and tournament of each game of ``ids`` found (500 per query)."""
+        out: dict[str, tuple[GameStatus, str | None]] = {}
+        ids = list(ids)
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            for gid, status, tid in self._query(
+                    f"SELECT id, status, tournament_id FROM games WHERE id IN "
+                    f"({', '.join('?' * len(part))})", part):
+                if status in _STATUSES:
+                    out[str(gid)] = (GameStatus(status), None if tid is None else str(tid))
+        return out
+
     def game_owner(self, game_id: str) -> str | None:
         rows = self._query("SELECT owner FROM games WHERE id = ? AND status = 'running'",
                            (game_id,))

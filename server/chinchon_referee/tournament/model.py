@@ -6,6 +6,7 @@ A tournament is declared in TOML (or through the admin service)::
     table_size = 2              # players per table (2 by default; 3+ supported)
     games_per_pairing = 100     # rounded up to whole seat rotations
     duplicate_deals = false     # true: each deal replayed with the seats rotated
+    public_logs = false         # true: launched bots' stderr public once it is over
     concurrency = 4             # games at once
     start = "manual"            # the default; or "when_connected", "now", an ISO 8601 time
     seed = "secret"             # optional: generated (and kept) when absent
@@ -89,6 +90,7 @@ MAX_START_AHEAD = dt.timedelta(days=366)
 _TOP_KEYS = {
     "name", "participants", "rules", "time_control", "policies", "table_size",
     "games_per_pairing", "duplicate_deals", "start", "concurrency", "seed", "format",
+    "public_logs",
 }
 
 
@@ -144,6 +146,9 @@ class TournamentSpec:
     seed: str = ""
     #: How it is played: stages of formats (formats/spec.py); one round-robin by default.
     format: Format = field(default_factory=Format)
+    #: The launched bots' stderr lines shown to anyone once the tournament is over
+    #: (False: only to each bot's token and the admin token; web/botlogs.py).
+    public_logs: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "start", parse_start(self.start))
@@ -304,8 +309,9 @@ class TournamentSpec:
             k: _int(data, k, 0) for k in ("table_size", "games_per_pairing", "concurrency")
             if k in data
         }
-        if "duplicate_deals" in data:
-            given["duplicate_deals"] = _bool(data, "duplicate_deals")
+        for key in ("duplicate_deals", "public_logs"):
+            if key in data:
+                given[key] = _bool(data, key)
         if "start" in data:
             given["start"] = parse_start(data["start"])
         if "seed" in data:
@@ -345,6 +351,7 @@ class TournamentSpec:
             **({"seed": self.seed} if with_secrets else {}),
             # Only when given: a declaration without one keeps its fingerprint.
             **({"format": f} if (f := format_to_toml(self.format)) is not None else {}),
+            **({"public_logs": True} if self.public_logs else {}),
         }
 
     def to_toml(self, with_secrets: bool = True) -> str:

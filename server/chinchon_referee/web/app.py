@@ -35,6 +35,7 @@ from ..storage import StoreError
 from ..storage.beside import stderr_folder
 from . import ladder_view
 from .archive import stream_records
+from .botlogs import BotLogs
 from .botpage import MAX_BOT_NAME, bot_page
 from .cache import Counted, SingleFlight
 from .finished import Finished
@@ -63,6 +64,8 @@ FULL_VIEW_REFRESH = 1.0
 SNAPSHOTS = 256
 #: Tournaments whose topic is kept (past it, the oldest ones are forgotten).
 TOPICS = 10_000
+#: An answer that depends on who asks: never kept by a cache.
+_PRIVATE = {"Cache-Control": "no-store", "Vary": "Authorization"}
 
 
 @dataclass
@@ -103,6 +106,8 @@ class WebApp:
         self._pool = ThreadPoolExecutor(2, thread_name_prefix="web")
         self.finished = Finished(self.reader, config.records, self.run, s.cache_bytes,
                                  stderr_folder(config.db))
+        self.logs = BotLogs(self.reader, stderr_folder(config.db), self.finished, self.run,
+                            lambda t: self.mirror is not None and self.mirror.is_admin(t))
         if mirror is not None:
             mirror.on_change(self._game_changed)
             mirror.on_lobby.append(self.home_topic.bump)
@@ -368,9 +373,20 @@ class WebApp:
         return await send(request, await self.run(json_bytes, got))
 
     async def h_stderr(self, request: web.Request) -> web.StreamResponse:
+        """A seat's bot's stderr lines of a finished game: its token or the admin
+        token (botlogs.py)."""
         gid, seat = request.match_info["gid"], request.match_info["seat"]
-        body = await self.finished.stderr_text(gid, seat)
-        return await send(request, body, "text/plain")
+        body = await self.logs.game_share(request, gid, seat)
+        return await send(request, body, "text/plain", headers=_PRIVATE)
+
+    async def h_bot_stderr(self, request: web.Request) -> web.StreamResponse:
+        """A bot's stderr lines no one game owns, of finished games: its token or the
+        admin token (botlogs.py)."""
+        name = request.match_info["name"]
+        if len(name) > MAX_BOT_NAME:
+            raise web.HTTPNotFound(text=f"no bot {name[:MAX_BOT_NAME]}")
+        body = await self.logs.bot_log(request, name)
+        return await send(request, body, "text/plain", headers=_PRIVATE)
 
     async def h_step(self, request: web.Request) -> web.StreamResponse:
         """A decision as its bot received it: of a finished game (anyone, like its
@@ -472,6 +488,7 @@ class WebApp:
         app.router.add_get("/api/g/{gid}/step/{step}", self.h_step)
         app.router.add_get("/api/b/{name}", self.h_bot)
         app.router.add_get("/api/g/{gid}/stderr/{seat}", self.h_stderr)
+        app.router.add_get("/api/b/{name}/stderr", self.h_bot_stderr)
         app.router.add_get("/api/g/{gid}/live", self.h_live)
         app.router.add_get("/api/g/{gid}/table", self.h_table)
         ladder_view.add_routes(app, lambda: self.reader.store if self.reader else None, self.run)

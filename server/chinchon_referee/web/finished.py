@@ -36,14 +36,15 @@ def _replay_bytes(record: dict[str, Any], view: int | None, folder: Path | None)
 
 
 def stderr_links(folder: Path, record: dict[str, Any]) -> list[dict[str, Any]]:
-    """The seats of ``record`` whose bots' stderr lines of the game were kept."""
+    """Where each seat's bot's stderr lines of the game would be (web/botlogs.py), and
+    that bot's own log: every seat, where this database keeps launched bots' lines at
+    all (whether any were kept is told only to those who may read them)."""
     gid = str(record.get("gameId", ""))
-    out = []
-    for seat in range(len(record.get("seats", []))):
-        f = stderr_file(folder, gid, seat)
-        if f is not None and f.is_file():
-            out.append({"seat": seat, "url": f"/api/g/{quote(gid, safe='')}/stderr/{seat}"})
-    return out
+    if not folder.is_dir() or stderr_file(folder, gid, 0) is None:
+        return []
+    return [{"seat": seat, "url": f"/api/g/{quote(gid, safe='')}/stderr/{seat}",
+             "bot_url": f"/api/b/{quote(str(s.get('name', '')), safe='')}/stderr"}
+            for seat, s in enumerate(record.get("seats", []))]
 
 
 def _step_bytes(record: dict[str, Any], step: int, seat: int | None) -> bytes:
@@ -150,25 +151,3 @@ class Finished:
             return data
 
         return await self._cached(("step", gid, step, seat), make)
-
-    async def stderr_text(self, gid: str, seat_text: str) -> bytes:
-        """The stderr lines of seat ``seat_text``'s bot in game ``gid``, where the
-        referee launched it and kept them; shown where the record is (they may name the
-        cards the bot held)."""
-        if not (seat_text.isascii() and seat_text.isdigit() and len(seat_text) <= 2):
-            raise web.HTTPBadRequest(text="seat: a seat number")
-        await self.record(gid)
-        f = None if self.stderr is None else stderr_file(self.stderr, gid, int(seat_text))
-        if f is None:
-            raise web.HTTPNotFound(text="no stderr lines kept for this seat")
-
-        def read() -> bytes | None:
-            try:
-                return f.read_bytes()
-            except OSError:
-                return None
-
-        data: bytes | None = await self.run(read)
-        if data is None:
-            raise web.HTTPNotFound(text="no stderr lines kept for this seat")
-        return data

@@ -155,6 +155,59 @@ function arrange(tableEl, t) {
   }
 }
 
+// A launched bot's stderr lines are its author's and the organizer's: the server wants
+// that bot's token or the admin token in `Authorization: Bearer`. Asked once in a
+// password field (no name, no action: never in a URL, the history or saved form data),
+// kept in this tab's sessionStorage, sent as a header.
+const LOG_TOKEN_KEY = "chinchon-log-token";
+
+function logLinks(d) {
+  const out = [];
+  const named = new Set();
+  for (const s of d.stderr || []) {
+    const name = d.names[s.seat];
+    out.push(" · ", h("a", { class: "stderr", href: s.url, "data-seat": s.seat,
+      onclick: (e) => { e.preventDefault(); showLog(s.url, `${name}'s stderr in this game`); } },
+    `${name}'s stderr`));
+    if (!named.has(name)) {
+      named.add(name);
+      out.push(" · ", h("a", { class: "botlog", href: s.bot_url, "data-seat": s.seat,
+        onclick: (e) => { e.preventDefault(); showLog(s.bot_url, `${name}'s lines no one game owns`); } },
+      `${name}'s other lines`));
+    }
+  }
+  return out;
+}
+
+async function showLog(url, title) {
+  const token = sessionStorage.getItem(LOG_TOKEN_KEY);
+  const r = await fetch(url, token ? { headers: { Authorization: `Bearer ${token}` } } : {});
+  const body = await r.text();
+  if (r.ok) {
+    replace($("#stderr-view"), h("h2", {}, title), h("pre", { id: "stderr-text", class: "stderr-text" }, body));
+    return;
+  }
+  let why = body;
+  try { why = JSON.parse(body).error || body; } catch (e) { /* a plain text answer */ }
+  if ((r.status === 401 || r.status === 403) && token) sessionStorage.removeItem(LOG_TOKEN_KEY);
+  if (r.status !== 401 && r.status !== 403) {
+    replace($("#stderr-view"), h("p", { id: "stderr-refused" }, `${title}: ${why}`));
+    return;
+  }
+  const input = h("input", { id: "log-token", type: "password", autocomplete: "off", spellcheck: "false",
+    "aria-label": "bot token or admin token", placeholder: "bot token or admin token", required: true });
+  const form = h("form", { id: "log-token-form", class: "token-form", autocomplete: "off", onsubmit: (e) => {
+    e.preventDefault();
+    const t = input.value.trim();
+    input.value = "";
+    if (t) { sessionStorage.setItem(LOG_TOKEN_KEY, t); showLog(url, title); }
+  } },
+  h("label", { for: "log-token" }, "the bot's token or the admin token (kept in this tab only)"), input,
+  h("button", { type: "submit", id: "log-token-ok" }, "show"));
+  replace($("#stderr-view"), h("p", { id: "stderr-refused" }, `${title}: ${why}`), form);
+  input.focus();
+}
+
 function build() {
   const d = state.data;
   const hm = handMarks(d);
@@ -179,8 +232,8 @@ function build() {
     h("h1", {}, d.names.map((n, i) => [i ? " vs " : "", h("a", { class: "botlink", href: botHref(d, n) }, n)]).flat()),
     h("p", { class: "meta" }, `game ${d.game_id} · ${res.summary || ""} · `,
       h("a", { href: `/api/g/${encodeURIComponent(gid)}/record.json`, download: `${gid}.json` }, "record"),
-      (d.stderr || []).map((s) => [" · ", h("a", { class: "stderr", href: s.url, "data-seat": s.seat },
-        `${d.names[s.seat]}'s stderr`)]).flat()),
+      logLinks(d)),
+    h("div", { id: "stderr-view" }),
     state.controls ? controls : null,
     h("div", { id: "viewing", class: "viewing" }),
     h("div", { id: "action", class: "action" }),
