@@ -101,17 +101,16 @@ def test_the_project_has_no_import_circle() -> None:
 def test_the_cycle_finder_sees_circles_through_relative_and_function_level_imports(
     tmp_path: Path,
 ) -> None:
-    """The checker itself: ``from . import x``, ``from .x import y`` and an import inside
-    a function all make edges; an import under ``if TYPE_CHECKING:`` does not."""
+    """The checker itself: ``from . import x``, ``from .x import y``, an import inside a
+    function and one under ``if TYPE_CHECKING:`` all make edges (two modules that name
+    each other's types are a circle, even if the import never runs)."""
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "a.py").write_text("from . import b\n")
     (pkg / "b.py").write_text("def f():\n    from .sub.c import g\n    return g\n")
     (pkg / "sub" / "__init__.py").write_text("")
-    (pkg / "sub" / "c.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..b import f\n"
-        "from ..a import thing\n")
+    (pkg / "sub" / "c.py").write_text("from ..a import thing\n")
     modules = {"pkg": pkg / "__init__.py", "pkg.a": pkg / "a.py", "pkg.b": pkg / "b.py",
                "pkg.sub": pkg / "sub" / "__init__.py", "pkg.sub.c": pkg / "sub" / "c.py"}
     graph = import_graph(modules)
@@ -119,7 +118,10 @@ def test_the_cycle_finder_sees_circles_through_relative_and_function_level_impor
     assert graph["pkg.b"] == {"pkg.sub.c"}
     assert graph["pkg.sub.c"] == {"pkg.a"}
     assert find_cycle(graph) == ["pkg.a", "pkg.b", "pkg.sub.c", "pkg.a"]
-    (pkg / "sub" / "c.py").write_text("if TYPE_CHECKING:\n    from ..a import thing\n")
+    (pkg / "sub" / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..a import thing\n")
+    assert find_cycle(import_graph(modules)) == ["pkg.a", "pkg.b", "pkg.sub.c", "pkg.a"]
+    (pkg / "sub" / "c.py").write_text("from typing import TYPE_CHECKING\n")
     assert find_cycle(import_graph(modules)) is None
 
 
@@ -231,22 +233,66 @@ def longest_chain(graph: dict[str, set[str]]) -> list[str]:
     return max((chain(n) for n in sorted(graph)), key=len)
 
 
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: its strongly connected parts of two modules or
+    more (each sorted), so a figure counts every circle, not only the first found."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1:
+                out.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(out)
+
+
 def figures() -> str:
     modules = project_modules()
     graph = import_graph(modules)
     arrows = sum(len(v) for v in graph.values())
-    chain = longest_chain(graph)
+    found = circles(graph)
+    floors = longest_chain({r: set(allowed) for r, allowed in LAYERS.items()})
+    chain = longest_chain(graph) if not found else []
     server = [m for m in modules if m.startswith("chinchon_referee.")]
     root = sorted(p.name for p in SERVER.iterdir() if p.name != "__pycache__")
     return (f"modules: {len(modules)} ({len(server) + 1} server, {len(modules) - len(server) - 1} sdk)\n"
-            f"arrows: {arrows}\n"
+            f"rooms: {len({room(m) for m in modules})}\n"
+            f"floors: {len(floors)}: {' > '.join(floors)}\n"
+            f"arrows: {arrows} (imports under TYPE_CHECKING counted)\n"
+            f"circles: {len(found)}" + "".join(f"\n  {' <-> '.join(c)}" for c in found) + "\n"
             f"longest import chain: {len(chain)} modules: {' -> '.join(chain)}\n"
             f"server root entries: {len(root)}: {' '.join(root)}")
 
 
 def test_the_figures_are_computed() -> None:
     text = figures()
-    assert "longest import chain" in text and "arrows" in text
+    assert "longest import chain" in text and "arrows" in text and "circles: 0" in text
+
+
+def test_the_circle_counter_finds_every_circle() -> None:
+    graph = {"a": {"b"}, "b": {"a", "c"}, "c": set(), "d": {"e"}, "e": {"f"}, "f": {"d"}}
+    assert circles(graph) == [["a", "b"], ["d", "e", "f"]]
+    assert circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
 
 
 if __name__ == "__main__":
