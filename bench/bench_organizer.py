@@ -45,8 +45,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_server import cpu_seconds, machine  # noqa: E402
-from bench_spectator import BOTS, measured, token  # noqa: E402
+from harness.measure import cpu_seconds, machine  # noqa: E402
+from harness.spectated import BOTS, measured, token  # noqa: E402
 
 SPECTATOR = HERE / "bench_spectator.py"
 ADMIN = "bench-organizer-admin-token"

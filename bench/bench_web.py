@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_tournament import run_one
+from harness.tournament import run_one
 
 # The bots are spawned while gRPC runs: its fork handlers would only print warnings.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")

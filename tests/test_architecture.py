@@ -44,6 +44,13 @@ LAYERS: dict[str, set[str]] = {
     "cli": {"base", "launch", "storage", "referee", "tournament", "cluster", "director",
             "ladder", "web", "service", *SDK_USED_BY_SERVER},
 }
+#: The benchmarks (bench/), above everything: the harness (bench/harness/) may import the
+#: server and the SDK; a script (bench/NAME.py) the harness too, never another script
+#: (``bench`` is sealed, below). What scripts share lives in the harness.
+LAYERS["bench.harness"] = set(LAYERS) - {"sdk"}
+LAYERS["bench"] = LAYERS["bench.harness"] | {"bench.harness"}
+#: Rooms whose modules stand alone: none imports another of the same room.
+SEALED = {"bench"}
 #: The server's shared root: the modules directly in chinchon_referee/.
 BASE = {"auth", "config", "host", "logs", "metrics", "vocabulary"}
 
@@ -127,23 +134,29 @@ def test_the_cycle_finder_sees_circles_through_relative_and_function_level_impor
 
 def room(module: str) -> str:
     """The room of a module: ``sdk.<package>`` for the bot author's packages, ``base`` for
-    the server's shared root, else the server's subpackage."""
+    the server's shared root, the server's subpackage; ``bench.harness`` for the
+    benchmarks' harness and ``bench`` for their scripts."""
     parts = module.split(".")
     if parts[0] == "chinchon":
         return "sdk" if len(parts) == 1 else f"sdk.{parts[1]}"
+    if parts[0] == "harness":
+        return "bench.harness"
+    if parts[0] != "chinchon_referee":
+        return "bench"
     if len(parts) == 1 or parts[1] in BASE:
         return "base"
     return parts[1]
 
 
 def wrong_arrows(graph: dict[str, set[str]], layers: dict[str, set[str]]) -> list[str]:
-    """Every import of ``graph`` that ``layers`` does not allow, as ``a -> b (room -> room)``."""
+    """Every import of ``graph`` that ``layers`` does not allow (or that joins two modules
+    of a sealed room), as ``a -> b (room -> room)``."""
     out = []
     for a, targets in sorted(graph.items()):
         ra = room(a)
         for b in sorted(targets):
             rb = room(b)
-            if rb != ra and rb not in layers.get(ra, set()):
+            if (rb != ra and rb not in layers.get(ra, set())) or (rb == ra and ra in SEALED):
                 out.append(f"{a} -> {b} ({ra} -> {rb})")
     return out
 
@@ -166,10 +179,14 @@ def test_the_layers_hold() -> None:
 def test_the_layer_checker_sees_an_arrow_against_the_rules() -> None:
     graph = {"chinchon_referee.referee.runner": {"chinchon_referee.director.director",
                                                  "chinchon_referee.logs"},
-             "chinchon.engine.game": {"chinchon_referee.auth"}}
+             "chinchon.engine.game": {"chinchon_referee.auth"},
+             "bench_web": {"bench_tournament", "harness.tournament", "chinchon_referee.web"},
+             "harness.measure": {"bench_server", "harness.procs"}}
     assert wrong_arrows(graph, LAYERS) == [
+        "bench_web -> bench_tournament (bench -> bench)",
         "chinchon.engine.game -> chinchon_referee.auth (sdk.engine -> base)",
         "chinchon_referee.referee.runner -> chinchon_referee.director.director (referee -> director)",
+        "harness.measure -> bench_server (bench.harness -> bench)",
     ]
 
 
@@ -186,11 +203,12 @@ def code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -
 
 
 def function_lengths() -> dict[str, int]:
-    """Lines of code of every function of the project (generated code left out), by
+    """Lines of code of every function of the project (generated code and the benchmarks
+    left out: a benchmark's ``main`` is a list of its options and steps), by
     ``module:qualified name``."""
     out: dict[str, int] = {}
     for name, path in project_modules().items():
-        if name.startswith("chinchon.v1"):
+        if name.startswith("chinchon.v1") or room(name).startswith("bench"):
             continue
         text = path.read_text()
         lines = text.splitlines()
@@ -273,9 +291,11 @@ def figures() -> str:
     found = circles(graph)
     floors = longest_chain({r: set(allowed) for r, allowed in LAYERS.items()})
     chain = longest_chain(graph) if not found else []
-    server = [m for m in modules if m.startswith("chinchon_referee.")]
+    server = [m for m in modules if m.startswith("chinchon_referee")]
+    sdk = [m for m in modules if room(m).startswith("sdk")]
+    bench = [m for m in modules if room(m).startswith("bench")]
     root = sorted(p.name for p in SERVER.iterdir() if p.name != "__pycache__")
-    return (f"modules: {len(modules)} ({len(server) + 1} server, {len(modules) - len(server) - 1} sdk)\n"
+    return (f"modules: {len(modules)} ({len(server)} server, {len(sdk)} sdk, {len(bench)} bench)\n"
             f"rooms: {len({room(m) for m in modules})}\n"
             f"floors: {len(floors)}: {' > '.join(floors)}\n"
             f"arrows: {arrows} (imports under TYPE_CHECKING counted)\n"

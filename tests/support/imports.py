@@ -9,17 +9,22 @@ from tests.support.helpers import ROOT
 
 #: Where the project's packages live: the directory that holds each top-level package.
 SOURCES = {"chinchon": ROOT / "client_sdk", "chinchon_referee": ROOT / "server"}
+#: The benchmarks: scripts run as ``python bench/NAME.py`` (so bench/ is their import
+#: root: a script is the top-level module ``NAME``) and the package ``harness`` they share.
+BENCH = ROOT / "bench"
 
 
 def project_modules() -> dict[str, Path]:
-    """Every module of the project's packages, by dotted name (a package by its own name)."""
+    """Every module of the project's packages and of the benchmarks, by the dotted name
+    it is imported by (a package by its own name)."""
     out: dict[str, Path] = {}
-    for top, base in SOURCES.items():
-        for path in sorted((base / top).rglob("*.py")):
-            parts = list(path.relative_to(base).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            out[".".join(parts)] = path
+    found = [(base, path) for top, base in SOURCES.items() for path in sorted((base / top).rglob("*.py"))]
+    found += [(BENCH, path) for path in sorted(BENCH.rglob("*.py"))]
+    for base, path in found:
+        parts = list(path.relative_to(base).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
     return out
 
 
