@@ -54,7 +54,7 @@ Everything runs on loopback (127.0.0.1), in bounded loops that stop by themselve
     python bench/bench_server.py --json out.json
 
 ``python bench/bench_server.py bot --target HOST:PORT --token T --streams N`` runs the
-fast raw bot on its own (bench/bench_tournament.py uses it).
+fast raw bot on its own (bench/harness/tournament.py runs it for bench_tournament.py, bench_web.py).
 """
 
 from __future__ import annotations

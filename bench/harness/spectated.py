@@ -31,6 +31,37 @@ def token(bot: str) -> str:
     return f"tok-{bot}-bench-spectator"
 
 
+def honest_bots(target: str, folder: Path, drop_every: float = 0.0) -> list[subprocess.Popen[bytes]]:
+    """The honest bots on ``target``: two processes of three bots each, the second one
+    dropping its connection every ``drop_every`` seconds (0: never); their counts go
+    to ``folder``/bots<i>.json when they stop."""
+    return [subprocess.Popen(
+        [sys.executable, str(HONEST), "bots", "--target", target,
+         "--bots", ",".join(group), "--out", str(folder / f"bots{i}.json"),
+         "--drop-every", str(drop_every if i == 1 else 0.0)],
+        stderr=open(folder / f"bots{i}.err", "wb"))
+        for i, group in enumerate((BOTS[:3], BOTS[3:]))]
+
+
+def stop_served(proc: subprocess.Popen[str], err: Any, bots: list[subprocess.Popen[bytes]],
+                folder: Path, wait: float) -> list[dict[str, Any]]:
+    """Stop the honest ``bots`` (their counts, read from ``folder``), then the server
+    ``proc`` (killed if it has not ended in ``wait`` seconds), and close its ``err``."""
+    for b in bots:
+        b.send_signal(signal.SIGTERM)
+    for b in bots:
+        b.wait(60)
+    got = [json.loads((folder / f"bots{i}.json").read_text()) for i in range(len(bots))]
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(wait)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    err.close()
+    return got
+
+
 class Run:
     """``chinchon serve`` (with ``--http`` or not), its tournament, its honest bots."""
 
@@ -74,12 +105,7 @@ class Run:
                 self.port, self.pid = int(ev["port"]), int(ev["pid"])
                 break
         self.tid = self._create()
-        self.bots = [subprocess.Popen(
-            [sys.executable, str(HONEST), "bots", "--target", f"127.0.0.1:{self.port}",
-             "--bots", ",".join(group), "--out", str(self.tmp / f"bots{i}.json"),
-             "--drop-every", str(drop_every if i == 1 else 0.0)],
-            stderr=open(self.tmp / f"bots{i}.err", "wb"))  # noqa: SIM115 - the child holds it
-            for i, group in enumerate((BOTS[:3], BOTS[3:]))]
+        self.bots = honest_bots(f"127.0.0.1:{self.port}", self.tmp, drop_every)
 
     def _create(self) -> str:
         import grpc
@@ -131,19 +157,7 @@ class Run:
 
     def stop(self) -> list[dict[str, Any]]:
         """Stop the bots (their counts) and the server."""
-        for b in self.bots:
-            b.send_signal(signal.SIGTERM)
-        for b in self.bots:
-            b.wait(60)
-        got = [json.loads((self.tmp / f"bots{i}.json").read_text()) for i in range(len(self.bots))]
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.err.close()
-        return got
+        return stop_served(self.proc, self.err, self.bots, self.tmp, 30)
 
 
 def measured(bots: list[dict[str, Any]], a: float, b: float) -> dict[str, float]:
