@@ -25,55 +25,16 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chinchon.engine import DEFAULT_RULES, GreedyBot, RandomBot, play_game  # noqa: E402
-from chinchon.strategies import StrongBot  # noqa: E402
 from chinchon_referee.ladder.leaderboard import Standing, leaderboard  # noqa: E402
 from chinchon_referee.ladder.matchmaking import LastTable, next_tables  # noqa: E402
 from chinchon_referee.ladder.ratings import PRIOR, Rating, update  # noqa: E402
-from ladder_bots import NOISY_GREEDY, NOISY_STRONG, Noisy  # noqa: E402
-
-MAKERS: dict[str, Callable[[int], Any]] = {
-    "strong": lambda s: StrongBot(seed=s),
-    "noisy-strong": lambda s: Noisy(StrongBot(seed=s), NOISY_STRONG, s),
-    "greedy": lambda s: GreedyBot(),
-    "noisy-greedy": lambda s: Noisy(GreedyBot(), NOISY_GREEDY, s),
-    "random": lambda s: RandomBot(s),
-}
-
-
-def kind(name: str) -> str:
-    return name.removesuffix("-late")
-
-
-def play(players: Sequence[str], seed: str, deal: str, n: int) -> list[int]:
-    """One game's places by seat (0 best)."""
-    bots = [MAKERS[kind(p)](n * 7 + i) for i, p in enumerate(players)]
-    state, _ = play_game(DEFAULT_RULES, bots, seed, deal)
-    res = state.result
-    assert res is not None
-    return [0 if s in res.winners else 1 for s in range(len(players))]
-
-
-def reference(names: list[str], games: int) -> list[str]:
-    """The true order: a duplicate round-robin's points, best first."""
-    points = dict.fromkeys(names, 0.0)
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            for g in range(games // 2):
-                for pair in ((a, b), (b, a)):
-                    places = play(pair, "reference", f"{a}-{b}-{g}", g)
-                    winners = [p for p, pl in zip(pair, places, strict=True) if pl == 0]
-                    for w in winners:
-                        points[w] += 1.0 / len(winners)
-    return sorted(names, key=lambda n: -points[n])
+from harness.ladder_bots import MAKERS, play, reference, settled_at  # noqa: E402
 
 
 def ladder(names: list[str], games: int, seed: int, late: int
@@ -103,17 +64,6 @@ def ladder(names: list[str], games: int, seed: int, late: int
             if "strong-late" in table:
                 late_track.append((played["strong-late"], order.index("strong-late") + 1))
     return orders, late_track
-
-
-def settled_at(orders: list[list[str]], want: Callable[[list[str]], bool]) -> int | None:
-    """The first game count after which ``want`` holds to the end (None: never)."""
-    first = None
-    for i, o in enumerate(orders, 1):
-        if want(o):
-            first = first or i
-        else:
-            first = None
-    return first
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,19 +34,19 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))
-from bench_ladder import MAKERS, reference, settled_at  # noqa: E402
 from chinchon.v1 import ladder_pb2 as lpb  # noqa: E402
 from chinchon.v1 import ladder_pb2_grpc as lpb_grpc  # noqa: E402
 from chinchon_referee.ladder.leaderboard import Standing, leaderboard  # noqa: E402
 from chinchon_referee.ladder.ratings import PRIOR, Rating  # noqa: E402
+from harness.ladder_bots import MAKERS, reference, settled_at  # noqa: E402
 
 from tests.support.helpers import ADMIN  # noqa: E402
 from tests.support.serve import Serve, free_port  # noqa: E402
 from tests.support.tournament import CLI  # noqa: E402
 
 #: How each bot runs as an SDK process (``--bot``).
-SDK_BOTS = {"strong": "strong", "noisy-strong": f"{HERE / 'ladder_bots.py'}:NoisyStrong",
-            "greedy": "greedy", "noisy-greedy": f"{HERE / 'ladder_bots.py'}:NoisyGreedy",
+SDK_BOTS = {"strong": "strong", "noisy-strong": f"{HERE / 'harness' / 'ladder_bots.py'}:NoisyStrong",
+            "greedy": "greedy", "noisy-greedy": f"{HERE / 'harness' / 'ladder_bots.py'}:NoisyGreedy",
             "random": "random", "strong-late": "strong"}
 AUTH = (("authorization", f"Bearer {ADMIN}"),)
 

@@ -162,7 +162,7 @@ def wire_figures(games: int, reps: int) -> dict[str, float]:
 
 
 def tournament_figures(rounds: int, gpp: int, bots: int, concurrency: int) -> dict[str, list[float]]:
-    import bench_tournament
+    from harness.tournament import run_one
 
     base = [sys.executable, "-m", "chinchon.sdk", "--bot", "greedy"]
     modes = {"full": [*base, "--full-observations"], "lean": base}
@@ -170,7 +170,7 @@ def tournament_figures(rounds: int, gpp: int, bots: int, concurrency: int) -> di
     order = ["full", "lean"]
     for r in range(rounds):
         for mode in order if r % 2 == 0 else order[::-1]:
-            res = asyncio.run(bench_tournament.run_one(
+            res = asyncio.run(run_one(
                 concurrency, gpp, bots, 1800, 600, command=modes[mode], tid="t-bench-lean"))
             odd = {k: v for k, v in res["terminations"].items()
                    if k not in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")}

@@ -35,8 +35,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_server import cpu_seconds  # noqa: E402
-from bench_spectator import Run, measured  # noqa: E402
+from harness.measure import cpu_seconds  # noqa: E402
+from harness.spectated import Run, measured  # noqa: E402
 
 #: The control's body: about the metrics page's size.
 BODY = b"# a page of the size of the metrics page\n" * 64

@@ -45,10 +45,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_server import cpu_seconds, machine  # noqa: E402
-from bench_spectator import BOTS, measured, token  # noqa: E402
+from harness.measure import cpu_seconds, machine  # noqa: E402
+from harness.spectated import BOTS, honest_bots, measured, stop_served, token  # noqa: E402
 
-SPECTATOR = HERE / "bench_spectator.py"
 ADMIN = "bench-organizer-admin-token"
 SERVICE = "/chinchon.v1.TournamentService/"
 MD = (("authorization", f"Bearer {ADMIN}"),)
@@ -322,11 +321,7 @@ class Referee:
                 break
         self.target = f"127.0.0.1:{self.port}"
         self._create_honest()
-        self.bots = [subprocess.Popen(
-            [sys.executable, str(SPECTATOR), "bots", "--target", self.target,
-             "--bots", ",".join(group), "--out", str(tmp / f"bots{i}.json")],
-            stderr=open(tmp / f"bots{i}.err", "wb"))  # noqa: SIM115 - the child holds it
-            for i, group in enumerate((BOTS[:3], BOTS[3:]))]
+        self.bots = honest_bots(self.target, tmp)
 
     def _create_honest(self) -> None:
         import grpc
@@ -358,19 +353,7 @@ class Referee:
         return total
 
     def stop(self) -> list[dict[str, Any]]:
-        for b in self.bots:
-            b.send_signal(signal.SIGTERM)
-        for b in self.bots:
-            b.wait(60)
-        got = [json.loads((self.tmp / f"bots{i}.json").read_text()) for i in range(len(self.bots))]
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.err.close()
-        return got
+        return stop_served(self.proc, self.err, self.bots, self.tmp, 60)
 
 
 def can(ref: Referee, tid: str, folder: Path) -> None:

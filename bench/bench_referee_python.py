@@ -65,12 +65,13 @@ class StandInContext:
 async def measure(lanes: int, seconds: float, decisions: int, warmup: float,
                   profile: str) -> tuple[int, float]:
     """(decisions, process CPU seconds) of the measured window."""
-    from bench_server import action_reply_writer, action_request_reader, start_profile
     from chinchon.engine import RuleSet
     from chinchon.v1 import referee_pb2 as pb
     from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
     from chinchon_referee.logs import configure
     from chinchon_referee.referee import Connection, GameSpec, Referee
+    from harness.fastbots import action_reply_writer, action_request_reader
+    from harness.measure import start_profile
 
     configure("warning", "text")
     loop = asyncio.get_running_loop()
@@ -157,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.callgrind:
         return callgrind(args)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from bench_server import server_loop
+    from harness.procs import server_loop
 
     server_loop()  # the loop `chinchon serve` runs on
     n, cpu = asyncio.run(measure(args.lanes, args.seconds, args.decisions, args.warmup,

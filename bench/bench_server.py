@@ -54,87 +54,30 @@ Everything runs on loopback (127.0.0.1), in bounded loops that stop by themselve
     python bench/bench_server.py --json out.json
 
 ``python bench/bench_server.py bot --target HOST:PORT --token T --streams N`` runs the
-fast raw bot on its own (bench/bench_tournament.py uses it).
+fast raw bot on its own (bench/harness/tournament.py runs it for bench_tournament.py, bench_web.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import json
-import multiprocessing as mp
 import os
-import platform
-import resource
 import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-PLAY_METHOD = "/chinchon.v1.RefereeService/Play"
+from chinchon_referee.host.fdlimit import raise_nofile
+from harness.fastbots import bot_proc, fast_bots
+from harness.measure import cpu_seconds, machine, pct, proc_status
+from harness.pair_floor import floor_server_proc
+from harness.procs import Procs, client_loop, raw_server, recv, server_loop
+from harness.referee_load import referee_proc
+
 ECHO_METHOD = "/bench.Echo/Echo"
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-# -- small helpers ------------------------------------------------------------------------
-
-
-def raise_nofile(want: int = 65536) -> int:
-    """Raise the soft RLIMIT_NOFILE towards ``want`` (up to the hard limit)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
-    if soft < target:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        soft = target
-    return soft
-
-
-def pct(xs: Sequence[float], p: float) -> float:
-    if not xs:
-        return float("nan")
-    s = sorted(xs)
-    k = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
-    return s[k]
-
-
-def proc_status(pid: int) -> dict[str, int]:
-    """VmRSS / VmHWM in KiB from /proc/<pid>/status."""
-    out = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, rest = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                out[key] = int(rest.split()[0])
-    return out
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (all its threads), in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def machine() -> str:
-    model = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    import grpc
-    from google.protobuf.internal import api_implementation
-
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (f"{os.cpu_count()} cores ({model or platform.processor()}), {mem:.0f} GiB, "
-            f"{platform.system()} {platform.release()}, Python {platform.python_version()}, "
-            f"grpcio {grpc.__version__}, protobuf {api_implementation.Type()}")
 
 
 def typical_request_size(games: int = 5) -> dict[str, float]:
@@ -173,53 +116,7 @@ def typical_request_size(games: int = 5) -> dict[str, float]:
             "decisions_per_game": statistics.mean(per_game)}
 
 
-def _recv(pipe: Any, timeout: float, what: str) -> Any:
-    if not pipe.poll(timeout):
-        raise TimeoutError(f"no answer from {what} within {timeout:g} s")
-    return pipe.recv()
-
-
-async def raw_server(service: str, method: str, handler: Any) -> tuple[Any, int]:
-    """A started ``grpc.aio`` server on 127.0.0.1 with one bidi method of raw bytes
-    (``handler(requests, context)``), and its port."""
-    import grpc
-
-    generic = grpc.method_handlers_generic_handler(
-        service, {method: grpc.stream_stream_rpc_method_handler(handler)})
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((generic,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    return server, port
-
-
-def start_profile(path: str) -> Any:
-    """A cProfile.Profile already enabled when ``path`` is given (to dump there), else None."""
-    if not path:
-        return None
-    import cProfile
-
-    prof = cProfile.Profile()
-    prof.enable()
-    return prof
-
-
 # -- 1. the echo ceiling ------------------------------------------------------------------
-
-
-def server_loop() -> None:
-    """The event loop of the server processes (echo and referee alike), as
-    ``chinchon serve --loop`` chooses it."""
-    from chinchon_referee.service.server import use_loop
-
-    use_loop(os.environ.get("BENCH_LOOP", "auto"))
-
-
-def client_loop() -> None:
-    """The event loop of the client processes (echo clients and bots alike)."""
-    from chinchon_referee.service.server import use_loop
-
-    use_loop(os.environ.get("BENCH_CLIENT_LOOP", "asyncio"))
 
 
 def echo_server_proc(pipe: Any) -> None:
@@ -290,401 +187,7 @@ async def _echo_client(target: str, streams: int, per_channel: int, payload: int
             "client_cpu": (c1 - c0) / el, "server_cpu": (s1 - s0) / el}
 
 
-# -- the fast raw bot ---------------------------------------------------------------------
-
-
-def _request_view() -> Any:
-    """A message class that reads a PlayResponse only as far as a fast bot needs: the
-    ActionRequest's id, its observation left as bytes, and its legal actions as bytes
-    (unknown fields, such as the other kinds and ``accepted``, are skipped unread)."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
-    f = descriptor_pb2.FileDescriptorProto(name="bench_view.proto", package="bench",
-                                           syntax="proto3")
-    req = f.message_type.add(name="RequestView")
-    T = descriptor_pb2.FieldDescriptorProto
-    req.field.add(name="request_id", number=1, type=T.TYPE_UINT64, label=T.LABEL_OPTIONAL)
-    req.field.add(name="observation", number=3, type=T.TYPE_BYTES, label=T.LABEL_OPTIONAL)
-    req.field.add(name="legal_actions", number=4, type=T.TYPE_BYTES, label=T.LABEL_REPEATED)
-    resp = f.message_type.add(name="ResponseView")
-    resp.field.add(name="action_request", number=3, type=T.TYPE_MESSAGE,
-                   label=T.LABEL_OPTIONAL, type_name=".bench.RequestView")
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(f)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("bench.ResponseView"))
-
-
-def _phase_of(observation: bytes) -> int:
-    """Observation.phase (field 3) from the encoded observation: seat (1) and
-    hand_number (2) come first, as protobuf encoders write fields in order."""
-    from chinchon.wire import read_varint
-
-    i, n = 0, len(observation)
-    while i < n:
-        key = observation[i]
-        value, i = read_varint(observation, i + 1)
-        if key == 0x18:
-            return value
-        if key not in (0x08, 0x10):
-            return 0  # phase is unset only in PHASE_UNSPECIFIED
-    return 0
-
-
-def action_request_reader() -> Callable[[bytes], tuple[int, bytes] | None]:
-    """A function that reads ``(request_id, first legal action)`` off the bytes of a
-    ``PlayResponse`` that is an action request written the way the referee writes one
-    (``action_request`` first; in it ``request_id`` before ``legal_actions``), with no
-    message built, and returns None for anything else (the caller then parses it
-    properly). It is what lets a benchmark bot cost about what the echo client costs
-    per message."""
-    from chinchon.wire import read_varint
-
-    def fields(data: bytes) -> tuple[int, bytes] | None:
-        if not data or data[0] != 0x1A:  # PlayResponse.action_request = 3, delimited
-            return None
-        n = data[1]
-        i = 2
-        if n >= 128:
-            n, i = read_varint(data, 1)
-        end = i + n
-        rid = 0
-        while i < end:
-            key = data[i]
-            if key == 0x08:  # request_id = 1
-                b = data[i + 1]
-                if b < 128:
-                    rid, i = b, i + 2
-                else:
-                    rid, i = read_varint(data, i + 1)
-            elif key & 7 == 2:  # game_id (2), observation (3), legal_actions (4)...
-                n = data[i + 1]
-                j = i + 2
-                if n >= 128:
-                    n, j = read_varint(data, i + 1)
-                if key == 0x22:  # legal_actions = 4: the first one
-                    return rid, data[j:j + n]
-                i = j + n
-            else:
-                return None
-        return None
-
-    return fields
-
-
-def action_reply_writer() -> Callable[[int, bytes], bytes]:
-    """A function that encodes ``PlayRequest{action: ActionReply{request_id, action}}``
-    from a request id and the bytes of an encoded Action (the first legal one)."""
-    from chinchon.wire import delimited, varint
-    from chinchon.wire.varint import SMALL, SMALL_LIMIT
-
-    def reply(request_id: int, action: bytes) -> bytes:
-        rid = SMALL[request_id] if request_id < SMALL_LIMIT else varint(request_id)
-        return delimited(2, b"\x08" + rid + delimited(2, action))
-
-    return reply
-
-
-async def fast_bots(target: str, plan: Sequence[tuple[str, int]], per_channel: int = 50,
-                    max_seconds: float = 600.0,
-                    stop_when: Callable[[], bool] | None = None) -> dict[str, Any]:
-    """Open ``count`` Play streams per ``(token, count)`` in ``plan`` and answer every
-    ActionRequest with its first legal action, until the referee closes the streams,
-    ``stop_when()`` turns true (checked every 0.1 s; the streams are then cancelled) or
-    ``max_seconds`` pass. Returns counters and (monotonic time, seconds) samples of the
-    draw -> discard delay of one seat.
-
-    The bots do as little as a bot can, so that what is measured is the referee: an
-    action request is read straight off its bytes only as far as the request id and
-    the first legal action (:func:`action_request_reader`; whose first byte also tells
-    a draw from a discard), any other message with :func:`_request_view`, and the
-    answer is written as bytes."""
-    import grpc
-    from chinchon.v1 import referee_pb2 as pb
-
-    hello = pb.PlayRequest(hello=pb.Hello(client="bench-fast-bot", queue=pb.QueueMode()))
-    if os.environ.get("BENCH_LEAN") == "on":
-        hello.hello.observations = pb.OBSERVATION_MODE_LEAN
-    hello_bytes = hello.SerializeToString()
-    parse = _request_view().FromString
-    fields = action_request_reader()
-    reply = action_reply_writer()
-    draw, discard = 0x0A, 0x1A  # the first byte of Action{draw_stock}, Action{discard}
-    mono = time.monotonic
-    samples: list[tuple[float, float]] = []
-    counts: Counter[str] = Counter()
-    total = sum(n for _, n in plan)
-    channels = [grpc.aio.insecure_channel(target)
-                for _ in range(max(1, -(-total // per_channel)))]
-
-    calls: list[Any] = []
-
-    async def one(ch: Any, token: str) -> None:
-        call = ch.stream_stream(PLAY_METHOD)(metadata=(("authorization", f"Bearer {token}"),))
-        calls.append(call)
-        drew_at = 0.0
-        try:
-            await call.write(hello_bytes)
-            while True:
-                data = await call.read()
-                if data is grpc.aio.EOF:
-                    break
-                got = fields(data)
-                if got is None:
-                    msg = parse(data)
-                    if not msg.HasField("action_request"):
-                        counts["other messages"] += 1
-                        continue
-                    req = msg.action_request
-                    got = req.request_id, req.legal_actions[0]
-                rid, first = got
-                # The phase, from the first legal action: a draw (Action field 1 or 2)
-                # in PHASE_DRAW, a discard (field 3) in PHASE_DISCARD.
-                kind = first[0] if first else 0
-                if drew_at and kind == discard:
-                    now = mono()
-                    samples.append((now, now - drew_at))
-                drew_at = 0.0
-                data = reply(rid, first)
-                if kind == draw:
-                    # Stamped before the write: its completion can be reported late.
-                    drew_at = mono()
-                await call.write(data)
-                counts["requests"] += 1
-        except grpc.aio.AioRpcError as e:
-            counts[f"closed:{e.code().name}"] += 1
-        except asyncio.CancelledError:
-            counts["cancelled"] += 1
-        else:
-            counts["closed:OK"] += 1
-
-    tasks = []
-    i = 0
-    for token, n in plan:
-        for _ in range(n):
-            tasks.append(asyncio.ensure_future(one(channels[i % len(channels)], token)))
-            i += 1
-    async def watch() -> None:
-        if stop_when is None:
-            return
-        while not stop_when():
-            await asyncio.sleep(0.1)
-        for call in calls:
-            call.cancel()
-
-    watcher = asyncio.ensure_future(watch())
-    _, pending = await asyncio.wait(tasks, timeout=max_seconds)
-    watcher.cancel()
-    for t in pending:
-        t.cancel()
-    if pending:
-        await asyncio.wait(pending, timeout=5)
-    for ch in channels:
-        await ch.close(grace=None)
-    return {"counts": dict(counts), "samples": samples, "cpu": time.process_time(),
-            "timed_out": len(pending)}
-
-
-def bot_proc(pipe: Any, target: str, plan: list[tuple[str, int]], per_channel: int,
-             max_seconds: float) -> None:
-    raise_nofile()
-    client_loop()
-    pipe.send(asyncio.run(fast_bots(target, plan, per_channel, max_seconds, pipe.poll)))
-
-
-# -- 2/3. the referee harness -------------------------------------------------------------
-
-
-def referee_proc(pipe: Any, names: list[str]) -> None:
-    raise_nofile()
-    server_loop()
-    asyncio.run(_referee_harness(pipe, names))
-
-
-def _lobby_size(referee: Any) -> int:
-    return sum(referee.lobby.connected(b) for b in list(referee.lobby.idle))
-
-
-async def _referee_harness(pipe: Any, names: list[str]) -> None:
-    from chinchon_referee.auth import TokenBook
-    from chinchon_referee.config import Limits, Policies, RefereeConfig, TimeControl
-    from chinchon_referee.logs import configure
-    from chinchon_referee.referee import WriteGate
-    from chinchon_referee.service.server import start_server, tune_gc
-
-    WriteGate.enabled = os.environ.get("BENCH_WRITE_GATE", "on") == "on"
-    tune = os.environ.get("BENCH_GC", "1") == "1"
-    configure("warning", "text")
-    tokens = TokenBook()
-    for n in names:
-        tokens.add(n, f"tok-{n}")
-    # A generous clock: a benchmark on 2 cores must never see a timeout.
-    # No stream cap: the benchmark opens as many streams per bot as it measures.
-    config = RefereeConfig(time_control=TimeControl(per_move=30.0, bank=60.0),
-                           policies=Policies(reconnect_grace=30.0),
-                           limits=Limits(max_streams_per_bot=1 << 30, max_streams=1 << 30))
-    server = await start_server("127.0.0.1:0", config, tokens)
-    if tune:
-        tune_gc()  # as `chinchon serve` does
-    referee = server.referee
-    loop = asyncio.get_running_loop()
-    pipe.send(("ready", server.port, os.getpid()))
-    while True:
-        cmd, arg = await loop.run_in_executor(None, pipe.recv)
-        if cmd == "wait_idle":
-            want, timeout = arg
-            deadline = time.monotonic() + timeout
-            while _lobby_size(referee) < want and time.monotonic() < deadline:
-                await asyncio.sleep(0.05)
-            pipe.send(_lobby_size(referee))
-        elif cmd == "gc":
-            gc.collect()
-            pipe.send(_lobby_size(referee))
-        elif cmd == "load":
-            pipe.send(await run_load(referee, **arg))
-        elif cmd == "stop":
-            await server.stop(0.5)
-            pipe.send("stopped")
-            return
-
-
-class _Timing:
-    """Wraps Connection.ask (in this process only) to time the referee between reading
-    an answer and writing the next request of the same game."""
-
-    def __init__(self) -> None:
-        from chinchon_referee import referee as R
-
-        self.R = R
-        self.orig_ask = R.Connection.ask
-        self.last_answer: dict[str, float] = {}
-        self.samples: list[float] = []
-        self.to_discard: list[float] = []  # the subset where the next request is a discard
-
-    def install(self) -> None:
-        orig_ask = self.orig_ask
-        last, samples, to_discard = self.last_answer, self.samples, self.to_discard
-        from chinchon.v1 import game_pb2 as g
-        from chinchon.v1 import referee_pb2 as pb
-
-        discard = g.PHASE_DISCARD
-        parse = pb.PlayResponse.FromString
-
-        async def ask(conn: Any, request: bytes, request_id: int, budget: float,
-                      task: Any = None) -> Any:
-            req = parse(request).action_request  # ~10 us, in the latency window only
-            action, took = await orig_ask(conn, request, request_id, budget, task)
-            written = conn.request_written  # when this request was written
-            prev = last.pop(req.game_id, None)
-            if prev is not None:
-                samples.append(written - prev)
-                if req.observation.phase == discard:
-                    to_discard.append(written - prev)
-            last[req.game_id] = written + took  # the answer's read time
-            return action, took
-
-        self.R.Connection.ask = ask
-
-    def remove(self) -> None:
-        self.R.Connection.ask = self.orig_ask
-
-
-async def run_load(referee: Any, lanes: int, warmup: float, measure: float, latency: float,
-                   players: Sequence[str] = ("p0", "p1"), bot_pids: Sequence[int] = (),
-                   profile: str = "") -> dict[str, Any]:
-    """Keep ``lanes`` games in flight; measure decisions/s over ``measure`` seconds after
-    ``warmup``, then the referee's per-decision time over ``latency`` seconds."""
-    from chinchon.engine import RuleSet
-    from chinchon_referee.config import Policies, TimeControl
-    from chinchon_referee.referee import GameSpec, WriteGate
-
-    rules = RuleSet(players=len(players))
-    tc = TimeControl(per_move=30.0, bank=60.0)
-    pol = Policies(reconnect_grace=30.0)
-    stop = False
-    terms: Counter[str] = Counter()
-    games = [0]
-
-    async def lane(i: int) -> None:
-        j = 0
-        while not stop:
-            seats = list(players) if (i + j) % 2 == 0 else list(reversed(players))
-            spec = GameSpec(game_id=f"L{lanes}-{i}-{j}", rules=rules, players=seats,
-                            seed="bench-seed", deal_id=f"{i}/{j}", time_control=tc, policies=pol)
-            out = await referee.play(spec)
-            terms[out.termination] += 1
-            games[0] += 1
-            j += 1
-
-    tasks = [asyncio.ensure_future(lane(i)) for i in range(lanes)]
-    await asyncio.sleep(warmup)
-    prof = start_profile(profile)
-    pids = [os.getpid(), *bot_pids]
-    gc_time = [0.0, 0.0, 0]
-
-    def gc_clock(phase: str, info: dict[str, Any]) -> None:
-        if phase == "start":
-            gc_time[1] = time.perf_counter()
-        else:
-            gc_time[0] += time.perf_counter() - gc_time[1]
-            gc_time[2] += 1
-
-    gc.callbacks.append(gc_clock)
-    d0, g0, t0 = referee.decisions, games[0], time.monotonic()
-    cpu0 = [cpu_seconds(p) for p in pids]
-    await asyncio.sleep(measure)
-    d1, g1, t1 = referee.decisions, games[0], time.monotonic()
-    cpu1 = [cpu_seconds(p) for p in pids]
-    gc.callbacks.remove(gc_clock)
-    if prof is not None:
-        prof.disable()
-        prof.dump_stats(profile)
-    timing = _Timing()
-    timing.install()
-    tl0 = time.monotonic()
-    await asyncio.sleep(latency)
-    tl1 = time.monotonic()
-    timing.remove()
-    stop = True
-    _, pending = await asyncio.wait(tasks, timeout=120)
-    for t in pending:
-        t.cancel()
-    el = t1 - t0
-    cpu = [(b - a) / el for a, b in zip(cpu0, cpu1, strict=True)]
-    return {
-        "lanes": lanes, "decisions": d1 - d0, "seconds": el, "rate": (d1 - d0) / el,
-        "games": g1 - g0, "window": (t0, t1), "latency_window": (tl0, tl1),
-        "server_cpu": cpu[0], "bot_cpu": cpu[1:], "referee_ms": [x * 1000 for x in timing.samples],
-        "referee_to_discard_ms": [x * 1000 for x in timing.to_discard],
-        "terminations": dict(terms), "unfinished": len(pending),
-        "gc_seconds": gc_time[0], "gc_collections": gc_time[2],
-        "write_gate": WriteGate.enabled,
-    }
-
-
 # -- the run --------------------------------------------------------------------------------
-
-
-class Procs:
-    """Child processes (spawned, so no gRPC state is forked) with a pipe each."""
-
-    def __init__(self) -> None:
-        self.ctx = mp.get_context("spawn")
-        self.items: list[tuple[Any, Any]] = []
-
-    def start(self, target: Any, *args: Any) -> tuple[Any, Any]:
-        parent, child = self.ctx.Pipe()
-        p = self.ctx.Process(target=target, args=(child, *args), daemon=True)
-        p.start()
-        self.items.append((p, parent))
-        return p, parent
-
-    def reap(self, timeout: float = 10) -> None:
-        for p, _ in self.items:
-            p.join(timeout)
-            if p.is_alive():
-                p.terminate()
-                p.join(5)
-        self.items.clear()
 
 
 def _echo_round(args: argparse.Namespace, payload: int, procs: Procs, port: int, pid: int,
@@ -694,7 +197,7 @@ def _echo_round(args: argparse.Namespace, payload: int, procs: Procs, port: int,
     clients = [procs.start(echo_client_proc, f"127.0.0.1:{port}", per, args.per_channel, payload,
                            args.echo_warmup, measure, pid)[1]
                for _ in range(args.client_procs)]
-    res = [_recv(c, args.echo_warmup + measure + 60, "an echo client") for c in clients]
+    res = [recv(c, args.echo_warmup + measure + 60, "an echo client") for c in clients]
     return {"round_trips": sum(r["round_trips"] for r in res),
             "seconds": res[0]["seconds"], "lat": [x for r in res for x in r["lat"]],
             "server_cpu": res[0]["server_cpu"], "client_cpu": sum(r["client_cpu"] for r in res),
@@ -741,17 +244,15 @@ def _start_floor(args: argparse.Namespace, payload: int,
                  procs: Procs) -> tuple[Any, int, Any]:
     """The floor server (pair_floor.py) and its own fast bots, every pair formed: its
     pipe, the bots' pid and their pipe."""
-    from pair_floor import floor_server_proc
-
     _, floor = procs.start(floor_server_proc, payload)
-    _, port, _ = _recv(floor, 30, "the floor server")
+    _, port, _ = recv(floor, 30, "the floor server")
     total = args.rounds * (args.warmup + args.measure) + 600
     bots, bots_pipe = procs.start(bot_proc, f"127.0.0.1:{port}", [("floor", 2 * args.streams)],
                                   args.bot_per_channel, total)
     deadline = time.monotonic() + 60
     while True:
         floor.send(("pairs", None))
-        if _recv(floor, 30, "the floor server") >= args.streams:
+        if recv(floor, 30, "the floor server") >= args.streams:
             return floor, bots.pid, bots_pipe
         if time.monotonic() > deadline:
             raise RuntimeError("the floor server's bot streams did not all connect")
@@ -778,13 +279,13 @@ def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
     rounds = args.rounds
     if echo:
         _, srv = procs.start(echo_server_proc)
-        _, eport, epid = _recv(srv, 30, "the echo server")
+        _, eport, epid = recv(srv, 30, "the echo server")
     if floor:
         floor_pipe, floor_bots, floor_bots_pipe = _start_floor(args, payload, procs)
     if referee:
         players = ["p0", "p1"]
         _, ref = procs.start(referee_proc, players)
-        _, port, _pid = _recv(ref, 60, "the referee")
+        _, port, _pid = recv(ref, 60, "the referee")
         target = f"127.0.0.1:{port}"
         lanes = args.streams
         total = rounds * (args.warmup + args.measure) + args.latency + 2 * args.single + 600
@@ -794,7 +295,7 @@ def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
             plan = [(f"tok-{p}", share) for p in players]
             bots.append(procs.start(bot_proc, target, plan, args.bot_per_channel, total))
         ref.send(("wait_idle", (2 * lanes, 60)))
-        got = _recv(ref, 90, "the referee")
+        got = recv(ref, 90, "the referee")
         if got < 2 * lanes:
             raise RuntimeError(f"only {got} of {2 * lanes} bot streams reached the lobby")
         pids = [p.pid for p, _ in bots]
@@ -807,7 +308,7 @@ def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
                                            args.echo_measure / rounds))
         if floor:
             floor_pipe.send(("measure", (args.warmup, args.measure / rounds, floor_bots)))
-            floor_rounds.append(_recv(floor_pipe, args.warmup + args.measure + 60,
+            floor_rounds.append(recv(floor_pipe, args.warmup + args.measure + 60,
                                       "the floor server"))
         if referee:
             ref.send(("load", {"lanes": lanes, "warmup": args.warmup,
@@ -815,7 +316,7 @@ def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
                                "latency": args.latency if r == rounds - 1 else 0.0,
                                "players": players, "bot_pids": pids,
                                "profile": args.profile if r == 0 else ""}))
-            loads.append(_recv(ref, total, "the referee (load)"))
+            loads.append(recv(ref, total, "the referee (load)"))
         parts = ([f"echo {echo_rounds[-1]['round_trips'] / echo_rounds[-1]['seconds']:,.0f} "
                   "round trips/s"] if echo else [])
         parts += [f"floor {floor_rounds[-1]['rate']:,.0f} decisions/s"] if floor else []
@@ -826,20 +327,20 @@ def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
         out["echo"] = _merge_echo(echo_rounds, payload)
     if floor:
         floor_bots_pipe.send("stop")  # the bots first: then no call is open at the stop
-        _recv(floor_bots_pipe, 60, "the floor's bots")
+        recv(floor_bots_pipe, 60, "the floor's bots")
         floor_pipe.send(("stop", None))
-        _recv(floor_pipe, 30, "the floor server (stop)")
+        recv(floor_pipe, 30, "the floor server (stop)")
         out["floor"] = _merge_floor(floor_rounds)
     if referee:
         many = _merge_load(loads)
         ref.send(("load", {"lanes": 1, "warmup": 1.0, "measure": args.single,
                            "latency": args.single, "players": players, "bot_pids": pids}))
-        one = _recv(ref, total, "the referee (single game)")
+        one = recv(ref, total, "the referee (single game)")
         for _, b in bots:
             b.send("stop")
-        bot_res = [_recv(b, 60, "a bot process") for _, b in bots]
+        bot_res = [recv(b, 60, "a bot process") for _, b in bots]
         ref.send(("stop", None))
-        _recv(ref, 30, "the referee (stop)")
+        recv(ref, 30, "the referee (stop)")
         samples = [s for r in bot_res for s in r["samples"]]
         counts: Counter[str] = Counter()
         for b in bot_res:
@@ -858,10 +359,10 @@ def bench_rounds(args: argparse.Namespace, payload: int, procs: Procs,
 def bench_memory(args: argparse.Namespace, procs: Procs) -> dict[str, Any]:
     names = [f"m{i}" for i in range(10)]
     _, ref = procs.start(referee_proc, names)
-    _, port, pid = _recv(ref, 60, "the referee")
+    _, port, pid = recv(ref, 60, "the referee")
     time.sleep(1.0)
     ref.send(("gc", None))
-    _recv(ref, 30, "the referee")
+    recv(ref, 30, "the referee")
     before = proc_status(pid)
     n = args.idle
     per_proc = n // args.mem_procs
@@ -872,17 +373,17 @@ def bench_memory(args: argparse.Namespace, procs: Procs) -> dict[str, Any]:
                 for i in range(5)]
         bots.append(procs.start(bot_proc, f"127.0.0.1:{port}", plan, max(1, count // 10), 300))
     ref.send(("wait_idle", (n, 120)))
-    connected = _recv(ref, 180, "the referee")
+    connected = recv(ref, 180, "the referee")
     time.sleep(2.0)
     ref.send(("gc", None))
-    _recv(ref, 30, "the referee")
+    recv(ref, 30, "the referee")
     after = proc_status(pid)
     for _, b in bots:
         b.send("stop")
     for _, b in bots:
-        _recv(b, 60, "an idle bot process")
+        recv(b, 60, "an idle bot process")
     ref.send(("stop", None))
-    _recv(ref, 30, "the referee (stop)")
+    recv(ref, 30, "the referee (stop)")
     procs.reap()
     delta = after["VmRSS"] - before["VmRSS"]
     return {"connected": connected, "before_kib": before["VmRSS"], "after_kib": after["VmRSS"],
@@ -916,7 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--mem-procs", type=int, default=2)
     ap.add_argument("--only", choices=["echo", "floor", "referee", "memory"], action="append",
                     help="the parts to run (default all; floor: the referee's messages with "
-                    "no game, bench/pair_floor.py)")
+                    "no game, bench/harness/pair_floor.py)")
     ap.add_argument("--profile", default="", help="cProfile the referee's throughput window here")
     ap.add_argument("--loop", choices=["auto", "uvloop", "asyncio"], default="auto",
                     help="event loop of both servers, echo and referee (default: as "
@@ -953,7 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["BENCH_CLIENT_LOOP"] = args.client_loop
     os.environ["BENCH_WRITE_GATE"] = args.write_gate
     os.environ["BENCH_LEAN"] = "on" if args.lean else "off"
-    nofile = raise_nofile()
+    nofile, _ = raise_nofile()
     only = set(args.only or ["echo", "floor", "referee", "memory"])
     procs = Procs()
     print(f"machine: {machine()}; RLIMIT_NOFILE soft {nofile}")
@@ -983,7 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"over {conns} connections", flush=True)
         if "floor" in only:
             print(f"floor: {args.streams} pairs of bot streams, the referee's messages and "
-                  "no game (bench/pair_floor.py)", flush=True)
+                  "no game (bench/harness/pair_floor.py)", flush=True)
         if only & {"echo", "floor", "referee"}:
             out.update(bench_rounds(args, payload, procs, "echo" in only, "referee" in only,
                                     "floor" in only))

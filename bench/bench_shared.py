@@ -56,7 +56,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))
-from bench_tournament import CLK_TCK, cpu_seconds  # noqa: E402
+from harness.measure import CLK_TCK, cpu_seconds  # noqa: E402
 
 from tests.support.helpers import ADMIN  # noqa: E402
 from tests.support.serve import Serve, db_games, free_port  # noqa: E402
@@ -163,7 +163,8 @@ def log_statements(url: str) -> None:
 def bot_main(argv: list[str]) -> int:
     """One process of fast raw bots on one referee process: ``--streams`` streams of each
     ``--token``; prints the counters as JSON when the referee has closed every stream."""
-    from bench_server import fast_bots, raise_nofile
+    from chinchon_referee.host.fdlimit import raise_nofile
+    from harness.fastbots import fast_bots
 
     ap = argparse.ArgumentParser(prog="bench_shared.py bot")
     ap.add_argument("--target", required=True)

@@ -56,17 +56,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_server import PLAY_METHOD, _phase_of, _request_view, cpu_seconds, pct, proc_status  # noqa: E402
+from harness.fastbots import PLAY_METHOD, phase_of, request_view  # noqa: E402
+from harness.measure import cpu_seconds, proc_status  # noqa: E402
+from harness.spectated import BUCKET, Run, measured, token  # noqa: E402
 
 ATTACK = HERE / "spectator_attack.py"
-ADMIN = "bench-spectator-admin-token"
-BOTS = [f"bot{i}" for i in range(6)]
-#: Seconds of a bucket of the bots' decision counts.
-BUCKET = 0.1
-
-
-def token(bot: str) -> str:
-    return f"tok-{bot}-bench-spectator"
 
 
 # -- the honest bots (a process of their own) ---------------------------------------------
@@ -86,7 +80,7 @@ async def honest(target: str, bots: list[str], streams: int, drop_every: float,
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     hello = pb.PlayRequest(hello=pb.Hello(client="bench-spectator", queue=pb.QueueMode()))
     hello_bytes = hello.SerializeToString()
-    parse = _request_view().FromString
+    parse = request_view().FromString
     draw, discard = g.PHASE_DRAW, g.PHASE_DISCARD
     mono = time.monotonic
     buckets: Counter[int] = Counter()
@@ -111,7 +105,7 @@ async def honest(target: str, bots: list[str], streams: int, drop_every: float,
                     continue
                 now = mono()
                 req = msg.action_request
-                phase = _phase_of(req.observation)
+                phase = phase_of(req.observation)
                 if drew_at and phase == discard:
                     samples.append((now, now - drew_at))
                 drew_at = 0.0
@@ -153,129 +147,6 @@ def honest_main(argv: list[str]) -> int:
 
 
 # -- a server and its bots -----------------------------------------------------------------
-
-
-class Run:
-    """``chinchon serve`` (with ``--http`` or not), its tournament, its honest bots."""
-
-    def __init__(self, tmp: Path, name: str, http: bool, nofile: int | None = None,
-                 drop_every: float = 0.0, extra: tuple[str, ...] = ()) -> None:
-        self.tmp = tmp / name
-        self.tmp.mkdir()
-        bots_file = self.tmp / "bots.toml"
-        bots_file.write_text("[bots]\n" + "".join(f'{b} = "{token(b)}"\n' for b in BOTS))
-        (self.tmp / "admin.token").write_text(ADMIN)
-        os.chmod(self.tmp / "admin.token", 0o600)
-        args = [sys.executable, "-m", "chinchon_referee.cli", "serve", "--address", "127.0.0.1:0",
-                "--db", str(self.tmp / "db.sqlite3"), "--bots-file", str(bots_file),
-                "--admin-token-file", str(self.tmp / "admin.token"), "--log-level", "warning"]
-        if http:
-            args += ["--http", "127.0.0.1:0", "--trusted-proxy", "127.0.0.1"]
-        args += extra
-
-        def limit() -> None:
-            if nofile is not None:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-
-        self.err = open(self.tmp / "serve.err", "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.err, text=True,
-                                     preexec_fn=limit if nofile else None,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        self.url = ""
-        self.web_pid = 0
-        self.metrics_url, self.metrics_pid = "", 0
-        assert self.proc.stdout is not None
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError(f"serve ended: {(self.tmp / 'serve.err').read_text()[-2000:]}")
-            ev = json.loads(line) if line.startswith("{") else {}
-            if ev.get("event") == "web":
-                self.url, self.web_pid = ev["url"], int(ev["pid"])
-            if ev.get("event") == "metrics":
-                self.metrics_url, self.metrics_pid = ev["url"], int(ev["pid"])
-            if ev.get("event") == "listening":
-                self.port, self.pid = int(ev["port"]), int(ev["pid"])
-                break
-        self.tid = self._create()
-        self.bots = [subprocess.Popen(
-            [sys.executable, __file__, "bots", "--target", f"127.0.0.1:{self.port}",
-             "--bots", ",".join(group), "--out", str(self.tmp / f"bots{i}.json"),
-             "--drop-every", str(drop_every if i == 1 else 0.0)],
-            stderr=open(self.tmp / f"bots{i}.err", "wb"))  # noqa: SIM115 - the child holds it
-            for i, group in enumerate((BOTS[:3], BOTS[3:]))]
-
-    def _create(self) -> str:
-        import grpc
-        from chinchon.v1 import tournament_pb2 as tpb
-        from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
-
-        spec = tpb.TournamentSpec(
-            name="bench spectator", participants=[tpb.Participant(name=b, token=token(b)) for b in BOTS],
-            table_size=2, games_per_pairing=2000, concurrency=4, start_when_connected=True,
-            seed="bench-spectator")
-        with grpc.insecure_channel(f"127.0.0.1:{self.port}") as ch:
-            made = tpb_grpc.TournamentServiceStub(ch).CreateTournament(
-                tpb.CreateTournamentRequest(spec=spec), metadata=(("authorization", f"Bearer {ADMIN}"),),
-                timeout=30)
-        return str(made.tournament.id)
-
-    def wait_playing(self, games: int = 1, timeout: float = 120.0) -> None:
-        """Until ``games`` games are finished: the bots connected and play."""
-        deadline = time.monotonic() + timeout
-        while self.finished_games() < games:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"no game was played in {timeout:g} s: "
-                                   f"{(self.tmp / 'serve.err').read_text()[-2000:]}")
-            time.sleep(0.2)
-
-    def finished_games(self) -> int:
-        import sqlite3
-
-        con = sqlite3.connect(f"file:{self.tmp / 'db.sqlite3'}?mode=ro", uri=True)
-        try:
-            return int(con.execute("SELECT count(*) FROM games WHERE status = 'finished'").fetchone()[0])
-        finally:
-            con.close()
-
-    def terminations(self) -> Counter[str]:
-        import sqlite3
-        import zlib
-
-        con = sqlite3.connect(f"file:{self.tmp / 'db.sqlite3'}?mode=ro", uri=True)
-        try:
-            rows = con.execute("SELECT record_z, record FROM games WHERE status = 'finished'").fetchall()
-        finally:
-            con.close()
-        out: Counter[str] = Counter()
-        for z, text in rows:
-            rec = json.loads(zlib.decompress(z) if z else text)
-            out[rec["result"].get("termination", "")] += 1
-        return out
-
-    def stop(self) -> list[dict[str, Any]]:
-        """Stop the bots (their counts) and the server."""
-        for b in self.bots:
-            b.send_signal(signal.SIGTERM)
-        for b in self.bots:
-            b.wait(60)
-        got = [json.loads((self.tmp / f"bots{i}.json").read_text()) for i in range(len(self.bots))]
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.err.close()
-        return got
-
-
-def measured(bots: list[dict[str, Any]], a: float, b: float) -> dict[str, float]:
-    """Decisions/s and the draw -> discard p50/p99 (ms) between monotonic times a and b."""
-    n = sum(v for got in bots for k, v in got["buckets"].items() if a <= int(k) * BUCKET < b)
-    lat = [d for got in bots for t, d in got["samples"] if a <= t < b]
-    return {"decisions_per_s": n / (b - a), "p50_ms": pct(lat, 50) * 1000,
-            "p99_ms": pct(lat, 99) * 1000, "samples": len(lat)}
 
 
 def attacker(mode: str, run: Run, extra: list[str]) -> subprocess.Popen[str]:

@@ -1,7 +1,7 @@
 """Does watching slow the referee? Decisions/s of the same tournament with N web-view
 watchers (Server-Sent Events clients in another process) against none, interleaved.
 
-The tournament is bench_tournament.py's (``run_one``: an in-process referee, a SQLite
+The tournament is bench_tournament.py's (``harness.tournament.run_one``: an in-process referee, a SQLite
 store in a temporary folder, fast raw bots) with, for the watched run, the web view
 started as ``chinchon serve --http`` starts it (a process of its own, fed by the
 referee: web/spawn.py). The watcher
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_tournament import run_one
+from harness.tournament import run_one
 
 # The bots are spawned while gRPC runs: its fork handlers would only print warnings.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")

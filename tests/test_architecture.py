@@ -44,6 +44,13 @@ LAYERS: dict[str, set[str]] = {
     "cli": {"base", "launch", "storage", "referee", "tournament", "cluster", "director",
             "ladder", "web", "service", *SDK_USED_BY_SERVER},
 }
+#: The benchmarks (bench/), above everything: the harness (bench/harness/) may import the
+#: server and the SDK; a script (bench/NAME.py) the harness too, never another script
+#: (``bench`` is sealed, below). What scripts share lives in the harness.
+LAYERS["bench.harness"] = set(LAYERS) - {"sdk"}
+LAYERS["bench"] = LAYERS["bench.harness"] | {"bench.harness"}
+#: Rooms whose modules stand alone: none imports another of the same room.
+SEALED = {"bench"}
 #: The server's shared root: the modules directly in chinchon_referee/.
 BASE = {"auth", "config", "host", "logs", "metrics", "vocabulary"}
 
@@ -101,17 +108,16 @@ def test_the_project_has_no_import_circle() -> None:
 def test_the_cycle_finder_sees_circles_through_relative_and_function_level_imports(
     tmp_path: Path,
 ) -> None:
-    """The checker itself: ``from . import x``, ``from .x import y`` and an import inside
-    a function all make edges; an import under ``if TYPE_CHECKING:`` does not."""
+    """The checker itself: ``from . import x``, ``from .x import y``, an import inside a
+    function and one under ``if TYPE_CHECKING:`` all make edges (two modules that name
+    each other's types are a circle, even if the import never runs)."""
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "a.py").write_text("from . import b\n")
     (pkg / "b.py").write_text("def f():\n    from .sub.c import g\n    return g\n")
     (pkg / "sub" / "__init__.py").write_text("")
-    (pkg / "sub" / "c.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..b import f\n"
-        "from ..a import thing\n")
+    (pkg / "sub" / "c.py").write_text("from ..a import thing\n")
     modules = {"pkg": pkg / "__init__.py", "pkg.a": pkg / "a.py", "pkg.b": pkg / "b.py",
                "pkg.sub": pkg / "sub" / "__init__.py", "pkg.sub.c": pkg / "sub" / "c.py"}
     graph = import_graph(modules)
@@ -119,29 +125,38 @@ def test_the_cycle_finder_sees_circles_through_relative_and_function_level_impor
     assert graph["pkg.b"] == {"pkg.sub.c"}
     assert graph["pkg.sub.c"] == {"pkg.a"}
     assert find_cycle(graph) == ["pkg.a", "pkg.b", "pkg.sub.c", "pkg.a"]
-    (pkg / "sub" / "c.py").write_text("if TYPE_CHECKING:\n    from ..a import thing\n")
+    (pkg / "sub" / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..a import thing\n")
+    assert find_cycle(import_graph(modules)) == ["pkg.a", "pkg.b", "pkg.sub.c", "pkg.a"]
+    (pkg / "sub" / "c.py").write_text("from typing import TYPE_CHECKING\n")
     assert find_cycle(import_graph(modules)) is None
 
 
 def room(module: str) -> str:
     """The room of a module: ``sdk.<package>`` for the bot author's packages, ``base`` for
-    the server's shared root, else the server's subpackage."""
+    the server's shared root, the server's subpackage; ``bench.harness`` for the
+    benchmarks' harness and ``bench`` for their scripts."""
     parts = module.split(".")
     if parts[0] == "chinchon":
         return "sdk" if len(parts) == 1 else f"sdk.{parts[1]}"
+    if parts[0] == "harness":
+        return "bench.harness"
+    if parts[0] != "chinchon_referee":
+        return "bench"
     if len(parts) == 1 or parts[1] in BASE:
         return "base"
     return parts[1]
 
 
 def wrong_arrows(graph: dict[str, set[str]], layers: dict[str, set[str]]) -> list[str]:
-    """Every import of ``graph`` that ``layers`` does not allow, as ``a -> b (room -> room)``."""
+    """Every import of ``graph`` that ``layers`` does not allow (or that joins two modules
+    of a sealed room), as ``a -> b (room -> room)``."""
     out = []
     for a, targets in sorted(graph.items()):
         ra = room(a)
         for b in sorted(targets):
             rb = room(b)
-            if rb != ra and rb not in layers.get(ra, set()):
+            if (rb != ra and rb not in layers.get(ra, set())) or (rb == ra and ra in SEALED):
                 out.append(f"{a} -> {b} ({ra} -> {rb})")
     return out
 
@@ -164,10 +179,14 @@ def test_the_layers_hold() -> None:
 def test_the_layer_checker_sees_an_arrow_against_the_rules() -> None:
     graph = {"chinchon_referee.referee.runner": {"chinchon_referee.director.director",
                                                  "chinchon_referee.logs"},
-             "chinchon.engine.game": {"chinchon_referee.auth"}}
+             "chinchon.engine.game": {"chinchon_referee.auth"},
+             "bench_web": {"bench_tournament", "harness.tournament", "chinchon_referee.web"},
+             "harness.measure": {"bench_server", "harness.procs"}}
     assert wrong_arrows(graph, LAYERS) == [
+        "bench_web -> bench_tournament (bench -> bench)",
         "chinchon.engine.game -> chinchon_referee.auth (sdk.engine -> base)",
         "chinchon_referee.referee.runner -> chinchon_referee.director.director (referee -> director)",
+        "harness.measure -> bench_server (bench.harness -> bench)",
     ]
 
 
@@ -184,11 +203,12 @@ def code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -
 
 
 def function_lengths() -> dict[str, int]:
-    """Lines of code of every function of the project (generated code left out), by
+    """Lines of code of every function of the project (generated code and the benchmarks
+    left out: a benchmark's ``main`` is a list of its options and steps), by
     ``module:qualified name``."""
     out: dict[str, int] = {}
     for name, path in project_modules().items():
-        if name.startswith("chinchon.v1"):
+        if name.startswith("chinchon.v1") or room(name).startswith("bench"):
             continue
         text = path.read_text()
         lines = text.splitlines()
@@ -231,22 +251,68 @@ def longest_chain(graph: dict[str, set[str]]) -> list[str]:
     return max((chain(n) for n in sorted(graph)), key=len)
 
 
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: its strongly connected parts of two modules or
+    more (each sorted), so a figure counts every circle, not only the first found."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1:
+                out.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(out)
+
+
 def figures() -> str:
     modules = project_modules()
     graph = import_graph(modules)
     arrows = sum(len(v) for v in graph.values())
-    chain = longest_chain(graph)
-    server = [m for m in modules if m.startswith("chinchon_referee.")]
+    found = circles(graph)
+    floors = longest_chain({r: set(allowed) for r, allowed in LAYERS.items()})
+    chain = longest_chain(graph) if not found else []
+    server = [m for m in modules if m.startswith("chinchon_referee")]
+    sdk = [m for m in modules if room(m).startswith("sdk")]
+    bench = [m for m in modules if room(m).startswith("bench")]
     root = sorted(p.name for p in SERVER.iterdir() if p.name != "__pycache__")
-    return (f"modules: {len(modules)} ({len(server) + 1} server, {len(modules) - len(server) - 1} sdk)\n"
-            f"arrows: {arrows}\n"
+    return (f"modules: {len(modules)} ({len(server)} server, {len(sdk)} sdk, {len(bench)} bench)\n"
+            f"rooms: {len({room(m) for m in modules})}\n"
+            f"floors: {len(floors)}: {' > '.join(floors)}\n"
+            f"arrows: {arrows} (imports under TYPE_CHECKING counted)\n"
+            f"circles: {len(found)}" + "".join(f"\n  {' <-> '.join(c)}" for c in found) + "\n"
             f"longest import chain: {len(chain)} modules: {' -> '.join(chain)}\n"
             f"server root entries: {len(root)}: {' '.join(root)}")
 
 
 def test_the_figures_are_computed() -> None:
     text = figures()
-    assert "longest import chain" in text and "arrows" in text
+    assert "longest import chain" in text and "arrows" in text and "circles: 0" in text
+
+
+def test_the_circle_counter_finds_every_circle() -> None:
+    graph = {"a": {"b"}, "b": {"a", "c"}, "c": set(), "d": {"e"}, "e": {"f"}, "f": {"d"}}
+    assert circles(graph) == [["a", "b"], ["d", "e", "f"]]
+    assert circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
 
 
 if __name__ == "__main__":

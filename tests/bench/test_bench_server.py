@@ -67,14 +67,14 @@ def test_the_fast_bots_read_requests_as_protobuf_does() -> None:
     real parse reads, and nothing out of any other message."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        import bench_server
+        from harness.fastbots import action_request_reader
     finally:
         sys.path.remove(str(ROOT / "bench"))
     from chinchon.engine import RuleSet, ShuffleSource, apply, legal_actions, new_game, observation
     from chinchon.v1 import referee_pb2 as pb
     from chinchon.wire import RequestEncoder
 
-    read = bench_server.action_request_reader()
+    read = action_request_reader()
     checked = 0
     for gi, rid0 in enumerate((1, 100, 20_000, 3_000_000_000)):
         rules = RuleSet(players=2)

@@ -9,44 +9,31 @@ from tests.support.helpers import ROOT
 
 #: Where the project's packages live: the directory that holds each top-level package.
 SOURCES = {"chinchon": ROOT / "client_sdk", "chinchon_referee": ROOT / "server"}
+#: The benchmarks: scripts run as ``python bench/NAME.py`` (so bench/ is their import
+#: root: a script is the top-level module ``NAME``) and the package ``harness`` they share.
+BENCH = ROOT / "bench"
 
 
 def project_modules() -> dict[str, Path]:
-    """Every module of the project's packages, by dotted name (a package by its own name)."""
+    """Every module of the project's packages and of the benchmarks, by the dotted name
+    it is imported by (a package by its own name)."""
     out: dict[str, Path] = {}
-    for top, base in SOURCES.items():
-        for path in sorted((base / top).rglob("*.py")):
-            parts = list(path.relative_to(base).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            out[".".join(parts)] = path
+    found = [(base, path) for top, base in SOURCES.items() for path in sorted((base / top).rglob("*.py"))]
+    found += [(BENCH, path) for path in sorted(BENCH.rglob("*.py"))]
+    for base, path in found:
+        parts = list(path.relative_to(base).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
     return out
 
 
-def type_checking_only(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
 def imports_of(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """The import statements of a module, at any depth (functions included: an import
-    in a function body runs when it is called), except those under ``if TYPE_CHECKING:``
-    (they never run)."""
-    found: list[ast.Import | ast.ImportFrom] = []
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and type_checking_only(node):
-            for child in node.orelse:
-                visit(child)
-            return
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            found.append(node)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return found
+    """The import statements of a module, at any depth: in a function body (it runs when
+    the function is called) and under ``if TYPE_CHECKING:`` too (it never runs, but the
+    names it brings are the module's types: two modules that name each other's types
+    are one idea cut in two, a circle all the same)."""
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
 
 
 def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:

@@ -60,6 +60,8 @@ class Ladders:
                  release: Keep, owner: str | None = None,
                  health: StoreHealth | None = None, lease: float = 0.0) -> None:
         self.referee = referee
+        #: The referee's lobby: the idle streams the runs seat.
+        self.lobby = referee.lobby
         #: Whether the database takes writes, and the results waiting for it: shared with
         #: the director's (one database), so that the organizer sees both and no game of
         #: either starts while a result of either waits.
@@ -305,8 +307,7 @@ class Ladders:
                               earlier_score(self.store, lid, e.bot,
                                             Rating(e.start_mu, e.start_sigma), spec.k), e.removed)
                      for e in self.store.entrants(lid)]
-        lobby = self.referee.lobby
-        connected = {e.bot: sum(1 for c in lobby.idle.get(e.bot, ()) if not c.closed.is_set())
+        connected = {e.bot: sum(1 for c in self.lobby.idle.get(e.bot, ()) if not c.closed.is_set())
                      for e in self.store.entrants(lid) if self.referee.connected(e.bot)}
         return Board(row, spec, leaderboard(standings, spec.k), connected)
 

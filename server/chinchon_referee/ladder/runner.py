@@ -42,22 +42,39 @@ import datetime as dt
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ..host.pools import for_games
 from ..logs import get_logger
-from ..referee import GameOutcome, GameSpec, Seat, ShuttingDown
-from ..storage import StoreError, StoreUnavailable
+from ..referee import GameOutcome, GameSpec, Lobby, Referee, Seat, ShuttingDown
+from ..storage import SqlStore, StoreError, StoreUnavailable
+from ..storage.health import StoreHealth
 from ..storage.ladders import EntrantRow, LadderGameRow, LadderGameStatus, LadderStatus
 from .matchmaking import LastTable, next_tables
 from .ratings import Rating, ranks, update
 from .spec import Entry, LadderError, LadderSpec
 
-if TYPE_CHECKING:
-    from .ladders import Ladders
-
 log = get_logger("ladder")
 _R = TypeVar("_R")
+
+
+class Host(Protocol):
+    """What a run needs of the ladders that host it (:class:`.ladders.Ladders`): the
+    referee that plays its games and the lobby it seats from, the ladder rows and the
+    database's health, its name and lease on a shared database, and three calls back."""
+
+    referee: Referee
+    lobby: Lobby
+    store: SqlStore
+    health: StoreHealth
+    owner: str | None
+    lease: float
+
+    async def close(self, lid: str, why: str = ...) -> bool: ...
+
+    async def enter_async(self, lid: str, bot: str) -> None: ...
+
+    def game_rated(self, lid: str, row: LadderGameRow) -> None: ...
 
 
 def rate(before: Sequence[tuple[float, float]], places: Sequence[int]) -> list[tuple[float, float]]:
@@ -85,9 +102,9 @@ def last_tables(newest: Sequence[LadderGameRow]) -> dict[str, LastTable]:
 class LadderRun:
     """One open ladder being played by this process."""
 
-    def __init__(self, ladders: Ladders, lid: str, spec: LadderSpec, status: LadderStatus,
+    def __init__(self, host: Host, lid: str, spec: LadderSpec, status: LadderStatus,
                  entrants: list[EntrantRow]) -> None:
-        self.ladders = ladders
+        self.host = host
         self.lid = lid
         self.spec = spec
         self.status = status
@@ -115,22 +132,21 @@ class LadderRun:
         return Rating(e.mu, e.sigma)
 
     async def execute(self) -> None:
-        lobby = self.ladders.referee.lobby
-        stop = lobby.listen(self.changed.set)
-        stop_health = self.ladders.health.listen(self.changed.set)  # results wait: none seated
+        stop = self.host.lobby.listen(self.changed.set)
+        stop_health = self.host.health.listen(self.changed.set)  # results wait: none seated
         try:
-            voided = await for_games(self.ladders.store.void_ladder_games, self.lid,
-                                     self.ladders.owner)
+            voided = await for_games(self.host.store.void_ladder_games, self.lid,
+                                     self.host.owner)
             if voided:
                 log.info("ladder_games_voided", ladder=self.lid, count=voided)
-            newest = await for_games(lambda: self.ladders.store.ladder_games(
+            newest = await for_games(lambda: self.host.store.ladder_games(
                 self.lid, limit=RECENT, newest_first=True))
             self.last = last_tables(newest) | self.last  # a restart keeps the rotation
             await self._loop()
         except StoreError as e:  # run again when the referee starts again
             log.error("ladder_run_stopped", ladder=self.lid, error=str(e))
         except asyncio.CancelledError:
-            await self.ladders.referee.cancel(self.running)  # between two writes to its bots
+            await self.host.referee.cancel(self.running)  # between two writes to its bots
             raise
         finally:
             stop()
@@ -138,14 +154,13 @@ class LadderRun:
             await asyncio.gather(*self.running, return_exceptions=True)
 
     async def _loop(self) -> None:
-        referee = self.ladders.referee
-        while referee.closing is None and self.status is not LadderStatus.CLOSED:
+        while self.host.referee.closing is None and self.status is not LadderStatus.CLOSED:
             # Cleared before the state is read: whatever changes it meanwhile (a stream
             # arriving while an entry is written) wakes the wait below at once.
             self.changed.clear()
             now = dt.datetime.now(dt.UTC)
             if self.spec.closes is not None and now >= self.spec.closes:
-                await self.ladders.close(self.lid, "its window closed")
+                await self.host.close(self.lid, "its window closed")
                 break
             if self.status is LadderStatus.OPEN and self.spec.is_open_at(now):
                 await self._enter_newcomers()
@@ -161,7 +176,7 @@ class LadderRun:
         return min(ahead) if ahead else None
 
     def _waiting(self) -> list[str]:
-        lobby = self.ladders.referee.lobby
+        lobby = self.host.lobby
         return [b for b in self.entrants if b not in self.seated and b not in self.busy and any(
             not c.closed.is_set() for c in lobby.idle.get(b, ()))]
 
@@ -169,11 +184,11 @@ class LadderRun:
         """An open-entry ladder ("registered"): a bot with an idle stream enters."""
         if self.spec.entry is not Entry.REGISTERED:
             return
-        lobby = self.ladders.referee.lobby
+        lobby = self.host.lobby
         for bot in [b for b, conns in list(lobby.idle.items()) if conns]:
             if bot not in self.entrants and bot not in self.removed:
                 try:
-                    await self.ladders.enter_async(self.lid, bot)
+                    await self.host.enter_async(self.lid, bot)
                 except (LadderError, StoreError) as e:
                     log.warning("ladder_entry_failed", ladder=self.lid, bot=bot, error=str(e))
                     self.removed.add(bot)  # not tried again by this run
@@ -181,9 +196,9 @@ class LadderRun:
     def _seat(self) -> bool:
         """Start the tables matchmaking gives now; True if one started."""
         slots = self.spec.concurrency - len(self.running)
-        if not self.ladders.health.may_start(bool(self.running)):
+        if not self.host.health.may_start(bool(self.running)):
             return False  # results wait for the database, or it is out of reach
-        if self.ladders.health.problem is not None:
+        if self.host.health.problem is not None:
             slots = min(slots, 1)  # one start tries whether the database is back
         waiting = self._waiting()
         if slots <= 0 or len(waiting) < self.spec.table_size:
@@ -193,7 +208,7 @@ class LadderRun:
         for table in next_tables(waiting, ratings, self.last, self.spec.table_size, slots,
                                  bool(self.running)):
             gs = self._game_spec(table)
-            seats = self.ladders.referee.seats_for(gs)
+            seats = self.host.referee.seats_for(gs)
             if seats is None:
                 continue  # a stream closed between the look and the take
             self.seated.update(table)
@@ -213,11 +228,11 @@ class LadderRun:
                         tournament_id=self.lid, labels={"ladder": self.lid})
 
     async def _one(self, gs: GameSpec, seats: list[Seat]) -> None:
-        ladders, players = self.ladders, gs.players
+        host, players = self.host, gs.players
         try:
             try:
-                busy = await self._write(ladders.store.begin_ladder_game, self.lid, gs.game_id,
-                                         players, ladders.owner, ladders.lease)
+                busy = await self._write(host.store.begin_ladder_game, self.lid, gs.game_id,
+                                         players, host.owner, host.lease)
             except (StoreError, KeyError) as e:
                 log.warning("ladder_game_not_begun", ladder=self.lid, error=str(e))
                 self._give_back(seats)
@@ -234,7 +249,7 @@ class LadderRun:
                 return
             self.games.add(gs.game_id)
             try:
-                outcome = await ladders.referee.play(gs, seats, release=True)
+                outcome = await host.referee.play(gs, seats, release=True)
             except ShuttingDown:
                 return  # stays running: voided when its lease runs out, or the ladder runs again
             finally:
@@ -250,7 +265,7 @@ class LadderRun:
     def _give_back(self, seats: list[Seat]) -> None:
         for s in seats:
             if s.conn is not None:
-                self.ladders.referee.lobby.give_back(s.conn)
+                self.host.lobby.give_back(s.conn)
 
     def _pause(self) -> float:
         pause, self.pause = self.pause, min(RETRY_MAX, self.pause * 2)
@@ -258,7 +273,7 @@ class LadderRun:
 
     async def _write(self, write: Callable[..., _R], *args: Any) -> _R:
         """``write(*args)`` in a worker thread; its success or failure tells the health."""
-        health = self.ladders.health
+        health = self.host.health
         try:
             out = await for_games(write, *args)
         except StoreUnavailable as e:
@@ -273,7 +288,7 @@ class LadderRun:
         out of reach (the result waits in memory, counted in the health), until stored;
         the row as stored (read back if an earlier attempt was committed unanswered), or
         None if it was not this run's to write."""
-        store, health = self.ladders.store, self.ladders.health
+        store, health = self.host.store, self.host.health
         pause, tried = RETRY_FIRST, False
         health.waiting += 1
         try:
@@ -289,7 +304,7 @@ class LadderRun:
                             row = None
                     return row
                 except StoreUnavailable as e:
-                    if self.ladders.referee.closing is not None:
+                    if self.host.referee.closing is not None:
                         raise  # stays running: voided when the ladder runs again
                     log.warning("ladder_result_retried", ladder=self.lid, game_id=gs.game_id,
                                 error=str(e), retry_in=pause)
@@ -320,4 +335,4 @@ class LadderRun:
                     entrant.wins += 1.0 / places.count(0)
         log.info("ladder_game_rated", ladder=self.lid, game_id=gs.game_id, update=row.rated,
                  summary=outcome.result.summary)
-        self.ladders.game_rated(self.lid, row)
+        self.host.game_rated(self.lid, row)

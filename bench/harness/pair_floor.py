@@ -8,7 +8,7 @@ discard) on one stream, waits for the answer on that stream, and writes the next
 on the other stream, and so on. It reads the way the referee reads (one reader per stream,
 ``context.read()``, handing the answer to the pair's task through a future) and writes
 the way it writes (``context.write`` of bytes, from the pair's task). The bots are the
-benchmark's own fast bots (``bench_server.fast_bots``), the same as the referee's.
+benchmark's own fast bots (``harness.fastbots.fast_bots``), the same as the referee's.
 
 What it measures is what the referee's messages cost the two processes with no rules,
 record, clock or encoding at all: the floor for the referee's decisions, against which
@@ -24,6 +24,10 @@ import time
 from typing import Any
 
 from chinchon.wire import delimited, varint
+from chinchon_referee.host.fdlimit import raise_nofile
+
+from .measure import cpu_seconds
+from .procs import raw_server, server_loop
 
 
 def _request(request_id: int, observation: bytes) -> bytes:
@@ -36,8 +40,6 @@ def _request(request_id: int, observation: bytes) -> bytes:
 
 
 def floor_server_proc(pipe: Any, payload: int) -> None:
-    from bench_server import raise_nofile, server_loop
-
     raise_nofile()
     server_loop()
     asyncio.run(_floor_server(pipe, payload))
@@ -45,7 +47,6 @@ def floor_server_proc(pipe: Any, payload: int) -> None:
 
 async def _floor_server(pipe: Any, payload: int) -> None:
     import grpc
-    from bench_server import raw_server
     from chinchon.v1 import referee_pb2 as pb
 
     loop = asyncio.get_running_loop()
@@ -135,8 +136,6 @@ async def _floor_server(pipe: Any, payload: int) -> None:
 
 async def _window(go: asyncio.Event, decisions: list[int], warmup: float, seconds: float,
                   bot_pid: int) -> dict[str, Any]:
-    from bench_server import cpu_seconds
-
     go.set()
     await asyncio.sleep(warmup)
     pids = (os.getpid(), bot_pid)
