@@ -86,7 +86,7 @@ def test_the_action_codec_round_trips() -> None:
         assert index_of(action_of(i)) == i
         assert index_of(action_of(np.int64(i))) == i  # type: ignore[arg-type]
     for bad in (-1, N_ACTIONS, True):
-        with pytest.raises(ValueError, match="an action index is 0..104"):
+        with pytest.raises(ValueError, match=r"an action index is 0\.\.104"):
             action_of(bad)
     assert index_of(Close(ACTIONS[DISCARD_BASE + 3].card, ((),))) is None  # type: ignore[attr-defined]
     assert index_of(LayDown(((),))) is None
@@ -179,7 +179,7 @@ def test_opponents_play_their_seats_inside_the_environment() -> None:
     assert e.rewards == {} and not e.agents
     with pytest.raises(ValueError, match="every seat is an opponent"):
         raw_env(opponents={0: RandomBot(), 1: RandomBot()})
-    with pytest.raises(ValueError, match="keyed by seat 0..1"):
+    with pytest.raises(ValueError, match=r"keyed by seat 0\.\.1"):
         raw_env(opponents={2: RandomBot()})
 
 

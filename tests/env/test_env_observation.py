@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from typing import Any
 
 import numpy as np
 from chinchon.engine import (
