@@ -24,7 +24,7 @@ from chinchon.engine import RandomBot, RuleSet
 from chinchon.env import raw_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_policy_bot import DEFAULT_FILE, FEATURES, LinearPolicy  # noqa: E402
+from env_policy_bot import DEFAULT_FILE, FEATURES, LinearPolicy
 
 
 def win_rate(weights: np.ndarray, seeds: range, rules: RuleSet) -> float:
@@ -35,7 +35,7 @@ def win_rate(weights: np.ndarray, seeds: range, rules: RuleSet) -> float:
         policy = LinearPolicy(weights, rules.players, seed=seed)
         env = raw_env(rules=rules, opponents={1: RandomBot(seed)})
         env.reset(seed=seed)
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, reward, terminated, truncated, _ = env.last()
             if terminated or truncated:
                 score += (reward + 1) / 2
