@@ -115,6 +115,11 @@ class ChinchonEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
         never a policy's input."""
         return self._state
 
+    @property
+    def legal_now(self) -> list[int]:
+        """The indices the agent to act may play, ascending (the mask's ones)."""
+        return list(self._legal)
+
     # -- the game ----------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """A new game. ``seed``: the deals of this game and of the games after it until
