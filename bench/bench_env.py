@@ -103,7 +103,7 @@ def main() -> None:
         print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:,.0f}/s" for k, v in rates.items()),
               flush=True)
     base = rates["engine"]
-    print(f"\n| contestant | decisions/s (median) | vs engine (median; per round) |\n|---|---:|---:|")
+    print("\n| contestant | decisions/s (median) | vs engine (median; per round) |\n|---|---:|---:|")
     for name, v in rates.items():
         ratios = [x / b for x, b in zip(v, base, strict=True)]
         print(f"| {name} | {statistics.median(v):,.0f} | {statistics.median(ratios):.3f}x "
