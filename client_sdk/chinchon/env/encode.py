@@ -38,6 +38,7 @@ Every entry lies in -1..1. :class:`Layout` gives each part's place by name.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import cache
 
@@ -142,8 +143,8 @@ class _Seen:
 
 
 _TOOK, _DISCARDED, _LAID_OFF = EventKind.DRAW_DISCARD, EventKind.DISCARD, EventKind.LAYOFF
-#: One reader per table size, kept between calls (see :class:`_Seen`).
-_SEEN: dict[int, _Seen] = {}
+#: One reader per table size and thread, kept between calls (see :class:`_Seen`).
+_LOCAL = threading.local()
 
 
 def encode(obs: Observation) -> Array:
@@ -155,9 +156,12 @@ def encode(obs: Observation) -> Array:
     table = 0
     for tm in obs.table:
         table |= mask_of(tm.meld.cards)
-    seen = _SEEN.get(n)
+    readers: dict[int, _Seen] | None = getattr(_LOCAL, "readers", None)
+    if readers is None:
+        readers = _LOCAL.readers = {}
+    seen = readers.get(n)
     if seen is None:
-        seen = _SEEN[n] = _Seen(n)
+        seen = readers[n] = _Seen(n)
     seen.read(obs.events)
     pile = obs.discard_pile
     masks = [
