@@ -26,6 +26,7 @@ LAYERS: dict[str, set[str]] = {
     "sdk.v1": set(),                          # generated protobuf code
     "sdk.wire": {"sdk.engine", "sdk.v1"},
     "sdk.strategies": {"sdk.engine"},
+    "sdk.env": {"sdk.engine"},                # the training environment (numpy, pettingzoo)
     "sdk.sdk": {"sdk.engine", "sdk.v1", "sdk.wire", "sdk.strategies"},
     "sdk": set(),
     "base": {"sdk.v1"},

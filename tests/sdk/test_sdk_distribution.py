@@ -52,7 +52,10 @@ def test_the_sdk_needs_grpcio_and_protobuf_only_with_the_referees_pins() -> None
     assert root["tool"]["setuptools"]["packages"]["find"]["where"] == ["server"]
     # What it ships: the bot author's packages, never the server's.
     packages = {p.name for p in (SDK / "chinchon").iterdir() if (p / "__init__.py").exists()}
-    assert packages == {"engine", "wire", "sdk", "strategies", "v1"}
+    assert packages == {"engine", "wire", "sdk", "strategies", "v1", "env"}
+    # The training environment's packages are an optional extra, never a dependency.
+    extras = tomllib.loads((SDK / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert {d.split(">")[0].split("=")[0] for d in extras["env"]} == {"pettingzoo", "gymnasium", "numpy"}
 
 
 def _run(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
