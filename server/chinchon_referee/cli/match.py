@@ -138,7 +138,7 @@ def plan_of(args: argparse.Namespace) -> MatchPlan:
     if sprt is not None and len(commands) > 1:
         raise UsageError("--sprt tests one candidate against one opponent: give one "
                          "--baseline (a gauntlet reports each opponent's Elo)")
-    if not 1 <= args.games or 2 * args.games * len(commands) > MAX_GAMES:
+    if args.games < 1 or 2 * args.games * len(commands) > MAX_GAMES:
         raise UsageError(f"--games: 1 to {MAX_GAMES // (2 * len(commands))} pairs per "
                          f"opponent here, got {args.games}")
     if not 1 <= args.concurrency <= MAX_CONCURRENCY:
