@@ -8,6 +8,7 @@
     chinchon web --feed PATH --db DB    its web view, run apart (serve --http runs it itself)
     chinchon practice BOT-COMMAND...    conformance run of a bot against a house bot
     chinchon tournament run FILE        run a round-robin tournament end to end
+    chinchon match --candidate CMD --baseline CMD   head-to-head: Elo interval, SPRT
     chinchon admin COMMAND ...          manage a running referee (tournaments, results, bots)
 
 Exit codes: 0 success, 1 the thing checked is bad (illegal record, invalid rule
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
 #: is imported only to run it (or for the full ``--help``): ``chinchon admin`` never
 #: loads the server, the director or the web view (tests/cli/test_cli_imports.py).
 SUBCOMMANDS = {"serve": "serve", "web": "web", "practice": "practice",
-               "tournament": "tournament", "admin": "admin", "db": "db", "bots": "bots"}
+               "tournament": "tournament", "admin": "admin", "db": "db", "bots": "bots",
+               "match": "match"}
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
