@@ -21,6 +21,7 @@ from ..host.pools import for_organizer
 from ..ladder.ladders import Ladders
 from ..referee import Referee
 from ..storage import Store
+from ..texts import bounded
 from ..tournament.formats.proto import format_to_proto, tiebreak_to_proto
 from ..tournament.formats.standings_proto import rows_to_proto, stages_to_proto
 from ..tournament.model import SpecError, StartMode, declared
@@ -67,7 +68,7 @@ class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
             # Off the event loop: a large schedule takes seconds to build and store.
             tid, parts = await self.director.create_async(spec)
         except (SpecError, ValueError) as e:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bounded(str(e)))
         if spec.start is not StartMode.MANUAL:
             self.director.start(tid)
         return tpb.CreateTournamentResponse(
@@ -92,7 +93,7 @@ class TournamentServicer(GamesAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
         try:
             await self.director.start_now(request.tournament_id)
         except ValueError as e:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(e))
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, bounded(str(e)))
         return tpb.StartTournamentResponse(tournament=await self._info(request.tournament_id))
 
     async def CancelTournament(
