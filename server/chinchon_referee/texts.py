@@ -42,6 +42,8 @@ MAX_TOKEN_LENGTH = 256
 #: of a cut; and the longest it returns in all, quotes and mark included.
 CLIP = 40
 MAX_CLIP = CLIP + 40
+#: The longest problem a check here reports (its field's name comes before it).
+MAX_PROBLEM = 200
 #: The longest message :func:`bounded` returns: an error sent back over gRPC travels in
 #: the call's trailing metadata, which holds 8 KB.
 MAX_MESSAGE = 500
