@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -18,13 +19,15 @@ from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon_referee.auth import TokenBook
 from chinchon_referee.ladder.spec import LadderError, LadderSpec
-from chinchon_referee.texts import MAX_MESSAGE
+from chinchon_referee.texts import MAX_MESSAGE, MAX_NAME, MAX_STAGE_NAME, name_problem
 from chinchon_referee.tournament.model import SpecError, TournamentSpec
+from hypothesis import given, settings
 
 from tests.support.admin import AdminCli
 from tests.support.fixture_types import StartAdminServer
 from tests.support.helpers import ADMIN, bot_token
 from tests.support.serve import Serve, free_port
+from tests.test_texts import TEXT
 
 MD = (("authorization", f"Bearer {ADMIN}"),)
 
@@ -86,6 +89,32 @@ def test_a_toml_declaration_refuses_a_bad_name_naming_its_field(kind: str, tmp_p
     with pytest.raises(LadderError) as le:
         LadderSpec.from_toml_text(f"name = {toml_string(bad)}\n")
     assert_refusal(str(le.value), "name", said)
+
+
+@settings(max_examples=150, deadline=None)
+@given(TEXT)
+def test_each_declaration_takes_a_name_exactly_when_it_meets_the_rule(name: str) -> None:
+    """The doors of a declaration (tournament, stage, ladder) hold to the rule itself:
+    a name is taken there exactly when texts.py takes it."""
+    parts = [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}]
+    doors: list[tuple[Callable[[], object], type[Exception], bool]] = [
+        (lambda: TournamentSpec.from_dict({"name": name, "participants": parts}),
+         SpecError, name_problem(name, MAX_NAME) is None),
+        (lambda: TournamentSpec.from_dict({"name": "cup", "participants": parts, "format": {
+            "stages": [{"kind": "round_robin", "advance": 2, "name": "Groups"},
+                       {"kind": "knockout", "name": name}]}}), SpecError,
+         name == "" or (name_problem(name, MAX_STAGE_NAME) is None and name != "Groups")),
+        (lambda: LadderSpec.from_dict({"name": name}), LadderError,
+         name_problem(name, MAX_NAME) is None),
+    ]
+    for door, error, expected in doors:
+        try:
+            door()
+            taken = True
+        except error as e:
+            taken = False
+            assert len(str(e)) <= 400 and all(ch.isprintable() for ch in str(e)), str(e)
+        assert taken == expected, (repr(name), door)
 
 
 def test_two_stages_of_one_name_are_refused_naming_both() -> None:
