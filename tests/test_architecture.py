@@ -18,7 +18,7 @@ SERVER = ROOT / "server" / "chinchon_referee"
 
 #: The rooms of the house and what each may import besides itself: read it as the layers,
 #: top to bottom. ``base`` is the server's small shared root (auth, config, logs,
-#: processes, vocabulary); ``sdk.*`` are the bot author's packages (client_sdk/chinchon),
+#: processes, texts, vocabulary); ``sdk.*`` are the bot author's packages (client_sdk/chinchon),
 #: which never import the server. Any arrow not allowed here fails the test below.
 SDK_USED_BY_SERVER = {"sdk.engine", "sdk.v1", "sdk.wire", "sdk.strategies"}
 LAYERS: dict[str, set[str]] = {
