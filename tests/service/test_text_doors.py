@@ -27,7 +27,7 @@ from tests.support.admin import AdminCli
 from tests.support.fixture_types import StartAdminServer
 from tests.support.helpers import ADMIN, bot_token
 from tests.support.serve import Serve, free_port
-from tests.test_texts import TEXT
+from tests.support.texts import TEXT
 
 MD = (("authorization", f"Bearer {ADMIN}"),)
 
