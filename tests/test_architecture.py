@@ -18,7 +18,7 @@ SERVER = ROOT / "server" / "chinchon_referee"
 
 #: The rooms of the house and what each may import besides itself: read it as the layers,
 #: top to bottom. ``base`` is the server's small shared root (auth, config, logs,
-#: processes, vocabulary); ``sdk.*`` are the bot author's packages (client_sdk/chinchon),
+#: processes, texts, vocabulary); ``sdk.*`` are the bot author's packages (client_sdk/chinchon),
 #: which never import the server. Any arrow not allowed here fails the test below.
 SDK_USED_BY_SERVER = {"sdk.engine", "sdk.v1", "sdk.wire", "sdk.strategies"}
 LAYERS: dict[str, set[str]] = {
@@ -53,7 +53,7 @@ LAYERS["bench"] = LAYERS["bench.harness"] | {"bench.harness"}
 #: Rooms whose modules stand alone: none imports another of the same room.
 SEALED = {"bench"}
 #: The server's shared root: the modules directly in chinchon_referee/.
-BASE = {"auth", "config", "host", "logs", "metrics", "vocabulary"}
+BASE = {"auth", "config", "host", "logs", "metrics", "texts", "vocabulary"}
 
 #: The longest a function may be, in lines of code (docstrings, comments and blank lines
 #: left out): past this, cut it by idea.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from .texts import shown
+
 #: Longest clock or grace accepted (one day): anything longer is a typo, and a timer of
 #: NaN, infinity or 1e300 seconds would never fire (or overflow).
 MAX_SECONDS = 86_400.0
@@ -17,7 +19,7 @@ MAX_COUNT = 100
 def _seconds(name: str, value: float, *, positive: bool) -> None:
     """Refuse a duration that is not a finite number of seconds within bounds."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{name}: must be a number of seconds, got {value!r}")
+        raise ValueError(f"{name}: must be a number of seconds, got {shown(value)}")
     if not math.isfinite(value):
         raise ValueError(f"{name}: must be a finite number of seconds, got {value}")
     if positive and not value > 0:

@@ -99,7 +99,7 @@ def test_a_sqlite_database_migrates_to_postgres_with_nothing_lost(
     # A second copy into the same database would merge two histories: refused.
     again = subprocess.run([*CLI, "db", "migrate", "--from", db, "--to", pg_url],
                            capture_output=True, text=True, timeout=120)
-    assert again.returncode == 1 and "already holds" in again.stderr, again.stderr
+    assert again.returncode == 2 and "already holds" in again.stderr, again.stderr
 
 
 def test_migrate_names_a_missing_source(tmp_path: Path) -> None:

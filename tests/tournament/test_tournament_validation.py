@@ -72,7 +72,8 @@ BAD = {
                    "participants: alpha and beta have the same token"),
     "cyrillic-a": (declaration(parts='[[participants]]\nname = "\u0430lpha"\n'
                                      '[[participants]]\nname = "alpha"\n'),
-                   "participants: bot name '\u0430lpha' must be 1 to 64 ASCII letters"),
+                   "participants[0].name: a bot name is 1 to 64 ASCII letters, digits, '-', '_' or "
+                   "'.', beginning with a letter or a digit, got '\\u0430lpha'"),
     "instances-1000": (declaration(parts='[[participants]]\nname = "a"\ninstances = 1000\n'
                                          '[[participants]]\nname = "b"\n'),
                        "participants.instances: a: 0 (automatic) to 64, got 1000"),
@@ -97,7 +98,7 @@ BAD = {
     "name-nul": ('name = "cup\\u0000x"\nseed = "s"\n' + many(2), "name: printable text only"),
     "name-newline": ('name = "cup\\nx"\nseed = "s"\n' + many(2), "name: printable text only"),
     "bot-dot-dot": (declaration(parts='[[participants]]\nname = ".."\n' + many(1)),
-                    "bot name '..' must be 1 to 64 ASCII letters"),
+                    "participants[0].name: a bot name is 1 to 64 ASCII letters"),
     "bot-dash-rf": (declaration(parts='[[participants]]\nname = "-rf"\n' + many(1)),
                     "beginning with a letter or a digit"),
     "start-9999": (declaration('start = "9999-01-01T00:00:00"'),
@@ -244,7 +245,8 @@ ADMIN_BAD = {
         "participants: alpha's token is already the token of bot known"),
     "cyrillic-a": (admin_spec(participants=[tpb.Participant(name="\u0430lpha"),
                                             tpb.Participant(name="alpha")]),
-                   "participants: bot name '\u0430lpha' must be 1 to 64 ASCII letters"),
+                   "participants[0].name: a bot name is 1 to 64 ASCII letters, digits, '-', '_' or "
+                   "'.', beginning with a letter or a digit, got '\\u0430lpha'"),
     "per_move-2-days": (admin_spec(time_control=g.TimeControl(per_move=duration(172800.0))),
                         "time_control.per_move: at most 86400"),
     "grace-2-days": (admin_spec(policies=g.Policies(reconnect_grace=duration(172800.0))),

@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..texts import TextError, check_bot_name, check_token
 from . import admin_ladder
 from .admin_connection import (
     EXIT_OK,
@@ -229,7 +230,12 @@ def cmd_record(admin: Admin, args: argparse.Namespace) -> int:
 
 
 def _token_for(args: argparse.Namespace) -> str:
-    return read_secret_file(args.token_from, "--token-from") if args.token_from else ""
+    """The token of ``--token-from FILE`` ("": none), checked by the token rule before
+    any call (TextError naming the option)."""
+    if not args.token_from:
+        return ""
+    return check_token(read_secret_file(args.token_from, "--token-from"),
+                       f"--token-from {args.token_from}")
 
 
 def _show_token(args: argparse.Namespace, name: str, token: str, what: str) -> None:
@@ -256,6 +262,7 @@ def cmd_bots(admin: Admin, args: argparse.Namespace) -> int:
         return EXIT_OK
     if not args.name:
         raise UsageError(f"bots {action}: give the bot's NAME")
+    check_bot_name(args.name, f"bots {action} NAME")
     if action == "add":
         if args.save_token and os.path.exists(args.save_token):
             raise UsageError(f"--save-token: {args.save_token} exists (move it away; "
@@ -387,7 +394,7 @@ def run_admin(run: Command, args: argparse.Namespace) -> int:
         return run(admin, args)
     except grpc.RpcError as e:
         return explain(e, admin)
-    except (UsageError, SecretError) as e:
+    except (UsageError, SecretError, TextError) as e:
         err_console.print(f"[bold red]error:[/] {escape(str(e))}")
         return EXIT_USAGE
     except OSError as e:

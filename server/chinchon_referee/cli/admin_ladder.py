@@ -27,6 +27,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from ..texts import check_bot_name, check_token
 from .admin_connection import EXIT_OK, EXIT_USAGE, Admin, UsageError, console, err_console
 from .secrets import read_secret_file
 
@@ -53,6 +54,13 @@ def cmd_create(admin: Admin, args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError) as why:
         err_console.print(f"[bold red]error:[/] cannot read {escape(args.file)}: "
                           f"{escape(str(why))}")
+        return EXIT_USAGE
+    from ..ladder.spec import LadderError, LadderSpec  # here: only create reads one
+
+    try:  # checked here first, as `admin create` checks a tournament's
+        LadderSpec.from_toml_text(text)
+    except LadderError as bad:
+        err_console.print(f"[bold red]error:[/] {escape(args.file)}: {escape(str(bad))}")
         return EXIT_USAGE
     made = admin.call(_stub(admin).CreateLadder, lpb.CreateLadderRequest(declaration=text))
     out = err_console if args.quiet else console
@@ -90,7 +98,12 @@ def _set(status: lpb.LadderStatus) -> Command:
 
 
 def cmd_enter(admin: Admin, args: argparse.Namespace) -> int:
+    check_bot_name(args.bot, "ladder enter BOT")
+    if args.inherits:
+        check_bot_name(args.inherits, "--inherits")
     token = read_secret_file(args.token_from, "--token-from") if args.token_from else ""
+    if token:
+        check_token(token, f"--token-from {args.token_from}")
     got = admin.call(_stub(admin).EnterLadder, lpb.EnterLadderRequest(
         ladder_id=args.id, bot=args.bot, token=token, inherits=args.inherits or ""))
     line = f"{escape(args.bot)} entered ladder {args.id}"

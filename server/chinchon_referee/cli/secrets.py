@@ -12,7 +12,8 @@ and the environment are not. Sources, first match wins:
   ``--bot NAME=@FILE`` (the token is the file's content); ``--bot NAME=TOKEN`` still
   works, with a warning.
 
-Every token given by the organizer must have :data:`auth.MIN_TOKEN_LENGTH` characters.
+Every token given by the organizer must meet the token rule (texts.py): 16 to 256
+characters of printable ASCII.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..auth import check_token, digest, new_token
+from ..auth import digest, new_token
+from ..texts import BOT_NAME_RULE, check_token, clip, is_bot_name
 
 ADMIN_ENV = "CHINCHON_ADMIN_TOKEN"
 
@@ -117,12 +119,13 @@ def client_admin_token(flag: str | None, file: str | None) -> AdminToken:
     """The admin token of a client (``chinchon admin``): ``--admin-token``,
     ``$CHINCHON_ADMIN_TOKEN`` or ``--admin-token-file`` (first match wins); never made."""
     if flag:
-        return AdminToken(flag, "--admin-token")
+        return AdminToken(_checked(flag, "--admin-token"), "--admin-token")
     env = os.environ.get(ADMIN_ENV)
     if env:
-        return AdminToken(env, f"${ADMIN_ENV}")
+        return AdminToken(_checked(env, f"${ADMIN_ENV}"), f"${ADMIN_ENV}")
     if file:
-        return AdminToken(read_secret_file(file, "--admin-token-file"), file)
+        return AdminToken(_checked(read_secret_file(file, "--admin-token-file"),
+                                   f"--admin-token-file {file}"), file)
     raise SecretError(f"no admin token: give --admin-token-file FILE (the server's "
                       f"DB.admin-token), set ${ADMIN_ENV}, or --admin-token")
 
@@ -142,16 +145,16 @@ def bot_tokens(items: list[str], bots_file: str | None) -> dict[str, str]:
             raise SecretError(f"--bots-file: {bots_file}: expected a [bots] table of "
                               'name = "token"')
         for name, tok in table.items():
-            bots[name] = _checked(tok, f"--bots-file {bots_file}: bot '{name}'")
+            bots[name] = _checked(tok, f"--bots-file {bots_file}: bot {clip(name)}")
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
             # The argument is not echoed: it may be a token.
             raise SecretError("--bot expects NAME=TOKEN or NAME=@FILE"
-                              + (f" (bot '{name}' has no token)" if sep and name else ""))
+                              + (f" (bot {clip(name)} has no token)" if sep and name else ""))
         if value.startswith("@"):
-            value = read_secret_file(value[1:], f"--bot {name}")
-        bots[name] = _checked(value, f"--bot {name}")
+            value = read_secret_file(value[1:], f"--bot {clip(name, quote='')}")
+        bots[name] = _checked(value, f"--bot {clip(name, quote='')}")
     return bots
 
 
@@ -171,12 +174,9 @@ def check_registrations(
     has in the database. ``admin``: None when it is not known yet. ``stored``: (name,
     token digest) of the registered bots. The
     messages name the bots, never the tokens."""
-    from ..tournament.model import valid_bot_name  # here: the admin client needs no model
-
     for name in bots:
-        if not valid_bot_name(name):
-            raise SecretError(f"--bot {name!r}: a bot name is 1 to 64 ASCII letters, digits, "
-                              "'-', '_' or '.'")
+        if not is_bot_name(name):
+            raise SecretError(f"--bot {clip(name, ascii_only=True)}: {BOT_NAME_RULE}")
     admin_digest = digest(admin) if admin else None
     holders: dict[str, str] = {d: n for n, d in stored if n not in bots}
     for name, token in bots.items():

@@ -40,16 +40,15 @@ import json
 import math
 import secrets
 import tomllib
-import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from chinchon.engine import RuleSet, RuleSetError
 
-from ..auth import check_token
 from ..config import Policies, TimeControl
-from ..tournament.model import MAX_CONCURRENCY, MAX_NAME, SpecError, number_section, valid_bot_name
+from ..texts import MAX_NAME, TextError, check_bot_name, check_name, check_token, shown
+from ..tournament.model import MAX_CONCURRENCY, SpecError, number_section
 
 #: Most entrants one ladder holds (each a row of ratings; a season of a large class).
 MAX_ENTRANTS = 1000
@@ -89,21 +88,19 @@ class Entrant:
     inherits: str = ""
 
     def check(self, where: str) -> None:
-        if not valid_bot_name(self.name):
-            raise LadderError(f"{where}.name: {self.name!r} must be 1 to 64 ASCII letters, "
-                              "digits, '-', '_' or '.', beginning with a letter or a digit")
-        if self.inherits and not valid_bot_name(self.inherits):
-            raise LadderError(f"{where}.inherits: {self.inherits!r} is not a bot name")
+        try:
+            check_bot_name(self.name, f"{where}.name")
+            if self.inherits:
+                check_bot_name(self.inherits, f"{where}.inherits")
+            if self.token:
+                check_token(self.token, f"{where}.token (bot '{self.name}')")
+        except TextError as e:
+            raise LadderError(str(e)) from None
         if self.inherits == self.name:
             raise LadderError(f"{where}.inherits: {self.name} cannot inherit from itself")
         if not 0 <= self.instances <= MAX_CONCURRENCY:
             raise LadderError(f"{where}.instances: 0 (automatic) to {MAX_CONCURRENCY}, "
                               f"got {self.instances}")
-        if self.token:
-            try:
-                check_token(self.token, f"{where}.token (bot '{self.name}')")
-            except ValueError as e:
-                raise LadderError(str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -125,11 +122,14 @@ class LadderSpec:
     k: float = DEFAULT_K
 
     def __post_init__(self) -> None:
-        if not self.name.strip() or len(self.name) > MAX_NAME or any(
-                unicodedata.category(ch)[0] == "C" for ch in self.name):
-            raise LadderError(f"name: 1 to {MAX_NAME} printable characters, got {self.name!r}")
+        try:
+            check_name(self.name, "name", MAX_NAME)
+        except TextError as bad:
+            raise LadderError(str(bad)) from None
         if len(self.entrants) > MAX_ENTRANTS:
             raise LadderError(f"entrants: at most {MAX_ENTRANTS}, got {len(self.entrants)}")
+        for i, e in enumerate(self.entrants):
+            e.check(f"entrants[{i}]")
         names = [e.name for e in self.entrants]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
@@ -137,8 +137,6 @@ class LadderSpec:
         tokens = [e.token for e in self.entrants if e.token]
         if len(set(tokens)) != len(tokens):
             raise LadderError("entrants: two bots have the same token (each needs its own)")
-        for i, e in enumerate(self.entrants):
-            e.check(f"entrants[{i}]")
         if not 2 <= self.table_size <= 8:
             raise LadderError(f"table_size: 2 to 8, got {self.table_size}")
         if self.rules.players != self.table_size:
@@ -199,10 +197,10 @@ class LadderSpec:
         try:
             entry = Entry(data.get("entry", Entry.LISTED.value))
         except ValueError:
-            raise LadderError(f"entry: 'listed' or 'registered', got {data.get('entry')!r}") from None
+            raise LadderError(f"entry: 'listed' or 'registered', got {shown(data.get('entry'))}") from None
         k = data.get("k", DEFAULT_K)
         if isinstance(k, bool) or not isinstance(k, int | float):
-            raise LadderError(f"k: must be a number, got {k!r}")
+            raise LadderError(f"k: must be a number, got {shown(k)}")
         return cls(name=_str(data, "name"), entrants=_entrants(data.get("entrants", [])),
                    rules=rules, time_control=tc, policies=pol, table_size=table,
                    concurrency=_int(data, "concurrency", 4), entry=entry,
@@ -272,9 +270,9 @@ def moment(value: object, where: str) -> dt.datetime | None:
         try:
             t = dt.datetime.fromisoformat(value)
         except ValueError:
-            raise LadderError(f"{where}: 'now' or an ISO 8601 time, got {value!r}") from None
+            raise LadderError(f"{where}: 'now' or an ISO 8601 time, got {shown(value)}") from None
     else:
-        raise LadderError(f"{where}: 'now' or an ISO 8601 time, got {value!r}")
+        raise LadderError(f"{where}: 'now' or an ISO 8601 time, got {shown(value)}")
     return t.astimezone(dt.UTC) if t.tzinfo else t.replace(tzinfo=dt.UTC)
 
 
@@ -316,14 +314,14 @@ def _entrant_dict(e: Entrant, with_secrets: bool) -> dict[str, Any]:
 def _str(data: dict[str, Any], key: str, default: str | None = None, where: str = "") -> str:
     v = data.get(key, default)
     if not isinstance(v, str):
-        raise LadderError(f"{where or key}: must be a string, got {v!r}")
+        raise LadderError(f"{where or key}: must be a string, got {shown(v)}")
     return v
 
 
 def _int(data: dict[str, Any], key: str, default: int, where: str = "") -> int:
     v = data.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int):
-        raise LadderError(f"{where or key}: must be a whole number, got {v!r}")
+        raise LadderError(f"{where or key}: must be a whole number, got {shown(v)}")
     return v
 
 

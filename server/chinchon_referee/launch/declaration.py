@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..texts import clip, shown
 from .checked import Record, RecordError
 from .limits import LimitError, Limits
 from .manifest import Manifest, ManifestError
@@ -88,7 +89,7 @@ def _table(data: dict[str, Any], base: Path) -> tuple[bool, Limits, tuple[Path, 
         raise DeclarationError("sandbox: a table ([sandbox]) of default, runtime and limits")
     default = table.get("default", False)
     if not isinstance(default, bool):
-        raise DeclarationError(f"sandbox.default: true or false, got {default!r}")
+        raise DeclarationError(f"sandbox.default: true or false, got {shown(default)}")
     runtime = table.get("runtime", [])
     if not isinstance(runtime, list) or not all(isinstance(r, str) for r in runtime):
         raise DeclarationError("sandbox.runtime: a list of folders")
@@ -123,7 +124,7 @@ def _submission(p: dict[str, Any], where: str, base: Path, limits: Limits) -> Bo
 
 
 def _bot(p: dict[str, Any], i: int, base: Path, default: bool, limits: Limits) -> BotPlan:
-    where = f"participants[{i}] ({p.get('name', '?')})"
+    where = f"participants[{i}] ({clip(str(p.get('name', '?')), quote='')})"
     if "submission" in p:
         return _submission(p, where, base, limits)
     own = p.pop("sandbox", None)

@@ -14,13 +14,13 @@ import grpc
 from chinchon.v1 import tournament_pb2 as tpb
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from ..auth import check_token, digest, new_token
+from ..auth import digest, new_token
 from ..cluster.messages import Kind
 from ..director.director import Director
 from ..host.pools import for_organizer
 from ..logs import get_logger
 from ..referee.streams import BotStreams, end_streams, stream_counts
-from ..tournament.model import valid_bot_name
+from ..texts import TextError, check_bot_name, check_token, clip
 
 log = get_logger("admin")
 
@@ -70,7 +70,7 @@ class BotsAdmin:
         tokens = self.director.tokens
         try:
             tok = check_token(token, "token") if token else new_token()
-        except ValueError as e:
+        except TextError as e:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
         if tokens.is_admin(tok):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
@@ -96,9 +96,10 @@ class BotsAdmin:
         context: Context[tpb.AddBotRequest, tpb.AddBotResponse],
     ) -> tpb.AddBotResponse:
         name = request.name
-        if not valid_bot_name(name):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                "name: 1 to 64 ASCII letters, digits, '-', '_' or '.'")
+        try:
+            check_bot_name(name, "name")
+        except TextError as e:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
         tok = await self._new_token(name, request.token, context)
         if not await for_organizer(self.director.store.add_bot, name, digest(tok)):
             await context.abort(grpc.StatusCode.ALREADY_EXISTS,
@@ -114,7 +115,7 @@ class BotsAdmin:
     ) -> tpb.RotateBotTokenResponse:
         name = request.name
         if name not in await for_organizer(self.director.store.bot_created):
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no registered bot '{name}'")
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no registered bot {clip(name)}")
         tok = await self._new_token(name, request.token, context)
         await for_organizer(self.director.store.set_bot_token, name, digest(tok))
         self.director.tokens.remove(name)
@@ -131,7 +132,7 @@ class BotsAdmin:
     ) -> tpb.RevokeBotResponse:
         name = request.name
         if not await for_organizer(self.director.store.remove_bot, name):
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no registered bot '{name}'")
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no registered bot {clip(name)}")
         self.director.tokens.remove(name)
         ended = self._end_streams(name, "the bot's token was revoked by the organizer")
         log.info("bot_revoked", bot=name, streams_ended=ended)

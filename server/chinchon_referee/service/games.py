@@ -17,6 +17,7 @@ from chinchon.wire import outcome_to_wire
 from ..director.reads import TournamentReads
 from ..host.pools import for_organizer
 from ..storage import GameFilter, GameRow, Store
+from ..texts import bounded, clip
 from ..tournament.report import TournamentReport, rating_svg
 from ..vocabulary import GameStatus
 
@@ -92,7 +93,7 @@ class GamesAdmin:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 "tournament_id: required (chinchon admin list shows the ids)")
         if await for_organizer(self.director.store.tournament, tid) is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no tournament '{tid}'")
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no tournament {clip(tid)}")
 
     async def ListGames(
         self, request: tpb.ListGamesRequest,
@@ -106,7 +107,7 @@ class GamesAdmin:
                 raise ValueError(f"page_size: 1 to {MAX_PAGE}, got {size}")
             after, where = _after(request.page_token), game_filter(request)
         except ValueError as e:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bounded(str(e)))
         # One more than asked: whether there is a next page, without another query.
         rows = await for_organizer(self.director.store.games_page, tid, after, size + 1,
                                        where)
@@ -125,7 +126,7 @@ class GamesAdmin:
                                 "game_id: required (chinchon admin games ID lists the games)")
         row = await for_organizer(self.director.store.game, request.game_id)
         if row is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no game '{request.game_id}'")
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no game {clip(request.game_id)}")
         assert row is not None
         if row.status is not GameStatus.FINISHED or not row.record:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,

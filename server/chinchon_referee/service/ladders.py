@@ -21,6 +21,7 @@ from ..ladder.leaderboard import Place, RatedGame, snapshots
 from ..ladder.ratings import Rating
 from ..ladder.spec import LadderError, LadderSpec
 from ..storage.ladders import LadderGameRow, LadderRow, LadderStatus
+from ..texts import bounded, clip
 
 Context = grpc.aio.ServicerContext
 
@@ -99,7 +100,7 @@ class LadderServicer(lpb_grpc.LadderServiceServicer):
         try:
             return await for_organizer(self._read_info, lid)
         except KeyError:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no ladder '{lid}'")
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no ladder {clip(lid)}")
             raise
 
     async def CreateLadder(self, request: lpb.CreateLadderRequest,
@@ -108,7 +109,7 @@ class LadderServicer(lpb_grpc.LadderServiceServicer):
             spec = LadderSpec.from_toml_text(request.declaration)
             lid, entrants = await for_organizer(self.ladders.create, spec)
         except LadderError as e:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bounded(str(e)))
         self.ladders.start(lid)
         return lpb.CreateLadderResponse(
             ladder=await self._info(lid, context),
@@ -134,7 +135,7 @@ class LadderServicer(lpb_grpc.LadderServiceServicer):
             else:
                 changed = await self.ladders.set_status(request.ladder_id, status)
         except LadderError as e:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(e))
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, bounded(str(e)))
         return lpb.SetLadderStatusResponse(ladder=await self._info(request.ladder_id, context),
                                            changed=changed)
 
@@ -145,7 +146,7 @@ class LadderServicer(lpb_grpc.LadderServiceServicer):
             token = await for_organizer(self.ladders.enter, request.ladder_id, request.bot,
                                         request.token, request.inherits)
         except LadderError as e:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bounded(str(e)))
         return lpb.EnterLadderResponse(entrant=lpb.LadderEntrant(name=request.bot, token=token))
 
     async def RemoveFromLadder(self, request: lpb.RemoveFromLadderRequest,
@@ -172,7 +173,7 @@ class LadderServicer(lpb_grpc.LadderServiceServicer):
                                                   request.bot, limit)
         if place is None:
             await context.abort(grpc.StatusCode.NOT_FOUND,
-                                f"no entrant '{request.bot}' in ladder {request.ladder_id}")
+                                f"no entrant {clip(request.bot)} in ladder {clip(request.ladder_id)}")
             raise AssertionError
         forfeits = sum(1 for g in games if g.result is not None and g.result.forfeited is not None
                        and g.players[g.result.forfeited] == request.bot)

@@ -38,6 +38,7 @@ from ..host.fdlimit import raise_nofile
 from ..host.pools import for_organizer
 from ..logs import configure, get_logger
 from ..storage import Store, open_store
+from ..texts import bounded
 from ..tournament.model import Participant, SpecError, TournamentSpec
 from ..tournament.wire import spec_from_proto
 from .reads import ReadsAdmin
@@ -75,7 +76,7 @@ class WorkerServicer(ReadsAdmin, tpb_grpc.TournamentServiceServicer):
             spec = spec_from_proto(request.spec)
             tid, parts = await for_organizer(self._declare, spec)
         except (SpecError, ValueError) as e:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bounded(str(e)))
         return tpb.CreateTournamentResponse(
             tournament=await self._info(tid),
             participants=[tpb.Participant(name=p.name, token=p.token, command=list(p.command))

@@ -19,6 +19,7 @@ from ..director.events import TournamentEvent
 from ..ladder.ladders import Ladders
 from ..referee import Referee
 from ..storage import Store
+from ..texts import bounded
 from ..tournament.model import SpecError, StartMode
 from ..tournament.wire import spec_from_proto
 from .bots import BotsAdmin
@@ -45,7 +46,7 @@ class TournamentServicer(ReadsAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
             # Off the event loop: a large schedule takes seconds to build and store.
             tid, parts = await self.director.create_async(spec)
         except (SpecError, ValueError) as e:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bounded(str(e)))
         if spec.start is not StartMode.MANUAL:
             self.director.start(tid)
         return tpb.CreateTournamentResponse(
@@ -62,7 +63,7 @@ class TournamentServicer(ReadsAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
         try:
             await self.director.start_now(request.tournament_id)
         except ValueError as e:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(e))
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, bounded(str(e)))
         return tpb.StartTournamentResponse(tournament=await self._info(request.tournament_id))
 
     async def CancelTournament(

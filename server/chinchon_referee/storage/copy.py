@@ -20,6 +20,14 @@ from .sql import KEYS, TABLES, SqlStore
 CHECK_PAGE = 500
 
 
+class TargetNotEmpty(StoreError):
+    """The target holds bots, tournaments or games: a copy never merges histories."""
+
+
+class CopyDiffers(StoreError):
+    """A row of the copy is missing or not equal to the source's."""
+
+
 @dataclass
 class CopyReport:
     #: Rows copied, by table.
@@ -29,10 +37,12 @@ class CopyReport:
 def copy_store(src: SqlStore, dst: SqlStore,
                progress: Callable[[str, int], None] | None = None) -> CopyReport:
     """Copy every row of ``src`` into the empty ``dst``, then check that each row of
-    ``src`` is in ``dst``, equal. StoreError if ``dst`` is not empty or a row differs."""
+    ``src`` is in ``dst``, equal. TargetNotEmpty if ``dst`` is not empty, CopyDiffers if
+    a row differs, StoreError if a database fails meanwhile."""
     for table in ("bots", "tournaments", "games"):
         if next(iter(dst.table_rows(table, page=1)), None) is not None:
-            raise StoreError(f"{dst.where} already holds {table}: copy into an empty database")
+            raise TargetNotEmpty(f"{dst.where} already holds {table}: copy into an empty "
+                                 "database")
     report = CopyReport()
     for table in TABLES:
         report.rows[table] = 0
@@ -53,7 +63,7 @@ def _rows_to_copy(src: SqlStore, table: str, report: CopyReport,
 
 
 def check_copy(src: SqlStore, dst: SqlStore) -> None:
-    """StoreError naming the first row of ``src`` missing from ``dst`` or different."""
+    """CopyDiffers naming the first row of ``src`` missing from ``dst`` or different."""
     for table, cols in TABLES.items():
         key = cols.index(KEYS[table])
         it = src.table_rows(table)
@@ -61,4 +71,4 @@ def check_copy(src: SqlStore, dst: SqlStore) -> None:
             there = dst.rows_by_keys(table, [r[key] for r in page])
             for row in page:
                 if there.get(row[key]) != tuple(row):
-                    raise StoreError(f"the copy differs in {table} row {row[key]!r}")
+                    raise CopyDiffers(f"the copy differs in {table} row {row[key]!r}")

@@ -28,7 +28,14 @@ import psycopg.errors
 
 from .bus import CHANNEL
 from .readers import Readers
-from .rows import SCHEMA_VERSION, StoreError, StoreFull, StoreUnavailable, upgrade_steps
+from .rows import (
+    SCHEMA_VERSION,
+    StoreError,
+    StoreFull,
+    StoreHeld,
+    StoreUnavailable,
+    upgrade_steps,
+)
 from .sql import Cursor, SqlStore, Tx, schema_sql
 
 #: How this backend spells what the schema upgrades need (rows.UPGRADES).
@@ -46,6 +53,11 @@ STATEMENT_TIMEOUT_MS = 60_000
 #: The advisory lock keys: one server per database; one schema set-up at a time.
 SERVER_LOCK = 0x63686E31  # "chn1"
 SCHEMA_LOCK = 0x63686E32
+
+
+def _application() -> str:
+    """This process's name in pg_stat_activity (shown by a refusal: who holds it)."""
+    return f"chinchon-referee pid {os.getpid()}"
 
 
 def redact(url: str) -> str:
@@ -120,7 +132,7 @@ class PostgresStore(SqlStore):
             options += " -c default_transaction_read_only=on"
         try:
             return psycopg.connect(self.url, autocommit=True, connect_timeout=10,
-                                   application_name=f"chinchon-referee pid {os.getpid()}",
+                                   application_name=_application(),
                                    options=options)
         except psycopg.Error as e:
             raise StoreError(f"{self.where}: cannot connect: {_first_line(e)}") from None
@@ -182,10 +194,11 @@ class PostgresStore(SqlStore):
             raise StoreError(
                 f"{self.where} is in use by a referee that holds it alone ({who}); stop it "
                 "first: processes that share a database all run `chinchon serve --shared`")
-        raise StoreError(
+        raise StoreHeld(
             f"{self.where} is in use by another referee ({who}); stop it first or use "
             "another database (two servers on one database would replay each other's games; "
-            "several processes can share it with `chinchon serve --shared`)")
+            "several processes can share it with `chinchon serve --shared`)",
+            by_this_process=holder is not None and holder[0] == _application())
 
     def _notify(self, c: Tx, payload: str) -> None:
         c.execute("SELECT pg_notify(?, ?)", (CHANNEL, payload))

@@ -47,6 +47,16 @@ class StoreError(Exception):
     version, or held by another server); the message says which database and why."""
 
 
+class StoreHeld(StoreError):
+    """The database is held by a running referee (its exclusive lock is taken).
+    ``by_this_process``: the holder is this very process, through another of its
+    stores: the same database opened twice (``db migrate --from X --to X``)."""
+
+    def __init__(self, message: str, by_this_process: bool = False) -> None:
+        super().__init__(message)
+        self.by_this_process = by_this_process
+
+
 class StoreUnavailable(StoreError):
     """The database cannot be reached now (its server restarted, the network dropped, a
     lock held past its timeout): nothing was written; the same call may work a moment

@@ -20,7 +20,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from .readers import Readers
-from .rows import SCHEMA_VERSION, StoreError, StoreFull, StoreUnavailable, upgrade_steps
+from .rows import (
+    SCHEMA_VERSION,
+    StoreError,
+    StoreFull,
+    StoreHeld,
+    StoreUnavailable,
+    upgrade_steps,
+)
 from .sql import SqlStore, Tx, schema_sql
 
 #: How this backend spells what the schema upgrades need (rows.UPGRADES).
@@ -176,10 +183,10 @@ def _hold(path: str) -> int:
     except OSError:
         holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
         os.close(fd)
-        raise StoreError(
+        raise StoreHeld(
             f"{path} is in use by another referee (pid {holder}); stop it first or use "
-            "another database (two servers on one database would replay each other's games)"
-        ) from None
+            "another database (two servers on one database would replay each other's games)",
+            by_this_process=holder == str(os.getpid())) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)
     return fd

@@ -46,7 +46,6 @@ import json
 import math
 import secrets
 import tomllib
-import unicodedata
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -54,8 +53,17 @@ from typing import Any
 from chinchon.engine import RuleSet, RuleSetError
 from chinchon.engine.shuffle import relabellings
 
-from ..auth import check_token
 from ..config import Policies, TimeControl
+from ..texts import (
+    MAX_NAME,
+    MAX_STAGE_NAME,
+    TextError,
+    check_bot_name,
+    check_name,
+    check_token,
+    clip,
+    shown,
+)
 from .formats import bounds as format_bounds
 from .formats.spec import Context, Format, FormatError
 from .formats.spec import from_toml as format_from_toml
@@ -81,9 +89,6 @@ MAX_GAMES = 100_000
 MAX_CONCURRENCY = 64
 #: Largest declared rating, either way (Elo-like numbers are in the thousands).
 MAX_RATING = 1e6
-#: Longest bot name, and longest tournament name.
-MAX_BOT_NAME = 64
-MAX_NAME = 200
 #: Furthest a start time may be ahead (a year and a day): a later one is a typo.
 MAX_START_AHEAD = dt.timedelta(days=366)
 
@@ -173,17 +178,29 @@ class TournamentSpec:
             raise SpecError(_too_many(games, bots, k, self.games_per_pairing))
 
     def _check_name_and_start(self) -> None:
-        if not self.name.strip():
-            raise SpecError("name: a tournament needs a name")
-        if len(self.name) > MAX_NAME:
-            raise SpecError(f"name: at most {MAX_NAME} characters, got {len(self.name)}")
-        if any(unicodedata.category(ch)[0] == "C" for ch in self.name):
-            raise SpecError(f"name: printable text only, got {self.name!r} (it holds a "
-                            "control character: a NUL, a newline, a tab...)")
+        try:
+            check_name(self.name, "name", MAX_NAME)
+            self._check_stage_names()
+        except TextError as e:
+            raise SpecError(str(e)) from None
         if isinstance(self.start, dt.datetime) and \
                 self.start > dt.datetime.now(dt.UTC) + MAX_START_AHEAD:
             raise SpecError(f"start: {self.start.isoformat()} is more than "
                             f"{MAX_START_AHEAD.days} days ahead")
+
+    def _check_stage_names(self) -> None:
+        """Each stage's name, if it has one, a name (the text rule), and its own."""
+        first: dict[str, int] = {}
+        for i, stage in enumerate(self.format.stages):
+            if not stage.name:
+                continue  # named after its kind
+            where = f"{self.format.where(i)}.name"
+            check_name(stage.name, where, MAX_STAGE_NAME)
+            if stage.name in first:
+                raise TextError(where, f"{clip(stage.name)} is also the name of "
+                                f"{self.format.where(first[stage.name])}: each stage needs "
+                                "its own")
+            first[stage.name] = i
 
     def _check_participants(self) -> None:
         """At least 2, at most MAX_PARTICIPANTS, distinct valid names, one token each."""
@@ -192,15 +209,14 @@ class TournamentSpec:
             raise SpecError(f"participants: at least 2 bots, got {len(names)}")
         if len(names) > MAX_PARTICIPANTS:
             raise SpecError(f"participants: at most {MAX_PARTICIPANTS} bots, got {len(names)}")
+        for i, n in enumerate(names):
+            try:
+                check_bot_name(n, f"participants[{i}].name")
+            except TextError as e:
+                raise SpecError(str(e)) from None
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
-            raise SpecError(f"participants: duplicate name(s) {', '.join(dup)}")
-        for n in names:
-            if not valid_bot_name(n):
-                raise SpecError(
-                    f"participants: bot name {n!r} must be 1 to {MAX_BOT_NAME} ASCII letters, "
-                    "digits, '-', '_' or '.', beginning with a letter or a digit"
-                )
+            raise SpecError(f"participants: duplicate name(s) {', '.join(dup[:10])}")
         holders: dict[str, str] = {}
         for p in self.participants:
             if p.token and p.token in holders:
@@ -216,7 +232,7 @@ class TournamentSpec:
             if p.token:
                 try:
                     check_token(p.token, f"participants[{i}].token (bot '{p.name}')")
-                except ValueError as e:
+                except TextError as e:
                     raise SpecError(str(e)) from None
 
     def _check_table(self) -> None:
@@ -410,14 +426,6 @@ def declared(stored: dict[str, Any]) -> TournamentSpec:
         raise SpecError(f"not a declaration ({type(e).__name__}: {e})") from None
 
 
-def valid_bot_name(name: str) -> bool:
-    """1 to MAX_BOT_NAME ASCII letters, digits, '-', '_' or '.', the first a letter or a
-    digit (no look-alike letters from other scripts, no 'house:' prefix, nothing a shell
-    or a path reads as an option or a folder: '-rf', '..')."""
-    return (0 < len(name) <= MAX_BOT_NAME and name[0].isascii() and name[0].isalnum()
-            and all(ch.isascii() and (ch.isalnum() or ch in "-_.") for ch in name))
-
-
 def _too_many(games: int, n: int, k: int, per_table: int) -> str:
     return (f"games_per_pairing: the schedule would have {games:,} games ({n} participants, "
             f"table_size {k}, games_per_pairing {per_table}); at most {MAX_GAMES:,}")
@@ -448,7 +456,7 @@ def _replace(spec: TournamentSpec, **changes: Any) -> TournamentSpec:
 def _int(data: dict[str, Any], key: str, default: int, where: str = "") -> int:
     v = data.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int):
-        raise SpecError(f"{where or key}: must be a whole number, got {v!r}")
+        raise SpecError(f"{where or key}: must be a whole number, got {shown(v)}")
     return v
 
 
@@ -466,7 +474,7 @@ def number_section(data: dict[str, Any], name: str, kinds: dict[str, type]) -> d
         if kind is int:
             out[key] = _int(d, key, 0, f"{name}.{key}")
         elif isinstance(v, bool) or not isinstance(v, int | float):
-            raise SpecError(f"{name}.{key}: must be a number, got {v!r}")
+            raise SpecError(f"{name}.{key}: must be a number, got {shown(v)}")
         else:
             out[key] = float(v)
     return out
@@ -491,7 +499,7 @@ def parse_start(start: object) -> Start:
                 f"start: '{start}' is not 'now', 'when_connected', 'manual' or an ISO 8601 time"
             ) from None
     else:
-        raise SpecError(f"start: must be a string, got {start!r}")
+        raise SpecError(f"start: must be a string, got {shown(start)}")
     return t.astimezone(dt.UTC) if t.tzinfo else t.replace(tzinfo=dt.UTC)
 
 
@@ -519,14 +527,14 @@ def _rating(p: dict[str, Any], where: str) -> float | None:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, int | float):
-        raise SpecError(f"{where}: must be a number, got {v!r}")
+        raise SpecError(f"{where}: must be a number, got {shown(v)}")
     return float(v)
 
 
 def _bool(data: dict[str, Any], key: str) -> bool:
     v = data[key]
     if not isinstance(v, bool):
-        raise SpecError(f"{key}: must be true or false, got {v!r}")
+        raise SpecError(f"{key}: must be true or false, got {shown(v)}")
     return v
 
 

@@ -33,6 +33,8 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..texts import shown
+
 
 class Tiebreak(enum.StrEnum):
     POINTS = "points"
@@ -77,7 +79,7 @@ def parse(names: Sequence[object], where: str) -> tuple[Tiebreak, ...]:
         try:
             t = Tiebreak(n)
         except ValueError:
-            raise ValueError(f"{where}: unknown tie-break {n!r}; the tie-breaks are "
+            raise ValueError(f"{where}: unknown tie-break {shown(n)}; the tie-breaks are "
                              f"{', '.join(t.value for t in Tiebreak)}") from None
         if t in out:
             raise ValueError(f"{where}: {t.value} is listed twice")

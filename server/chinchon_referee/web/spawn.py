@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import socket
+import struct
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -225,40 +227,123 @@ async def start_web(ctx: WebContext, host: str = "127.0.0.1", port: int = 0,
     return web
 
 
+class FeedTaken(OSError):
+    """A live referee already offers its feed at the path: it is never taken over."""
+
+
 class FeedListener:
     """The feed offered on a Unix socket file (readable and writable by its owner only)
-    to web processes run apart (``chinchon web --feed PATH``)."""
+    to web processes run apart (``chinchon web --feed PATH``).
+
+    A socket at the path that answers is another referee's live feed: this one refuses
+    to start, naming that referee's pid (its credentials, read off a probe connection);
+    one that does not answer was left by a referee that died and is replaced. The
+    probe and the bind are made under a lock of the folder, so two referees starting at
+    once cannot both find the path free. At its stop the listener removes the socket
+    file only if it is still the one it made."""
 
     def __init__(self, feed: Feed, path: Path) -> None:
         self.feed, self.path = feed, path
         self._server: asyncio.base_events.Server | None = None
+        #: (device, inode) of the socket file this listener made.
+        self._made: tuple[int, int] | None = None
 
     async def start(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            if self.path.is_socket():
-                self.path.unlink()  # left by a referee that died
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = await asyncio.to_thread(self._claim)
+        sock.setblocking(False)
         try:
-            sock.bind(str(self.path))
-            os.chmod(self.path, 0o600)  # before listen(): nobody could connect yet
-            sock.listen(MAX_APART)
+            self._server = await asyncio.get_running_loop().create_unix_server(
+                self._link, sock=sock)
         except BaseException:
             sock.close()
+            await asyncio.to_thread(self._unlink_if_mine)
             raise
-        sock.setblocking(False)
-        self._server = await asyncio.get_running_loop().create_unix_server(self._link, sock=sock)
         log.info("web_feed_listening", path=str(self.path))
+
+    def _claim(self) -> socket.socket:
+        """A socket listening at the path (FeedTaken if a live feed is there)."""
+        with _folder_lock(self.path):
+            with contextlib.suppress(FileNotFoundError):
+                if self.path.is_socket():
+                    holder = live_owner(self.path)
+                    if holder is not None:
+                        raise FeedTaken(
+                            f"another referee (pid {holder or 'unknown'}) feeds its web view "
+                            "there; stop it first or give another path")
+                    self.path.unlink()  # left by a referee that died
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.bind(str(self.path))
+                os.chmod(self.path, 0o600)  # before listen(): nobody could connect yet
+                sock.listen(MAX_APART)
+                st = os.stat(self.path)
+            except BaseException:
+                sock.close()
+                raise
+            self._made = (st.st_dev, st.st_ino)
+            return sock
 
     def _link(self) -> Any:
         if len(self.feed.links) > MAX_APART:
             return _Refused()
         return self.feed.link()
 
+    def _unlink_if_mine(self) -> None:
+        """Remove the socket file if it is the one this listener made (another referee
+        may have replaced it since, after this one's had gone)."""
+        if self._made is None:
+            return
+        with contextlib.suppress(OSError), _folder_lock(self.path):
+            st = os.stat(self.path)
+            if (st.st_dev, st.st_ino) == self._made:
+                self.path.unlink()
+        self._made = None
+
     async def stop(self) -> None:
         if self._server is not None:
             self._server.close()
-        with contextlib.suppress(OSError):
-            self.path.unlink()
+        await asyncio.to_thread(self._unlink_if_mine)
+
+
+#: Seconds a probe of a socket file may take to be answered.
+PROBE_TIMEOUT = 5.0
+
+
+def live_owner(path: Path) -> int | None:
+    """The pid of the process listening on the Unix socket at ``path``: None if nothing
+    answers there (a socket file left by a process that died), 0 if something does but
+    its pid cannot be told (its backlog full: the probe timed out)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(PROBE_TIMEOUT)
+    try:
+        probe.connect(str(path))
+    except (ConnectionRefusedError, FileNotFoundError):
+        return None
+    except TimeoutError:
+        return 0
+    else:
+        creds = probe.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        pid: int = struct.unpack("3i", creds)[0]
+        return pid
+    finally:
+        probe.close()
+
+
+@contextlib.contextmanager
+def _folder_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock of the folder holding ``path`` while the block runs (flock on
+    the folder itself: no lock file is left behind); no lock if the folder cannot be
+    opened for it."""
+    try:
+        fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # and the lock with it
 
 
 class _Refused(asyncio.Protocol):

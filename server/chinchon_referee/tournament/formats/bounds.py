@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from ...texts import clip
 from .layout import most_games
 from .spec import (
     BRACKETS,
@@ -14,7 +15,6 @@ from .spec import (
     MAX_EXTRA_GAMES,
     MAX_FIRST_TO,
     MAX_ROUNDS,
-    MAX_STAGE_NAME,
     MAX_STAGES,
     MAX_SUDDEN_DEATH,
     Context,
@@ -50,8 +50,6 @@ def check(fmt: Format, ctx: Context) -> None:
 
 
 def _check_common(stage: Stage, i: int, last: bool, n: int, ctx: Context, where: str) -> None:
-    if len(stage.name) > MAX_STAGE_NAME:
-        raise FormatError(f"{where}.name: at most {MAX_STAGE_NAME} characters")
     if last and stage.advance is not None:
         raise FormatError(f"{where}.advance: the last stage has no next stage")
     if not last and stage.advance is None:
@@ -158,7 +156,7 @@ def _names_in(names: Sequence[str], ctx: Context, where: str) -> None:
     known = set(ctx.names)
     for n in names:
         if n not in known:
-            raise FormatError(f"{where}: {n!r} is not a participant")
+            raise FormatError(f"{where}: {clip(n)} is not a participant")
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise FormatError(f"{where}: {', '.join(dup)} listed twice")
+        raise FormatError(f"{where}: {', '.join(dup[:10])} listed twice")

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from ...texts import shown
 from .. import tiebreaks as tb
 from ..tiebreaks import Tiebreak
 
@@ -85,7 +86,6 @@ MAX_SUDDEN_DEATH = 10
 #: referee (they do not count, and are played again): past them the match is decided
 #: by points, then by seed.
 ABORT_SLACK = 2
-MAX_STAGE_NAME = 64
 
 
 @dataclass(frozen=True)
@@ -272,7 +272,7 @@ def from_toml(value: object) -> Format:
         return Format((Stage(_enum(Kind, value, "format")),))
     if not isinstance(value, dict):
         raise FormatError(f"format: a format's name ({', '.join(k.value for k in Kind)}) or "
-                          f"a table, got {value!r}")
+                          f"a table, got {shown(value)}")
     if "stages" not in value:
         return Format((_stage(value, "format"),))
     extra = sorted(set(value) - {"stages"})
@@ -376,37 +376,37 @@ def _enum(kind: type[enum.StrEnum], v: object, where: str) -> Any:
     try:
         return kind(_str(v, where))
     except ValueError:
-        raise FormatError(f"{where}: {v!r} is not one of "
+        raise FormatError(f"{where}: {shown(v)} is not one of "
                           f"{', '.join(m.value for m in kind)}") from None
 
 
 def _int(v: object, where: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
-        raise FormatError(f"{where}: must be a whole number, got {v!r}")
+        raise FormatError(f"{where}: must be a whole number, got {shown(v)}")
     return v
 
 
 def _number(v: object, where: str) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float):
-        raise FormatError(f"{where}: must be a number, got {v!r}")
+        raise FormatError(f"{where}: must be a number, got {shown(v)}")
     return float(v)
 
 
 def _bool(v: object, where: str) -> bool:
     if not isinstance(v, bool):
-        raise FormatError(f"{where}: must be true or false, got {v!r}")
+        raise FormatError(f"{where}: must be true or false, got {shown(v)}")
     return v
 
 
 def _str(v: object, where: str) -> str:
     if not isinstance(v, str):
-        raise FormatError(f"{where}: must be a string, got {v!r}")
+        raise FormatError(f"{where}: must be a string, got {shown(v)}")
     return v
 
 
 def _list(v: object, where: str) -> list[Any]:
     if not isinstance(v, list):
-        raise FormatError(f"{where}: must be a list, got {v!r}")
+        raise FormatError(f"{where}: must be a list, got {shown(v)}")
     return v
 
 
