@@ -8,9 +8,11 @@ database, the admin token's digest, the log's level and format) from the first l
 its standard input, opens the referee's database (not exclusively: the referee holds
 it) and serves ``chinchon.v1.TournamentService``'s reads and declarations on a Unix
 socket in a folder only its user may enter: the exports, the standings, the listings,
-and the planning and storing of a declaration. The referee relays those calls to it as
-bytes (organizer_relay.py). It says ``{"event": "organizer_ready", "pid": N}`` on its
-standard output once it serves, and ends when its standard input ends (the referee
+and the planning and storing of a declaration; and ``chinchon.v1.LadderService``'s
+reads (the ladders' list, leaderboards, a bot's page, the exports: ladder_reads.py).
+The referee relays those calls to it as bytes (organizer_relay.py, ladder_relay.py).
+It says ``{"event": "organizer_ready", "pid": N}`` on its standard output once it
+serves, and ends when its standard input ends (the referee
 stopped, or died) or on SIGTERM."""
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import grpc
+from chinchon.v1 import ladder_pb2_grpc as lpb_grpc
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 
@@ -36,10 +39,12 @@ from ..director.declare import declare
 from ..director.reads import TournamentReads
 from ..host.fdlimit import raise_nofile
 from ..host.pools import for_organizer
+from ..ladder.reads import LadderReads
 from ..logs import configure, get_logger
 from ..storage import Store, open_store
 from ..tournament.model import Participant, SpecError, TournamentSpec
 from ..tournament.wire import spec_from_proto
+from .ladder_reads import LadderReadsServicer
 from .reads import ReadsAdmin
 from .server import server_options, use_loop
 from .unavailable import StoreErrorInterceptor
@@ -91,6 +96,8 @@ async def serve(socket_path: str, hello: dict[str, Any]) -> int:
     # The generated gRPC module has no annotations (grpc_tools writes none for it).
     tpb_grpc.add_TournamentServiceServicer_to_server(  # type: ignore[no-untyped-call]
         WorkerServicer(store, hello.get("admin_digest")), server)
+    lpb_grpc.add_LadderServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        LadderReadsServicer(LadderReads(store)), server)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(socket_path)  # left by a worker that died
     if server.add_insecure_port(f"unix:{socket_path}") == 0:
