@@ -501,7 +501,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for w in windows:
             w.update(measured(bots, w["a"], w["b"]))
         return {"windows": windows, "summary": summary(windows), "machine": machine(),
-                "games": args.games}
+                "games": args.games, "load_average": os.getloadavg()}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -527,7 +527,8 @@ NAMES = {"a": "(a) ExportRecords + GetStandings + ListGames loops",
 
 def report(out: dict[str, Any]) -> None:
     s = out["summary"]
-    print(f"machine: {out['machine']}")
+    print(f"machine: {out['machine']}; load average at the end (1, 5, 15 min): "
+          f"{', '.join(f'{x:.1f}' for x in out['load_average'])}")
     print(f"quiet: {s['quiet']:.0f} decisions/s (median)")
     for kind in LOADS:
         if kind in s:
