@@ -41,7 +41,7 @@ from ..host.fdlimit import raise_nofile
 from ..host.pools import for_organizer
 from ..ladder.reads import LadderReads
 from ..logs import configure, get_logger
-from ..storage import Store, open_store
+from ..storage import SqliteStore, Store, open_store
 from ..tournament.model import Participant, SpecError, TournamentSpec
 from ..tournament.wire import spec_from_proto
 from .ladder_reads import LadderReadsServicer
@@ -91,9 +91,10 @@ class WorkerServicer(ReadsAdmin, tpb_grpc.TournamentServiceServicer):
 async def serve(socket_path: str, hello: dict[str, Any]) -> int:
     """Serve on ``socket_path`` until standard input ends or SIGTERM."""
     store = open_store(hello["db"])
-    # Its schedules are written beside the referee's games: the write lock left free
-    # between chunks, so that a game's start and end wait milliseconds, not seconds.
-    store.yield_writes = True
+    # Its schedules are written beside the referee's games: SQLite's one write lock is
+    # left free between chunks, so that a game's start and end wait milliseconds, not
+    # seconds (PostgreSQL's new rows lock nothing another writer needs).
+    store.yield_writes = isinstance(store, SqliteStore)
     server = grpc.aio.server(interceptors=[StoreErrorInterceptor()],
                              options=server_options(RefereeConfig()))
     # The generated gRPC module has no annotations (grpc_tools writes none for it).
