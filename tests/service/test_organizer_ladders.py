@@ -35,10 +35,9 @@ from chinchon_referee.service.tournaments import add_admin_service
 from chinchon_referee.storage import SqliteStore
 from chinchon_referee.storage.ladders import LadderRow, LadderStatus
 
-from tests.service.test_organizer_worker import worker_pid
 from tests.support.helpers import ADMIN, bot_token
 from tests.support.ladder_run import ladder_spec
-from tests.support.serve import Serve, free_port
+from tests.support.serve import Serve, free_port, organizer_pid
 from tests.support.waits import until_sync
 
 MD = (("authorization", f"Bearer {ADMIN}"),)
@@ -208,7 +207,7 @@ def test_a_killed_worker_fails_a_ladder_call_cleanly_and_is_started_again(served
     assert isinstance(board, lpb.GetLeaderboardResponse)
     export = stub.ExportLadder(EXPORT, metadata=MD, timeout=300)
     assert next(export).HasField("game")
-    pid = worker_pid(server)
+    pid = organizer_pid(server)
     assert pid is not None
     subprocess.run(["kill", "-9", str(pid)], check=True)
     with pytest.raises(grpc.RpcError) as cut:
@@ -220,7 +219,7 @@ def test_a_killed_worker_fails_a_ladder_call_cleanly_and_is_started_again(served
     paused = stub.SetLadderStatus(lpb.SetLadderStatusRequest(
         ladder_id=LID, status=lpb.LADDER_STATUS_PAUSED), metadata=MD, timeout=60)
     assert paused.changed
-    until_sync(lambda: worker_pid(server) not in (None, pid), "no worker again", 60)
+    until_sync(lambda: organizer_pid(server) not in (None, pid), "no worker again", 60)
     again = call(stub, "GetLeaderboard", lpb.GetLeaderboardRequest(ladder_id=LID))
     assert isinstance(again, lpb.GetLeaderboardResponse)
     assert list(again.rows) == list(board.rows)
