@@ -292,7 +292,7 @@ class Referee:
     tournament and bots."""
 
     def __init__(self, tmp: Path, db: Path, extra: list[str]) -> None:
-        self.tmp = tmp
+        self.tmp, self.db = tmp, db
         bots_file = tmp / "bots.toml"
         bots_file.write_text("[bots]\n" + "".join(f'{b} = "{token(b)}"\n' for b in BOTS))
         (tmp / "admin.token").write_text(ADMIN)
@@ -351,6 +351,29 @@ class Referee:
             if b"organizer_process" in cmd:
                 total += cpu_seconds(int(k))
         return total
+
+    def wait_idle(self, limit: float = 180.0) -> None:
+        """Until the organizer's worker is idle (under 1% of a core for 1 s, and no
+        schedule half written), at most ``limit`` s: a call its client left (a
+        declaration) is not counted in the next window."""
+        import sqlite3
+
+        end = time.monotonic() + limit
+        before = self.organizer_cpu()
+        while time.monotonic() < end:
+            time.sleep(1.0)
+            now = self.organizer_cpu()
+            if now - before < 0.01:
+                con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30)
+                try:
+                    (orphans,), = con.execute(
+                        "SELECT COUNT(*) FROM games WHERE tournament_id IS NOT NULL AND "
+                        "tournament_id NOT IN (SELECT id FROM tournaments)").fetchall()
+                finally:
+                    con.close()
+                if not orphans:
+                    return
+            before = now
 
     def stop(self) -> list[dict[str, Any]]:
         return stop_served(self.proc, self.err, self.bots, self.tmp, 60)
@@ -426,7 +449,8 @@ def window(ref: Referee, target: str, metrics: str, kind: str, tid: str,
         out, _ = proc.communicate(timeout=120)
         lines = out.strip().splitlines()
         counts = json.loads(lines[-1]) if lines else {}
-        time.sleep(args.settle)  # its calls wind down (a declaration in progress ends)
+        ref.wait_idle()  # a declaration its client left goes on in the worker: it ends
+        time.sleep(args.settle)
     return {"kind": kind, "a": t0, "b": t1, "calls": counts,
             "referee_cpu": (cpu1 - cpu0) / (t1 - t0), "organizer_cpu": (org1 - org0) / (t1 - t0)}
 
@@ -460,7 +484,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for w in windows:
             w.update(measured(bots, w["a"], w["b"]))
         return {"windows": windows, "summary": summary(windows), "machine": machine(),
-                "games": args.games}
+                "games": args.games, "load_average": os.getloadavg()}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -486,7 +510,8 @@ NAMES = {"a": "(a) ExportRecords + GetStandings + ListGames loops",
 
 def report(out: dict[str, Any]) -> None:
     s = out["summary"]
-    print(f"machine: {out['machine']}")
+    print(f"machine: {out['machine']}; load average at the end (1, 5, 15 min): "
+          f"{', '.join(f'{x:.1f}' for x in out['load_average'])}")
     print(f"quiet: {s['quiet']:.0f} decisions/s (median)")
     for kind in LOADS:
         if kind in s:

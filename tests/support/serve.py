@@ -212,3 +212,19 @@ def sdk(target: str, token: str, *extra: str) -> subprocess.CompletedProcess[str
 
 
 ADMIN_TOKEN = "admin-token-serve-test"
+
+
+def organizer_pid(server: Serve) -> int | None:
+    """The pid of ``server``'s organizer worker process now (None while it has none)."""
+    pid = server.proc.pid
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return None
+    for k in kids:
+        try:
+            if b"organizer_process" in Path(f"/proc/{k}/cmdline").read_bytes():
+                return int(k)
+        except OSError:
+            continue
+    return None

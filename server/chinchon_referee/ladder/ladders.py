@@ -17,45 +17,28 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..auth import TokenBook, digest, new_token
 from ..host.pools import for_games, for_organizer
 from ..logs import get_logger
 from ..referee import Referee
-from ..storage import SqlStore, Store
+from ..storage import Store
 from ..storage.health import StoreHealth
 from ..storage.ladders import EntrantRow, LadderGameRow, LadderRow, LadderStatus
-from .history import earlier_score
-from .leaderboard import Place, Standing, leaderboard
-from .ratings import PRIOR, Rating
+from .ratings import PRIOR
+from .reads import Board, LadderReads, ladder_store
 from .runner import LadderRun
 from .spec import Entrant, Entry, LadderError, LadderSpec
 
 log = get_logger("ladder")
 
 Keep = Callable[[str, Iterable[str]], None]
+#: Read here, kept here for the modules that import them so.
+__all__ = ["Board", "Keep", "Ladders", "ladder_store"]
 
 
-@dataclass(frozen=True)
-class Board:
-    """A ladder's leaderboard as the organizer sees it."""
-
-    ladder: LadderRow
-    spec: LadderSpec
-    places: list[Place]
-    #: Bots with a stream on this referee now: name -> idle streams.
-    connected: dict[str, int]
-
-
-def ladder_store(store: Store) -> SqlStore:
-    """The store's ladder rows (every backend's store has them)."""
-    if not isinstance(store, SqlStore):
-        raise TypeError(f"ladders need an SQL store, got {type(store).__name__}")
-    return store
-
-
-class Ladders:
+class Ladders(LadderReads):
     def __init__(self, referee: Referee, store: Store, tokens: TokenBook, keep: Keep,
                  release: Keep, owner: str | None = None,
                  health: StoreHealth | None = None, lease: float = 0.0) -> None:
@@ -66,7 +49,7 @@ class Ladders:
         #: the director's (one database), so that the organizer sees both and no game of
         #: either starts while a result of either waits.
         self.health = health if health is not None else StoreHealth()
-        self.store = ladder_store(store)
+        super().__init__(store)
         self.tokens = tokens
         self._keep, self._release = keep, release
         #: Sharing a database: this process's name on the games it plays, and their
@@ -174,12 +157,6 @@ class Ladders:
         names = (self.tokens.bots if spec.entry is Entry.REGISTERED
                  else [r.bot for r in self.store.entrants(lid) if not r.removed])
         self._keep(f"ladder:{lid}", names)
-
-    def _ladder(self, lid: str) -> tuple[LadderRow, LadderSpec]:
-        row = self.store.ladder(lid)
-        if row is None:
-            raise KeyError(lid)
-        return row, LadderSpec.from_dict(row.spec)
 
     # -- running ---------------------------------------------------------------------
     def resume_all(self) -> list[str]:
@@ -300,32 +277,14 @@ class Ladders:
             listener(lid, row)
 
     # -- reading ---------------------------------------------------------------------
-    def board(self, lid: str) -> Board:
-        """The leaderboard of ``lid`` (KeyError: no such ladder). Reads the store."""
-        row, spec = self._ladder(lid)
-        standings = [Standing(e.bot, _rating(e), e.games, e.wins, e.last_game,
-                              earlier_score(self.store, lid, e.bot,
-                                            Rating(e.start_mu, e.start_sigma), spec.k), e.removed)
-                     for e in self.store.entrants(lid)]
-        connected = {e.bot: sum(1 for c in self.lobby.idle.get(e.bot, ()) if not c.closed.is_set())
-                     for e in self.store.entrants(lid) if self.referee.connected(e.bot)}
-        return Board(row, spec, leaderboard(standings, spec.k), connected)
-
-
-    def bot_page(self, lid: str, bot: str, limit: int = 100
-                 ) -> tuple[Board, Place | None, list[LadderGameRow]]:
-        """The leaderboard, ``bot``'s place on it, and its newest ``limit`` games (KeyError:
-        no such ladder). Reads the store."""
-        board = self.board(lid)
-        place = next((p for p in board.places if p.standing.bot == bot), None)
-        return board, place, self.store.ladder_games(lid, bot=bot, limit=limit, newest_first=True)
+    def connected(self, bots: Iterable[str]) -> dict[str, int]:
+        """Those of ``bots`` with a stream on this referee now: name -> idle streams."""
+        lobby = self.lobby
+        return {b: sum(1 for c in lobby.idle.get(b, ()) if not c.closed.is_set())
+                for b in bots if self.referee.connected(b)}
 
 
 def _crashed(lid: str, task: asyncio.Task[None]) -> None:
     """A ladder's run that ended by an error (a bug): said in the log, not lost."""
     if not task.cancelled() and task.exception() is not None:
         log.error("ladder_run_crashed", ladder=lid, error=repr(task.exception()))
-
-
-def _rating(e: EntrantRow) -> Rating:
-    return Rating(e.mu, e.sigma)

@@ -8,9 +8,11 @@ database, the admin token's digest, the log's level and format) from the first l
 its standard input, opens the referee's database (not exclusively: the referee holds
 it) and serves ``chinchon.v1.TournamentService``'s reads and declarations on a Unix
 socket in a folder only its user may enter: the exports, the standings, the listings,
-and the planning and storing of a declaration. The referee relays those calls to it as
-bytes (organizer_relay.py). It says ``{"event": "organizer_ready", "pid": N}`` on its
-standard output once it serves, and ends when its standard input ends (the referee
+and the planning and storing of a declaration; and ``chinchon.v1.LadderService``'s
+reads (the ladders' list, leaderboards, a bot's page, the exports: ladder_reads.py).
+The referee relays those calls to it as bytes (organizer_relay.py, ladder_relay.py).
+It says ``{"event": "organizer_ready", "pid": N}`` on its standard output once it
+serves, and ends when its standard input ends (the referee
 stopped, or died) or on SIGTERM."""
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import grpc
+from chinchon.v1 import ladder_pb2_grpc as lpb_grpc
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 
@@ -36,11 +39,13 @@ from ..director.declare import declare
 from ..director.reads import TournamentReads
 from ..host.fdlimit import raise_nofile
 from ..host.pools import for_organizer
+from ..ladder.reads import LadderReads
 from ..logs import configure, get_logger
-from ..storage import Store, open_store
+from ..storage import SqliteStore, Store, open_store
 from ..texts import bounded
 from ..tournament.model import Participant, SpecError, TournamentSpec
 from ..tournament.wire import spec_from_proto
+from .ladder_reads import LadderReadsServicer
 from .reads import ReadsAdmin
 from .server import server_options, use_loop
 from .unavailable import StoreErrorInterceptor
@@ -87,11 +92,17 @@ class WorkerServicer(ReadsAdmin, tpb_grpc.TournamentServiceServicer):
 async def serve(socket_path: str, hello: dict[str, Any]) -> int:
     """Serve on ``socket_path`` until standard input ends or SIGTERM."""
     store = open_store(hello["db"])
+    # Its schedules are written beside the referee's games: SQLite's one write lock is
+    # left free between chunks, so that a game's start and end wait milliseconds, not
+    # seconds (PostgreSQL's new rows lock nothing another writer needs).
+    store.yield_writes = isinstance(store, SqliteStore)
     server = grpc.aio.server(interceptors=[StoreErrorInterceptor()],
                              options=server_options(RefereeConfig()))
     # The generated gRPC module has no annotations (grpc_tools writes none for it).
     tpb_grpc.add_TournamentServiceServicer_to_server(  # type: ignore[no-untyped-call]
         WorkerServicer(store, hello.get("admin_digest")), server)
+    lpb_grpc.add_LadderServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        LadderReadsServicer(LadderReads(store)), server)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(socket_path)  # left by a worker that died
     if server.add_insecure_port(f"unix:{socket_path}") == 0:

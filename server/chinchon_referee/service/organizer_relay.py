@@ -49,7 +49,7 @@ STORE_AWAY = "the referee's database"
 Context = grpc.aio.ServicerContext
 
 
-class _Capture:
+class Capture:
     """Takes the handlers the generated code registers, to register them changed."""
 
     def __init__(self) -> None:
@@ -79,14 +79,15 @@ async def _failed(context: Context[Any, Any], e: grpc.aio.AioRpcError | WorkerAw
 
 
 class Relay:
-    """The calls to ``worker``, as handlers of this process's server."""
+    """The calls to ``worker``, as handlers of this process's server (of ``service``:
+    TournamentService unless told)."""
 
-    def __init__(self, worker: OrganizerWorker, director: Director,
-                 info: Callable[[str], Awaitable[tpb.TournamentInfo]]) -> None:
-        self.worker, self.director, self.info = worker, director, info
+    def __init__(self, worker: OrganizerWorker) -> None:
+        self.worker = worker
 
-    def unary(self, method: str) -> Callable[[bytes, Context[Any, Any]], Awaitable[bytes]]:
-        path = f"/{SERVICE}/{method}"
+    def unary(self, method: str, service: str = SERVICE
+              ) -> Callable[[bytes, Context[Any, Any]], Awaitable[bytes]]:
+        path = f"/{service}/{method}"
 
         async def relayed(request: bytes, context: Context[Any, Any]) -> bytes:
             try:
@@ -99,8 +100,9 @@ class Relay:
 
         return relayed
 
-    def stream(self, method: str) -> Callable[[bytes, Context[Any, Any]], AsyncIterator[bytes]]:
-        path = f"/{SERVICE}/{method}"
+    def stream(self, method: str, service: str = SERVICE
+               ) -> Callable[[bytes, Context[Any, Any]], AsyncIterator[bytes]]:
+        path = f"/{service}/{method}"
 
         async def relayed(request: bytes, context: Context[Any, Any]) -> AsyncIterator[bytes]:
             call: grpc.aio.UnaryStreamCall[bytes, bytes] | None = None
@@ -117,6 +119,15 @@ class Relay:
                     call.cancel()  # the caller went away: the worker stops reading
 
         return relayed
+
+
+class TournamentRelay(Relay):
+    """The tournament calls relayed; CreateTournament's declaration adopted here."""
+
+    def __init__(self, worker: OrganizerWorker, director: Director,
+                 info: Callable[[str], Awaitable[tpb.TournamentInfo]]) -> None:
+        super().__init__(worker)
+        self.director, self.info = director, info
 
     async def create(self, request: bytes, context: Context[Any, Any]) -> tpb.CreateTournamentResponse:
         """CreateTournament: declared by the worker; its tokens, bots and start here."""
@@ -143,16 +154,22 @@ def add_tournament_service(server: grpc.aio.Server, servicer: Any, director: Dir
         tpb_grpc.add_TournamentServiceServicer_to_server(  # type: ignore[no-untyped-call]
             servicer, server)
         return
-    capture = _Capture()
+    capture = Capture()
     tpb_grpc.add_TournamentServiceServicer_to_server(  # type: ignore[no-untyped-call]
         servicer, capture)
     handlers = dict(capture.handlers)
-    relay = Relay(worker, director, info)
+    relay = TournamentRelay(worker, director, info)
     for method in RELAYED:  # bytes in, bytes out: no (de)serializer
         handlers[method] = grpc.unary_unary_rpc_method_handler(relay.unary(method))
     for method in STREAMED:
         handlers[method] = grpc.unary_stream_rpc_method_handler(relay.stream(method))
     handlers["CreateTournament"] = grpc.unary_unary_rpc_method_handler(
         relay.create, response_serializer=tpb.CreateTournamentResponse.SerializeToString)
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
-    server.add_registered_method_handlers(SERVICE, handlers)
+    register(server, SERVICE, handlers)
+
+
+def register(server: grpc.aio.Server, service: str,
+             handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]) -> None:
+    """``handlers`` as ``service``'s methods on ``server`` (as the generated code does)."""
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)

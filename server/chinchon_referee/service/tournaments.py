@@ -23,7 +23,7 @@ from ..texts import bounded
 from ..tournament.model import SpecError, StartMode
 from ..tournament.wire import spec_from_proto
 from .bots import BotsAdmin
-from .ladders import add_ladder_service
+from .ladder_relay import add_ladder_service
 from .organizer_relay import add_tournament_service
 from .organizer_spawn import OrganizerWorker
 from .reads import ReadsAdmin
@@ -125,7 +125,7 @@ def add_admin_service(server: grpc.aio.Server, referee: Referee, tokens: TokenBo
                       store: Store, cluster: Cluster | None = None,
                       organizer: OrganizerWorker | None = None) -> dict[str, Any]:
     """The organizer's services on ``server``; with ``organizer``, their heavy calls are
-    answered by that worker process (organizer_relay.py), not by this one."""
+    answered by that worker process (organizer_relay.py, ladder_relay.py), not by this one."""
     director = Director(referee, store, tokens, cluster)
     servicer = TournamentServicer(director)
     add_tournament_service(server, servicer, director, servicer._info, organizer)
@@ -135,7 +135,7 @@ def add_admin_service(server: grpc.aio.Server, referee: Referee, tokens: TokenBo
                       owner=cluster.owner if cluster is not None else None,
                       health=director.rows.health,
                       lease=cluster.lease if cluster is not None else 0.0)
-    add_ladder_service(server, ladders)
+    add_ladder_service(server, ladders, organizer)
     ladders.resume_all()
     if cluster is not None:
         ladders.follow(cluster.on_beat, cluster.on_leases_lost,

@@ -60,6 +60,14 @@ SCHEDULE_PAGE = 2000
 #: Game rows written per transaction when a tournament is created: the store's lock
 #: (which every call of the event loop takes) is never held for long.
 CREATE_CHUNK = 2000
+#: The same, by a store that writes beside another process's games (:attr:`SqlStore.
+#: yield_writes`): a transaction of a few milliseconds.
+YIELDING_CHUNK = 250
+#: The least pause (seconds) such a store leaves the write lock free after each chunk:
+#: longer than the first retries of a writer waiting for it (SQLite's busy handler
+#: tries again after 1, 2, 5 and 10 ms), so that the waiting writer gets it.
+YIELD_GAP = 0.012
+
 
 def _termination(row: GameRow) -> str | None:
     return None if row.result is None else row.result.termination.value
@@ -84,6 +92,12 @@ class SqlStore(CopyRows, LadderRows, Store):
     #: The database's clock, in seconds since the epoch, as SQL (leases and heartbeats
     #: are judged by it: the hosts' clocks may disagree).
     NOW = "((julianday('now') - 2440587.5) * 86400.0)"
+    #: Whether a large write (a tournament's schedule) leaves the write lock free most
+    #: of the time: set by a process that writes beside another's games (the organizer's
+    #: worker). SQLite has one write lock and no queue for it: written back to back, the
+    #: chunks of an 80,000-game schedule keep a referee's game writes (a game's start,
+    #: its end) waiting for seconds, and its games with them.
+    yield_writes = False
 
     @abstractmethod
     def _tx(self) -> contextlib.AbstractContextManager[Tx]:
@@ -145,15 +159,19 @@ class SqlStore(CopyRows, LadderRows, Store):
     # tournaments -----------------------------------------------------------------------
     def create_tournament(self, row: TournamentRow, games: Iterable[GameRow]) -> None:
         it = iter(games)
+        size = YIELDING_CHUNK if self.yield_writes else CREATE_CHUNK
         try:
-            while chunk := list(itertools.islice(it, CREATE_CHUNK)):
+            while chunk := list(itertools.islice(it, size)):
+                values = [(gm.id, row.id, gm.seq, json.dumps(gm.players), gm.deal_id)
+                          for gm in chunk]  # made before the lock is taken
+                began = time.monotonic()
                 with self._tx() as c:
                     c.executemany(
                         "INSERT INTO games (id, tournament_id, seq, players, deal_id, status) "
-                        "VALUES (?, ?, ?, ?, ?, 'scheduled')",
-                        [(gm.id, row.id, gm.seq, json.dumps(gm.players), gm.deal_id)
-                         for gm in chunk],
-                    )
+                        "VALUES (?, ?, ?, ?, ?, 'scheduled')", values)
+                if self.yield_writes:
+                    # The lock free at least two thirds of the time, and long enough.
+                    time.sleep(max(YIELD_GAP, 2 * (time.monotonic() - began)))
             with self._tx() as c:
                 c.execute(
                     "INSERT INTO tournaments (id, name, spec, status, created) "
