@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import dataclasses
 import re
-import shlex
 import signal
 import time
 from pathlib import Path
@@ -55,12 +54,12 @@ from ..tournament.formats.structure import describe
 from ..tournament.model import SpecError, StartMode, TournamentSpec, read_toml
 from ..tournament.report import TournamentReport
 from ..vocabulary import TournamentStatus
-from ..web.settings import parse_http
 from .launching import Shown
 from .record_files import remove_game_records
 from .records import add_run_options, open_tournament, write_run_records
 from .records import register as register_records
 from .standings_table import console, format_summary, standings_table
+from .tournament_web import keep_serving, serve_command, start_run_web
 
 if TYPE_CHECKING:  # the web view (aiohttp) is loaded only when a run serves it
     from ..web import RunningWeb
@@ -244,7 +243,7 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
         return 2
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee,
                                 unix=launcher.socket)
-    site = await _web(referee, store.target, args.http)
+    site = await start_run_web(referee, store.target, args.http)
     launcher.dismissed = director.remaining.dismissed
     # From the first bot launched on, Ctrl-C (or SIGTERM) stops the run the same way
     # whenever it comes: the bots are stopped, the server too, and what was played stays.
@@ -272,7 +271,7 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
             game_logs.finish()
     _write_results(director, tid, spec, results, args)
     if over:
-        await _keep_serving(keep, store.target, args.http)
+        await keep_serving(keep, store.target, args.http)
     return 130 if interrupted else 0
 
 
@@ -386,37 +385,6 @@ def _write_results(director: Director, tid: str, spec: TournamentSpec, results: 
                       f"{store.target} --id {tid} --out DIR")
 
 
-def serve_command(db: str, http: str) -> str:
-    """The command that serves a finished run's results in the web view, later: on the
-    run's own ``--http`` address if one was given, else on port 8080 of this machine."""
-    try:
-        host, port = parse_http(http)
-    except ValueError:
-        host, port = "127.0.0.1", 0
-    where = f"{host}:{port or 8080}"
-    return f"chinchon serve --db {shlex.quote(db)} --http {where}"
-
-
-async def _keep_serving(site: RunningWeb | None, db: str, http: str) -> None:
-    """``--keep-serving``: the run's web view goes on serving its results until Ctrl-C
-    (or SIGTERM); then, either way, the command that serves them later."""
-    if site is not None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        console.print(f"serving the results at {site.url} until Ctrl-C (--keep-serving)",
-                      soft_wrap=True)
-        try:
-            await stop.wait()
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
-            await site.stop()
-    console.print(f"to serve these results in the web view: {serve_command(db, http)}",
-                  soft_wrap=True)
-
-
 def _abandon(tids: list[str], director: Director, results: Path) -> None:
     """``--fresh``: the unfinished runs ``tids`` are abandoned. Each is marked cancelled
     (it is never resumed, and none of its bots is kept waiting for it), and any records
@@ -428,22 +396,6 @@ def _abandon(tids: list[str], director: Director, results: Path) -> None:
         for game in director.store.schedule(tid):  # ids only, no record read
             remove_game_records(results / "records", [game.id])
         console.print(f"abandoned the unfinished run {tid} (--fresh): starting over")
-
-
-async def _web(referee: Referee, db: str, http: str) -> RunningWeb | None:
-    """The web view of the run (docs/web.md), its URL printed; None if 'off' or the
-    address cannot be had (the tournament runs anyway)."""
-    if http == "off":
-        return None
-    from ..web import WebContext, start_web
-
-    try:
-        site = await start_web(WebContext(referee=referee, db=db), *parse_http(http))
-    except (ValueError, OSError) as e:
-        console.print(f"[yellow]no web view:[/] {e}")
-        return None
-    console.print(f"web view: {site.url}", soft_wrap=True)
-    return site
 
 
 def cmd_run(args: argparse.Namespace) -> int:

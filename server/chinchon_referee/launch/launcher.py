@@ -12,7 +12,7 @@ launches bots for, in this order::
     launcher.prepare(plans)           # before the referee: sandboxes, SandboxUnavailable
     server = await start_server(..., unix=launcher.socket)
     await launcher.start(server.target, [launcher.declared(name, command, token, plan, n)])
-    ...                               # launcher.alive(), launcher.procs, launcher.files
+    ...                               # launcher.alive(), .procs, .files, .all_ended()
     exits = await launcher.stop(dismissed=True)   # 5 s to exit by itself, then SIGTERM
     launcher.close()                  # the socket's folder; a confinement it found
 
@@ -323,6 +323,11 @@ class Launcher:
         if self._stopping or code is None or (code == 0 and self.dismissed(one.name)):
             return
         self.events.ended(Ended(one.name, one.instance, code, oom, one.log))
+
+    async def all_ended(self) -> None:
+        """Until every launched process has ended by itself and each early end has been
+        told (a caller that lets its bots leave, rather than stopping them)."""
+        await asyncio.gather(*self._watches)
 
     async def stop(self, dismissed: bool = False) -> list[Exit]:
         """Stop them all at once. ``dismissed``: the referee told the bots they have no
