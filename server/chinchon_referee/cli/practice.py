@@ -203,9 +203,10 @@ async def run_practice(
 ) -> PracticeReport:
     """Play the games; with ``out`` (an existing folder), the bot's stderr goes to
     ``out/bot-stderr.log`` (and each game's share of it to ``out/practice-N.stderr.log``)
-    and each game's record to ``out/practice-N.json``. With
-    ``confine``, the bot runs sandboxed (``confine(socket)``: its sandbox, given the
-    referee's Unix socket, made in a private folder for the run)."""
+    and each game's record to ``out/practice-N.json``. With ``confine``
+    (:func:`..launch.launcher.sandboxed`), the bot runs sandboxed around the referee's
+    Unix socket, made in a private folder for the run. The bot is launched, watched and
+    stopped by :class:`..launch.launcher.Launcher`, as a tournament's are."""
     token = new_token()
     tokens = TokenBook()
     tokens.add(name, token)

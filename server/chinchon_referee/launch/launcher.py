@@ -17,10 +17,8 @@ launches bots for, in this order::
     launcher.close()                  # the socket's folder; a confinement it found
 
 - :meth:`Launcher.prepare` takes each launched bot's plan (sandboxed or not, folder,
-  limits); when any is sandboxed it finds this machine's confinement (unless one was
-  given: ``practice``'s and ``bots check``'s, found before) and makes the referee's
-  socket in a private folder (:meth:`Launcher.open_socket` does that alone, for a
-  caller that brings its own :data:`Confine`).
+  limits); when any is sandboxed it finds this machine's confinement (unless the
+  caller gave one) and makes the referee's socket in a private folder.
 - :meth:`Launcher.start` starts each bot's instances (its stderr to
   ``Output.folder/<bot>.<instance>.log``, a sandboxed bot's stdout to
   ``<bot>.<instance>.out.log``, or as :class:`Output` says) and watches them: a bot
@@ -28,6 +26,15 @@ launches bots for, in this order::
   (:meth:`LaunchEvents.ended`), its games going on without it.
 - :meth:`Launcher.stop` ends them all at once: a dismissed bot (told by the referee that
   it has no game left) has 5 s to exit by itself, then SIGTERM, SIGKILL 5 s later.
+
+A caller with one bot of its own (``practice``, ``bots check``: their confinement found
+before, to refuse early) declares it directly::
+
+    launcher = Launcher(Output(out, stderr="bot-stderr.log", stdout=None), events=Quiet())
+    socket = launcher.open_socket()   # only for a sandboxed bot
+    confine = sandboxed(confinement, folder, limits, name)
+    await launcher.start(target, [DeclaredBot(name, python_command(argv), token,
+                                              sandbox=confine)])
 
 What happens is told through :class:`LaunchEvents`: its methods log what is logged
 (``bot_ended``, ``bot_exited``, ``bot_stopped``); a front end subclasses it to show
