@@ -21,10 +21,9 @@ from chinchon.engine import RuleSet
 from chinchon.v1 import tournament_pb2 as tpb
 from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon_referee.cli import practice
-from chinchon_referee.cli.tournament import BotLauncher
 from chinchon_referee.config import TimeControl
 from chinchon_referee.host.processes import spawn as spawn_process
-from chinchon_referee.tournament.model import TournamentSpec
+from chinchon_referee.launch.launcher import DeclaredBot, Launcher, Output
 
 from tests.support.fixture_types import StartServer
 from tests.support.helpers import RAW_BOT, BotProc, bot_token, spec
@@ -40,20 +39,15 @@ def spied(folder: Path) -> list[dict[str, object]]:
 async def test_tournament_bots_get_their_token_in_the_environment_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: StartServer,
 ) -> None:
-    """The launcher of ``chinchon tournament run`` puts no token on the bots' command
+    """The launcher (``chinchon tournament run``'s) puts no token on the bots' command
     lines (which every local user can read); they get it from CHINCHON_TOKEN."""
     monkeypatch.setenv("SPY_DIR", str(tmp_path))
 
-    spec_ = TournamentSpec.from_dict({
-        "name": "env-only",
-        "participants": [{"name": b, "token": bot_token(b), "command": SPY, "instances": 1}
-                         for b in ("a", "b")],
-    })
     server = await servers(["a", "b"])
-    launcher = BotLauncher(spec_, ROOT, tmp_path / "logs", server.target,
-                           {b: bot_token(b) for b in ("a", "b")})
+    launcher = Launcher(Output(tmp_path / "logs"), base=ROOT)
     try:
-        await launcher.start()
+        await launcher.start(server.target, [DeclaredBot(b, tuple(SPY), bot_token(b))
+                                             for b in ("a", "b")])
         # Connected: the token reached them through the environment.
         assert await server.referee.lobby.wait_all(["a", "b"], 60)
     finally:

@@ -18,7 +18,8 @@ from chinchon.v1 import tournament_pb2_grpc as tpb_grpc
 from chinchon.wire import duration
 from chinchon_referee.auth import TokenBook
 from chinchon_referee.cli.main import main
-from chinchon_referee.cli.tournament import BotLauncher, _slug
+from chinchon_referee.cli.tournament import _slug
+from chinchon_referee.launch.launcher import instances
 from chinchon_referee.tournament.model import MAX_CONCURRENCY, MAX_GAMES, TournamentSpec
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -304,8 +305,8 @@ def test_the_launcher_never_starts_more_copies_than_games_at_once(
         "participants": [{"name": f"b{i}", "instances": declared if i == 0 else 0}
                          for i in range(n)],
     })
-    launcher = BotLauncher(spec, Path("."), Path("logs"), "127.0.0.1:1", {})
-    counts = [launcher.instances(p) for p in spec.participants]
+    counts = [instances(p.instances, concurrency=spec.concurrency, bots=len(spec.participants),
+                        table_size=spec.table_size) for p in spec.participants]
     assert all(1 <= c <= conc for c in counts)
     if declared:
         assert counts[0] == min(declared, conc)

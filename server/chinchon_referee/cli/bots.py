@@ -36,7 +36,6 @@ import asyncio
 import os
 import secrets
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,14 +46,14 @@ from chinchon.strategies import BUILTIN_BOTS
 from rich.text import Text
 
 from ..config import TimeControl
-from ..launch.bots import Sandboxed
 from ..launch.build import BuildBounds, build
 from ..launch.checked import Record
 from ..launch.confine import Confinement
 from ..launch.intake import Bounds, IntakeError, remove, take
+from ..launch.launcher import python_command, sandboxed
 from ..launch.limits import LimitError, Limits
 from ..launch.manifest import Manifest, ManifestError
-from ..launch.sandbox import SandboxSpec, SandboxUnavailable, python_runtime
+from ..launch.sandbox import SandboxUnavailable, python_runtime
 from ..logs import configure
 from ..service.server import use_loop
 from .practice import console, print_report, run_practice
@@ -158,10 +157,6 @@ def _take(source: Path, into: Path, bounds: Bounds) -> Manifest | str:
         return f"{source}: cannot be copied: {e.strerror or e}"
 
 
-def _command(argv: tuple[str, ...]) -> list[str]:
-    return [sys.executable if part == "{python}" else part for part in argv]
-
-
 async def _built(confinement: Confinement, prep: Prepared) -> str | None:
     """``OUT/bot``: the submission built (or, without a build, as it came); None, or
     why not."""
@@ -194,15 +189,12 @@ async def check(args: argparse.Namespace, confinement: Confinement, prep: Prepar
         return 1
     pinned = Record.of(folder, passed=False)
     pinned.write(folder)
-
-    def confine(sock: Path) -> Sandboxed:
-        return Sandboxed(confinement, SandboxSpec(folder, sock, limits, python_runtime()),
-                         manifest.name)
-
     seed = args.seed or secrets.token_hex(8)
-    rep = await run_practice(_command(manifest.run), args.games, args.opponent, RuleSet(),
-                             TimeControl(args.per_move, args.bank), seed, manifest.name,
-                             out=prep.out, confine=confine)
+    # Played as a tournament plays it (``submission = "OUT/bot"``): its command, its folder.
+    rep = await run_practice(list(python_command(manifest.run)), args.games, args.opponent,
+                             RuleSet(), TimeControl(args.per_move, args.bank), seed,
+                             manifest.name, out=prep.out,
+                             confine=sandboxed(confinement, folder, limits, manifest.name))
     print_report(rep)
     if rep.clean:
         Record(True, pinned.sha256, pinned.entries).write(folder)

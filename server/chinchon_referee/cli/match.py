@@ -42,6 +42,7 @@ from ..config import Policies, RefereeConfig, TimeControl
 from ..director.director import Director
 from ..host.fdlimit import raise_nofile
 from ..launch.declaration import BotPlan, SandboxPlan
+from ..launch.launcher import Launcher, Output, instances
 from ..launch.limits import LimitError, Limits
 from ..launch.sandbox import SandboxUnavailable
 from ..logs import configure
@@ -59,9 +60,9 @@ from ..tournament.model import (
 )
 from ..tournament.sprt import SprtError, SprtSpec, Verdict
 from ..vocabulary import TournamentStatus
+from .launching import Shown
 from .match_output import MatchProgress, Outcome, exit_code, write_outputs
 from .standings_table import console
-from .tournament import BotLauncher, Sandboxing
 
 #: The baseline's name (the first opponent); more opponents are opponent-2, -3...
 BASELINE = "baseline"
@@ -219,14 +220,15 @@ async def run_match(plan: MatchPlan, args: argparse.Namespace) -> int:
     except (OSError, StoreError) as e:
         console.print(f"[bold red]error:[/] {escape(str(e))}")
         return 2
-    sandboxing = Sandboxing(plan.sandbox)
+    launcher = Launcher(Output(out / "logs"), base=Path.cwd(), runtime=plan.sandbox.runtime,
+                        events=Shown(console))
     try:
-        return await _run_on(store, plan, out, args, sandboxing)
+        return await _run_on(store, plan, out, args, launcher)
     except UsageError as e:
         console.print(f"[bold red]error:[/] {escape(str(e))}")
         return 2
     finally:
-        sandboxing.close()
+        launcher.close()
         store.close()
 
 
@@ -282,7 +284,7 @@ def _tally(store: Store, tid: str, opponents: tuple[str, ...]) -> Tally:
 
 
 async def _run_on(store: Store, plan: MatchPlan, out: Path, args: argparse.Namespace,
-                  sandboxing: Sandboxing) -> int:
+                  launcher: Launcher) -> int:
     row = _find(store, plan)
     tokens = TokenBook()
     tid = row.id if row is not None else _declare(store, plan, tokens)
@@ -299,7 +301,8 @@ async def _run_on(store: Store, plan: MatchPlan, out: Path, args: argparse.Names
     if done:
         console.print(f"resuming: {done} pairs already played")
     try:
-        sandboxing.prepare(spec)
+        launcher.prepare({p.name: plan.sandbox.of(p.name) for p in spec.participants
+                          if p.command})
     except SandboxUnavailable as e:
         raise UsageError(str(e)) from None
     config = RefereeConfig(time_control=spec.time_control, policies=spec.policies)
@@ -307,9 +310,8 @@ async def _run_on(store: Store, plan: MatchPlan, out: Path, args: argparse.Names
     director = Director(referee, store, tokens)
     bot_tokens = _tokens(store, spec, tokens)
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee,
-                                unix=sandboxing.socket)
-    launcher = BotLauncher(spec, Path.cwd(), out / "logs", server.target, bot_tokens,
-                           sandboxing, director.remaining.dismissed)
+                                unix=launcher.socket)
+    launcher.dismissed = director.remaining.dismissed
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -317,9 +319,12 @@ async def _run_on(store: Store, plan: MatchPlan, out: Path, args: argparse.Names
     progress = MatchProgress(plan.opponents, plan.pairs, plan.sprt, args.quiet)
     end: Outcome | None = None
     try:
-        await launcher.start()
-        alive = [n for n, proc in launcher.procs if proc.returncode is None]
-        await referee.lobby.wait_all(sorted(set(alive)), spec.connect_wait)
+        n, k, conc = len(spec.participants), spec.table_size, spec.concurrency
+        await launcher.start(server.target, [
+            launcher.declared(p.name, p.command, bot_tokens[p.name], plan.sandbox.of(p.name),
+                              instances(p.instances, concurrency=conc, bots=n, table_size=k))
+            for p in spec.participants if p.command])
+        await referee.lobby.wait_all(launcher.alive(), spec.connect_wait)
         end = await _play(director, tid, plan, tally, stop, progress)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -25,12 +25,9 @@ import asyncio
 import atexit
 import json
 import secrets
-import shutil
 import signal
 import sys
-import tempfile
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,11 +40,19 @@ from rich.text import Text
 
 from ..auth import TokenBook, new_token
 from ..config import Policies, RefereeConfig, TimeControl
-from ..launch.bots import BotProcess, Keep, Sandboxed, launch
+from ..launch.bots import BotProcess
 from ..launch.confine import Confinement
 from ..launch.game_logs import GameLogs
+from ..launch.launcher import (
+    Confine,
+    DeclaredBot,
+    Launcher,
+    Output,
+    Quiet,
+    sandboxed,
+)
 from ..launch.limits import LimitError, Limits
-from ..launch.sandbox import SandboxSpec, SandboxUnavailable, python_runtime
+from ..launch.sandbox import SandboxUnavailable
 from ..logs import configure
 from ..referee import GameOutcome, GameSpec, Incident, IncidentKind, Referee
 from ..referee.dismissal import Dismissal, DismissReason
@@ -194,21 +199,24 @@ async def run_practice(
     name: str = "candidate",
     connect_timeout: float = 30.0,
     out: Path | None = None,
-    confine: Callable[[Path], Sandboxed] | None = None,
+    confine: Confine | None = None,
 ) -> PracticeReport:
     """Play the games; with ``out`` (an existing folder), the bot's stderr goes to
     ``out/bot-stderr.log`` (and each game's share of it to ``out/practice-N.stderr.log``)
-    and each game's record to ``out/practice-N.json``. With
-    ``confine``, the bot runs sandboxed (``confine(socket)``: its sandbox, given the
-    referee's Unix socket, made in a private folder for the run)."""
+    and each game's record to ``out/practice-N.json``. With ``confine``
+    (:func:`..launch.launcher.sandboxed`), the bot runs sandboxed around the referee's
+    Unix socket, made in a private folder for the run. The bot is launched, watched and
+    stopped by :class:`..launch.launcher.Launcher`, as a tournament's are."""
     token = new_token()
     tokens = TokenBook()
     tokens.add(name, token)
     config = RefereeConfig(time_control=time_control, policies=Policies(reconnect_grace=5.0))
     referee = Referee(config)
-    private = Path(tempfile.mkdtemp(prefix="chinchon-")) if confine else None
-    sock = private / "referee.sock" if private else None
-    server = await start_server("127.0.0.1:0", config, tokens, referee=referee, unix=sock)
+    told = Quiet()  # the report says how the bot ended, in its own words
+    launcher = Launcher(Output(out, stderr=STDERR_FILE, stdout=None, tail=STDERR_LINES,
+                               private=False), events=told)
+    server = await start_server("127.0.0.1:0", config, tokens, referee=referee,
+                                unix=launcher.open_socket() if confine else None)
     report = PracticeReport(name, opponent, seed=seed, out=out)
     stderr_file = out / STDERR_FILE if out is not None else None
     if out is not None and stderr_file is not None:
@@ -216,15 +224,13 @@ async def run_practice(
         folder = out
         referee.services.on_game = GameLogs(
             {name: [stderr_file]}, lambda gid, _seat: folder / f"{gid}.stderr.log", [token])
-    try:
-        proc = await launch(command, server.target, token, stdout=Keep.DISCARD,
-                            stderr=stderr_file or Keep.MEMORY, tail=STDERR_LINES,
-                            sandbox=confine(sock) if confine and sock else None)
-    except OSError:
+    await launcher.start(server.target, [DeclaredBot(name, tuple(command), token,
+                                                     sandbox=confine)])
+    if told.failed is not None:
         await server.stop(grace=1.0)
-        if private:
-            shutil.rmtree(private, ignore_errors=True)
-        raise
+        launcher.close()
+        raise told.failed
+    proc = launcher.procs[0].proc
     try:
         exited = await _wait_connected(referee, proc, name, connect_timeout, report)
         if report.connected:
@@ -239,12 +245,12 @@ async def run_practice(
             referee.lobby.dismiss(name, why)
     finally:
         # A dismissed bot has 5 s to exit by itself; then (or at once) SIGTERM.
-        report.bot_exit, by_itself = await proc.finish(5.0 if report.connected else 0.0)
-        report.exited_by_itself = by_itself if report.connected else None
+        (end,) = await launcher.stop(dismissed=report.connected)
+        report.bot_exit = end.code
+        report.exited_by_itself = end.by_itself if report.connected else None
         report.bot_stderr = _tail(stderr_file) if stderr_file else "".join(proc.err)
         await server.stop(grace=1.0)
-        if private:
-            shutil.rmtree(private, ignore_errors=True)
+        launcher.close()
     return report
 
 
@@ -371,7 +377,7 @@ def print_report(rep: PracticeReport) -> None:
     console.print(f"[dim]seed {rep.seed}: --seed {rep.seed} plays the same deals again[/]")
 
 
-def _confine(args: argparse.Namespace) -> Callable[[Path], Sandboxed] | str | None:
+def _confine(args: argparse.Namespace) -> Confine | str | None:
     """``--sandbox FOLDER``: the bot's sandbox given the referee's socket; None without
     it; what is wrong (no sandbox here, a bad limit, no such folder)."""
     if not args.sandbox:
@@ -387,8 +393,7 @@ def _confine(args: argparse.Namespace) -> Callable[[Path], Sandboxed] | str | No
     if confinement.warning:
         console.print(Text(f"warning: {confinement.warning}"))
     atexit.register(confinement.close)  # its cgroup folders, once the run is over
-    return lambda sock: Sandboxed(
-        confinement, SandboxSpec(folder, sock, limits, python_runtime()), args.name)
+    return sandboxed(confinement, folder, limits, args.name)
 
 
 def cmd_practice(args: argparse.Namespace) -> int:

@@ -1,10 +1,11 @@
-"""``chinchon tournament run FILE``: a whole round-robin from one command.
+"""``chinchon tournament run FILE``: a whole tournament, any format, from one command.
 
-Starts a referee in this process, launches every bot from its command line (like a
-chess tournament manager launching engines), runs the schedule with a live progress
-bar, prints the standings and writes standings, ratings and a report to a folder (the
-games' records stay in the database: ``--records`` also writes them to the folder's
-``records/``, and ``chinchon tournament records`` does later, :mod:`.records_cli`).
+Starts a referee in this process, launches every bot from its command line or
+submission (like a chess tournament manager launching engines; the launching itself is
+:mod:`..launch.launcher`'s, this module shows what it tells), runs the schedule with a
+live progress bar, prints the standings and writes standings, ratings and a report to a
+folder (the games' records stay in the database: ``--records`` also writes them to the
+folder's ``records/``, and ``chinchon tournament records`` does later, :mod:`.records`).
 Running the same file again with the same database resumes an interrupted run; once the
 run is finished, running it again prints its standings (and when it finished) and
 launches nothing. ``--again`` plays it once more in a new results folder
@@ -25,16 +26,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import math
 import re
-import shlex
-import shutil
 import signal
-import sys
-import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,33 +39,30 @@ from ..auth import TokenBook, new_token
 from ..config import RefereeConfig
 from ..director.director import Director
 from ..host.fdlimit import raise_nofile
-from ..launch.bots import BotProcess, Keep, Sandboxed, launch
-from ..launch.confine import Confinement
 from ..launch.declaration import DeclarationError, SandboxPlan, split
 from ..launch.game_logs import GameLogs
+from ..launch.launcher import DeclaredBot, Launcher, Output, instances
 from ..launch.limits import LimitError
-from ..launch.sandbox import SandboxSpec, SandboxUnavailable, python_runtime
-from ..logs import LogFormat, configure, get_logger
+from ..launch.sandbox import SandboxUnavailable
+from ..logs import LogFormat, configure
 from ..referee import Referee
 from ..service.server import start_server, use_loop
 from ..storage import Store, StoreError, TournamentRow, open_store
 from ..storage.beside import bot_stderr_file, stderr_file, stderr_folder
 from ..tournament.formats.plan import layout_of
 from ..tournament.formats.structure import describe
-from ..tournament.model import Participant, SpecError, StartMode, TournamentSpec, read_toml
+from ..tournament.model import SpecError, StartMode, TournamentSpec, read_toml
 from ..tournament.report import TournamentReport
 from ..vocabulary import TournamentStatus
-from ..web.settings import parse_http
+from .launching import Shown
 from .record_files import remove_game_records
 from .records import add_run_options, open_tournament, write_run_records
 from .records import register as register_records
 from .standings_table import console, format_summary, standings_table
+from .tournament_web import keep_serving, serve_command, start_run_web
 
 if TYPE_CHECKING:  # the web view (aiohttp) is loaded only when a run serves it
     from ..web import RunningWeb
-
-log = get_logger("tournament")
-
 
 def register(sub: Any) -> None:
     p = sub.add_parser("tournament", help="run or inspect round-robin tournaments")
@@ -133,13 +124,6 @@ def next_folder(folder: Path) -> Path:
     return candidate
 
 
-def _command(p: Participant) -> list[str]:
-    out = []
-    for part in p.command:
-        out.append(part.replace("{python}", sys.executable))
-    return out
-
-
 def load(path: Path) -> tuple[TournamentSpec, SandboxPlan]:
     """A declaration file: the tournament, and how its bots are launched (sandboxed or
     not: :mod:`..launch.declaration`). SpecError naming what is wrong."""
@@ -148,150 +132,6 @@ def load(path: Path) -> tuple[TournamentSpec, SandboxPlan]:
     except (DeclarationError, LimitError) as e:
         raise SpecError(str(e)) from None
     return TournamentSpec.from_dict(rest), plan
-
-
-@dataclass
-class Sandboxing:
-    """The sandbox of a run's launched bots: the plan, this machine's confinement and
-    the referee's Unix socket (in a private folder of its own)."""
-
-    plan: SandboxPlan
-    confinement: Confinement | None = None
-    socket: Path | None = None
-
-    def prepare(self, spec: TournamentSpec) -> None:
-        """Just before the bots of ``spec`` are launched (a finished run launches none,
-        and needs no sandbox): this machine's confinement and the socket's folder;
-        SandboxUnavailable when a bot is to be sandboxed and cannot be here; the
-        warnings (no cgroups, bots unsandboxed) printed."""
-        launched = {p.name for p in spec.participants if p.command}
-        boxed = [n for n in launched if self.plan.of(n).sandboxed]
-        loose = sorted(launched - set(boxed))
-        if loose:
-            console.print(f"[yellow]note:[/] {len(loose)} bot{'s' if len(loose) > 1 else ''} "
-                          f"run unsandboxed, as you ({', '.join(loose)}); sandbox = true "
-                          "confines them (docs/security.md)", soft_wrap=True)
-        if not boxed:
-            return
-        try:
-            self.confinement = Confinement.find()
-        except SandboxUnavailable as e:
-            raise SandboxUnavailable(
-                f"{', '.join(sorted(boxed))} {'is' if len(boxed) == 1 else 'are'} to run "
-                f"sandboxed, and no sandbox can be made here: {e}") from None
-        if self.confinement.warning:
-            console.print(f"[yellow]warning:[/] {self.confinement.warning}", soft_wrap=True)
-        folder = Path(tempfile.mkdtemp(prefix="chinchon-"))  # mode 0700: this user only
-        self.socket = folder / "referee.sock"
-
-    def spec_for(self, name: str) -> SandboxSpec | None:
-        bot = self.plan.of(name)
-        if not bot.sandboxed or self.socket is None or bot.folder is None:
-            return None
-        return SandboxSpec(bot.folder, self.socket, bot.limits,
-                           python_runtime() + self.plan.runtime)
-
-    def close(self) -> None:
-        if self.confinement is not None:
-            self.confinement.close()
-        if self.socket is not None:
-            shutil.rmtree(self.socket.parent, ignore_errors=True)
-
-
-class BotLauncher:
-    """Starts and stops the bots' processes (:mod:`.launcher`); their stderr goes to log
-    files, ``<logs>/<bot>.<instance>.log``. Sandboxed bots (``sandboxing``) run in
-    their folders, confined; a bot that ends before it is dismissed is reported
-    (``dismissed``: whether the referee has told a bot it has no game left)."""
-
-    def __init__(self, spec: TournamentSpec, base: Path, logs: Path, target: str,
-                 tokens: dict[str, str], sandboxing: Sandboxing | None = None,
-                 dismissed: Callable[[str], bool] = lambda _bot: False) -> None:
-        self.spec = spec
-        self.dismissed = dismissed
-        self.base = base
-        self.logs = logs
-        self.target = target
-        self.tokens = tokens
-        self.sandboxing = sandboxing or Sandboxing(SandboxPlan())
-        self.procs: list[tuple[str, BotProcess]] = []
-        self.watches: list[asyncio.Future[None]] = []
-        self.stopping = False
-        #: Each launched bot's stderr files, one per instance.
-        self.files: dict[str, list[Path]] = {}
-
-    def instances(self, p: Participant) -> int:
-        """Copies of ``p``'s command to launch: as declared, or enough streams for its
-        share of the games at once; never more than the concurrency (a bot is in at most
-        that many games at once), which is itself at most MAX_CONCURRENCY."""
-        conc = self.spec.concurrency
-        if p.instances:
-            return min(p.instances, conc)
-        n, k = len(self.spec.participants), self.spec.table_size
-        return max(1, min(conc, math.ceil(conc * k / n)))
-
-    async def start(self) -> None:
-        # The bots' whole stderr: the organizer's (this user's) only.
-        self.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.logs.chmod(0o700)
-        for p in self.spec.participants:
-            if not p.command:
-                continue
-            cmd = _command(p)
-            box = self.sandboxing.spec_for(p.name)
-            confinement = self.sandboxing.confinement
-            sandbox = Sandboxed(confinement, box, p.name) if box and confinement else None
-            for i in range(self.instances(p)):
-                try:
-                    # A sandboxed bot's stdout is kept too (both bounded by its file_size_mb).
-                    out = self.logs / f"{p.name}.{i}.out.log" if sandbox else Keep.DISCARD
-                    proc = await launch(cmd, self.target, self.tokens[p.name], cwd=self.base,
-                                        stdout=out, stderr=self.logs / f"{p.name}.{i}.log",
-                                        sandbox=sandbox)
-                except OSError as e:
-                    console.print(f"[yellow]warning:[/] cannot start {p.name}: {e}; "
-                                  "its games will be forfeited")
-                    break
-                self.procs.append((p.name, proc))
-                self.watches.append(asyncio.ensure_future(self._watch(p.name, i, proc)))
-                self.files.setdefault(p.name, []).append(self.logs / f"{p.name}.{i}.log")
-
-    async def _watch(self, name: str, instance: int, proc: BotProcess) -> None:
-        """Say so when a bot's process ends before the run dismisses or stops it (a crash,
-        or its sandbox's limits: killed for memory...); its games go on without it. A bot
-        that exits 0 once dismissed does what it was asked (it is logged when stopped)."""
-        await proc.proc.wait()
-        oom = proc.oom_killed()
-        code = proc.proc.returncode
-        if self.stopping or code is None or (code == 0 and self.dismissed(name)):
-            return
-        how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
-        if code > 128 and code - 128 in signal.valid_signals():  # a sandbox's: as a shell's
-            how += f" (killed by {signal.Signals(code - 128).name})"
-        if oom:
-            how += " (out of memory: its sandbox's memory_mb)"
-        log.warning("bot_ended", bot=name, instance=instance, code=code, oom=oom)
-        console.print(f"[yellow]warning:[/] {name} (instance {instance}) ended during the run: "
-                      f"{how}; see {self.logs / f'{name}.{instance}.log'}", soft_wrap=True)
-
-    async def stop(self, dismissed: bool = False) -> None:
-        """Stop them all at once. ``dismissed``: the tournament is over and the referee
-        told the bots (``PlayResponse.dismissed``): each has 5 s to exit by itself first.
-        Then SIGTERM, and SIGKILL 5 s later. Each exit is logged (``bot_exited``), and a
-        dismissed bot that had to be stopped is warned about."""
-
-        async def one(name: str, proc: BotProcess) -> None:
-            code, by_itself = await proc.finish(5.0 if dismissed else 0.0)
-            log.info("bot_exited", bot=name, pid=proc.pid, code=code, by_itself=by_itself)
-            if dismissed and not by_itself:
-                log.warning("bot_stopped", bot=name, pid=proc.pid,
-                            why="it did not exit within 5 s of being dismissed at the end "
-                                "of the tournament")
-
-        self.stopping = True
-        await asyncio.gather(*(one(name, proc) for name, proc in self.procs))
-        for watch in self.watches:
-            watch.cancel()
 
 
 async def _play(director: Director, tid: str, name: str, stop: asyncio.Event,
@@ -365,16 +205,18 @@ async def run_tournament(args: argparse.Namespace) -> int:
     except StoreError as e:
         console.print(f"[bold red]error:[/] {e}")
         return 2
-    sandboxing = Sandboxing(plan)
+    launcher = Launcher(Output(results / "logs"), base=path.parent.resolve(),
+                        runtime=plan.runtime, events=Shown(console))
     try:
-        return await _run_on(store, args, path, spec, results, sandboxing)
+        return await _run_on(store, args, path, spec, results, plan, launcher)
     finally:
-        sandboxing.close()
+        launcher.close()
         store.close()
 
 
 async def _run_on(store: Store, args: argparse.Namespace, path: Path,
-                  spec: TournamentSpec, results: Path, sandboxing: Sandboxing) -> int:
+                  spec: TournamentSpec, results: Path, plan: SandboxPlan,
+                  launcher: Launcher) -> int:
     tokens = TokenBook()
     config = RefereeConfig(time_control=spec.time_control, policies=spec.policies)
     referee = Referee(config)
@@ -387,7 +229,7 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
         _show_finished(director, spec, finished, results, args.http)
         return 0
     try:  # bots will be launched: their sandbox, before anything is stored
-        sandboxing.prepare(spec)
+        launcher.prepare({p.name: plan.of(p.name) for p in spec.participants if p.command})
     except SandboxUnavailable as e:
         console.print(f"[bold red]error:[/] {path}: {e}", soft_wrap=True)
         return 2
@@ -400,10 +242,9 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
         console.print(f"[bold red]error:[/] {path}: {e}")
         return 2
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee,
-                                unix=sandboxing.socket)
-    site = await _web(referee, store.target, args.http)
-    launcher = BotLauncher(spec, path.parent.resolve(), results / "logs", server.target, bot_tokens,
-                           sandboxing, director.remaining.dismissed)
+                                unix=launcher.socket)
+    site = await start_run_web(referee, store.target, args.http)
+    launcher.dismissed = director.remaining.dismissed
     # From the first bot launched on, Ctrl-C (or SIGTERM) stops the run the same way
     # whenever it comes: the bots are stopped, the server too, and what was played stays.
     stop = asyncio.Event()
@@ -414,7 +255,7 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
     over = False  # played to its end: its bots were dismissed
     game_logs: GameLogs | None = None
     try:
-        await launcher.start()
+        await launcher.start(server.target, _bots(launcher, spec, plan, bot_tokens))
         game_logs = _cut_stderr_per_game(referee, store, launcher, bot_tokens)
         interrupted = await _start_and_play(director, tid, spec, launcher, site, stop, args.quiet)
         over = not interrupted
@@ -430,7 +271,7 @@ async def _run_on(store: Store, args: argparse.Namespace, path: Path,
             game_logs.finish()
     _write_results(director, tid, spec, results, args)
     if over:
-        await _keep_serving(keep, store.target, args.http)
+        await keep_serving(keep, store.target, args.http)
     return 130 if interrupted else 0
 
 
@@ -474,7 +315,17 @@ def _resume_or_declare(director: Director, tokens: TokenBook, path: Path, spec: 
     return tid, director.spec_of(tid), {p.name: p.token for p in created}
 
 
-def _cut_stderr_per_game(referee: Referee, store: Store, launcher: BotLauncher,
+def _bots(launcher: Launcher, spec: TournamentSpec, plan: SandboxPlan,
+          tokens: dict[str, str]) -> list[DeclaredBot]:
+    """The participants with a command, as the launcher starts them: each with its
+    token, its sandbox and its instances (at most the concurrency)."""
+    n, k, conc = len(spec.participants), spec.table_size, spec.concurrency
+    return [launcher.declared(p.name, p.command, tokens[p.name], plan.of(p.name),
+                              instances(p.instances, concurrency=conc, bots=n, table_size=k))
+            for p in spec.participants if p.command]
+
+
+def _cut_stderr_per_game(referee: Referee, store: Store, launcher: Launcher,
                          bot_tokens: dict[str, str]) -> GameLogs | None:
     """Each game's share of the bots' stderr, and each bot's lines no one game owns,
     kept beside the database (launch/game_logs.py; served by web/botlogs.py)."""
@@ -488,7 +339,7 @@ def _cut_stderr_per_game(referee: Referee, store: Store, launcher: BotLauncher,
 
 
 async def _start_and_play(director: Director, tid: str, spec: TournamentSpec,
-                          launcher: BotLauncher, site: RunningWeb | None, stop: asyncio.Event,
+                          launcher: Launcher, site: RunningWeb | None, stop: asyncio.Event,
                           quiet: bool) -> bool:
     """Wait for the launched bots (boundedly) and play; True if interrupted."""
     loop = asyncio.get_running_loop()
@@ -499,8 +350,7 @@ async def _start_and_play(director: Director, tid: str, spec: TournamentSpec,
         # not): the reconnect grace alone would make them forfeit their first games.
         deadline = loop.time() + spec.connect_wait
         while loop.time() < deadline and not stop.is_set():
-            alive = sorted({n for n, proc in launcher.procs if proc.returncode is None})
-            if await director.referee.lobby.wait_all(alive, 0.2):
+            if await director.referee.lobby.wait_all(launcher.alive(), 0.2):
                 break
     if stop.is_set():
         console.print(f"interrupted before the first game: {done} of {total} games "
@@ -535,37 +385,6 @@ def _write_results(director: Director, tid: str, spec: TournamentSpec, results: 
                       f"{store.target} --id {tid} --out DIR")
 
 
-def serve_command(db: str, http: str) -> str:
-    """The command that serves a finished run's results in the web view, later: on the
-    run's own ``--http`` address if one was given, else on port 8080 of this machine."""
-    try:
-        host, port = parse_http(http)
-    except ValueError:
-        host, port = "127.0.0.1", 0
-    where = f"{host}:{port or 8080}"
-    return f"chinchon serve --db {shlex.quote(db)} --http {where}"
-
-
-async def _keep_serving(site: RunningWeb | None, db: str, http: str) -> None:
-    """``--keep-serving``: the run's web view goes on serving its results until Ctrl-C
-    (or SIGTERM); then, either way, the command that serves them later."""
-    if site is not None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        console.print(f"serving the results at {site.url} until Ctrl-C (--keep-serving)",
-                      soft_wrap=True)
-        try:
-            await stop.wait()
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
-            await site.stop()
-    console.print(f"to serve these results in the web view: {serve_command(db, http)}",
-                  soft_wrap=True)
-
-
 def _abandon(tids: list[str], director: Director, results: Path) -> None:
     """``--fresh``: the unfinished runs ``tids`` are abandoned. Each is marked cancelled
     (it is never resumed, and none of its bots is kept waiting for it), and any records
@@ -577,22 +396,6 @@ def _abandon(tids: list[str], director: Director, results: Path) -> None:
         for game in director.store.schedule(tid):  # ids only, no record read
             remove_game_records(results / "records", [game.id])
         console.print(f"abandoned the unfinished run {tid} (--fresh): starting over")
-
-
-async def _web(referee: Referee, db: str, http: str) -> RunningWeb | None:
-    """The web view of the run (docs/web.md), its URL printed; None if 'off' or the
-    address cannot be had (the tournament runs anyway)."""
-    if http == "off":
-        return None
-    from ..web import WebContext, start_web
-
-    try:
-        site = await start_web(WebContext(referee=referee, db=db), *parse_http(http))
-    except (ValueError, OSError) as e:
-        console.print(f"[yellow]no web view:[/] {e}")
-        return None
-    console.print(f"web view: {site.url}", soft_wrap=True)
-    return site
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -1,6 +1,7 @@
 """Bot processes: start a bot's command, keep its output flowing, stop it.
 
-The one launcher of ``chinchon tournament run``, ``chinchon practice`` and the tests.
+One process of a bot (:mod:`.launcher` starts a declared bot's instances with it, for
+``chinchon tournament run``, ``practice`` and ``bots check``; the tests use it alone).
 A bot is started as ``COMMAND... --target HOST:PORT`` with the address also in
 CHINCHON_TARGET and its token only in CHINCHON_TOKEN: a command line is visible to
 every local user (``ps``), an environment is not. Its stdout and stderr each go to a
