@@ -68,7 +68,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("layoff-best-most-points", "game.py",
            "            if (v, off) < best[:2]:",
            "            if (off, v) < (best[1], best[0]):",
-           "layoff best lays off the most points, not the fewest points left (issue 14)"),
+           "layoff best lays off the most points, not the fewest points left"),
     Mutant("layoff-best-tie-fewest-off", "game.py",
            "            off -= rules.card_points(a.card)",
            "            off += rules.card_points(a.card)",
@@ -146,7 +146,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "                if v < row[k][0] or (v == row[k][0] and c < row[k][1]):",
            "                if v < row[k][0]:",
            "equal-point splits do not prefer the fewest unmatched cards"),
-    # The house rules (issue 29).
+    # The house rules.
     Mutant("wild-card-face-value", "rules.py",
            "            table[c] = self.joker_points",
            "            table[c] = table[c]",
@@ -175,6 +175,22 @@ MUTANTS: tuple[Mutant, ...] = (
            "    return state.turn < sum(state.alive)",
            "    return state.turn < state.n",
            "the first round counts every seat, also the players out of the game"),
+    Mutant("first-round-first-hand-only", "game.py",
+           "    return state.turn < sum(state.alive)",
+           "    return state.hand_no <= 1 and state.turn < sum(state.alive)",
+           "close_first_round holds in the game's first hand only, not in every hand"),
+    Mutant("first-round-one-turn-short", "game.py",
+           "    return state.turn < sum(state.alive)",
+           "    return state.turn < sum(state.alive) - 1",
+           "the first round ends a turn early: its last player may close"),
+    Mutant("layoff-best-wild-card-one-end", "game.py",
+           "            if (a.card, a.meld) in tried and not rules.is_wild(a.card):",
+           "            if (a.card, a.meld) in tried and a.card < 48:",
+           "layoff best tries a wild card (wild_cards) at one end of a run only"),
+    Mutant("layoff-best-record-wild-no-end", "macros.py",
+           "    if state.rules.is_wild(card) and meld.kind is MeldKind.RUN:",
+           "    if card >= 48 and meld.kind is MeldKind.RUN:",
+           "the record's lay-offs of a layoff best name no end for a wild card on a run"),
 )
 
 
