@@ -362,7 +362,7 @@ def test_layoff_best_tries_a_wild_card_at_the_high_end_of_a_run_too(rules: RuleS
     st, run = _wild_layoff(rules, wild)
     after = apply(st, LAYOFF_BEST)
     assert str(after.table[run].meld) == f"3E 4E 5E {wild} 7E"
-    assert sorted(map(str, after.results[-1].unmatched[1])) == sorted("6O 12C 2B 11B 3O".split())
+    assert sorted(map(str, after.results[-1].unmatched[1])) == sorted(["6O", "12C", "2B", "11B", "3O"])
 
 
 @pytest.mark.parametrize(("rules", "wild"), [(W1O, "1O"), (RuleSet(jokers=1), "JK1")],

@@ -300,3 +300,25 @@ async def test_a_practice_session_ends_after_its_current_game_with_unavailable()
     assert sum(t > t0 for t in ended_at) <= 1  # the game in progress, no other
     assert time.monotonic() - t0 < 8
     await bot.channel.close()
+
+
+async def test_an_open_health_watch_does_not_hold_the_shutdown_for_the_grace() -> None:
+    """With no game running, an open health watch (a load balancer's) is cancelled once
+    the statuses are out, not when the grace runs out: with a grace of ten minutes the
+    stop still ends. (The 120 s bound only guards against a hang; nothing is timed.)"""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    server = await start(["a"])
+    channel = grpc.aio.insecure_channel(server.target)
+    try:
+        watch = health_pb2_grpc.HealthStub(channel).Watch(
+            health_pb2.HealthCheckRequest(service="chinchon.v1.RefereeService"))
+        assert (await watch.read()).status == health_pb2.HealthCheckResponse.SERVING
+        await asyncio.wait_for(server.stop(grace=600.0), 120)
+        statuses = []
+        with pytest.raises(grpc.aio.AioRpcError):  # the watch is cancelled, not left open
+            while (msg := await watch.read()) is not grpc.aio.EOF:
+                statuses.append(msg.status)
+        assert health_pb2.HealthCheckResponse.NOT_SERVING in statuses
+    finally:
+        await channel.close()
