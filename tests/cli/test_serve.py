@@ -44,7 +44,7 @@ def test_serve_health_reflection_practice_storage_and_graceful_stop(tmp_path: Pa
         assert res.returncode == 0, res.stderr
         assert "1 games" in res.stderr
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(15) == 0
+        assert proc.wait(60) == 0
     rows = sqlite3.connect(tmp_path / "ref.sqlite3").execute(
         "SELECT status, json_extract(result, '$.termination') FROM games").fetchall()
     assert rows and rows[0][0] == "finished"

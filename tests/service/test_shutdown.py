@@ -151,7 +151,7 @@ def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
         procs = [await spawn(sdk_bot("greedy"), server, "a"),
                  await spawn(sdk_bot("greedy"), server, "b")]
         try:
-            assert await server.referee.lobby.wait_all(["a", "b"], 20)
+            assert await server.referee.lobby.wait_all(["a", "b"], 120)
             director.start(tid)
 
             def two_finished_one_running() -> bool:
@@ -196,7 +196,7 @@ def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
         procs = [await spawn(sdk_bot("greedy"), server, "a"),
                  await spawn(sdk_bot("greedy"), server, "b")]
         try:
-            assert await server.referee.lobby.wait_all(["a", "b"], 20)
+            assert await server.referee.lobby.wait_all(["a", "b"], 120)
             assert director.resume_all() == [tid]
             await asyncio.wait_for(director.wait(tid), 120)
             games = store.games(tid)
