@@ -1,4 +1,4 @@
-"""The house rules (issue 29), one test per rule: wild cards, one joker per meld, no close
+"""The house rules, one test per rule: wild cards, one joker per meld, no close
 in the first round. Each asserts the rule itself (docs/rules.md, sections 2, 3, 6, 9)."""
 
 from __future__ import annotations
