@@ -47,7 +47,7 @@ def _first_log_line(tmp_path: Path, tty: bool, *extra: str) -> str:
                 buf += chunk
     finally:
         proc.kill()
-        proc.wait(10)
+        proc.wait(60)
         if tty:
             os.close(master)
     return buf.split(b"\n")[0].decode().rstrip("\r")

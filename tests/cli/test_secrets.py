@@ -79,7 +79,7 @@ async def test_the_raw_test_bot_reads_its_token_from_the_environment(servers: St
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=dict(os.environ, CHINCHON_TOKEN=bot_token("raw"), PYTHONUNBUFFERED="1")))
     try:
-        assert await server.referee.lobby.wait_all(["raw"], 30)
+        assert await server.referee.lobby.wait_all(["raw"], 120)
         out = await asyncio.wait_for(
             server.referee.play(spec("raw-env", ["raw", "house:greedy"])), 60)
         assert out.termination in ("TERMINATION_NORMAL", "TERMINATION_CHINCHON")

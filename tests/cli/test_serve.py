@@ -32,11 +32,11 @@ def test_serve_health_reflection_practice_storage_and_graceful_stop(tmp_path: Pa
         with grpc.insecure_channel(target) as ch:
             health = health_pb2_grpc.HealthStub(ch)
             for svc in ("", "chinchon.v1.RefereeService"):
-                resp = health.Check(health_pb2.HealthCheckRequest(service=svc), timeout=5)
+                resp = health.Check(health_pb2.HealthCheckRequest(service=svc), timeout=60)
                 assert resp.status == health_pb2.HealthCheckResponse.SERVING
             refl = reflection_pb2_grpc.ServerReflectionStub(ch)
             answers = list(refl.ServerReflectionInfo(
-                iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5))
+                iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=60))
             names = {s.name for s in answers[0].list_services_response.service}
             assert {"chinchon.v1.RefereeService", "chinchon.v1.TournamentService",
                     "grpc.health.v1.Health"} <= names
@@ -44,7 +44,7 @@ def test_serve_health_reflection_practice_storage_and_graceful_stop(tmp_path: Pa
         assert res.returncode == 0, res.stderr
         assert "1 games" in res.stderr
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(15) == 0
+        assert proc.wait(60) == 0
     rows = sqlite3.connect(tmp_path / "ref.sqlite3").execute(
         "SELECT status, json_extract(result, '$.termination') FROM games").fetchall()
     assert rows and rows[0][0] == "finished"
@@ -83,17 +83,16 @@ def test_sigterm_with_a_bot_stream_open_stops_cleanly(tmp_path: Path) -> None:
             status = pool.submit(next, watch)
             time.sleep(QUIET)  # a negative check: nothing happens by itself meanwhile
             assert not ended.done() and not status.done()
-            t0 = time.monotonic()
             proc.send_signal(signal.SIGTERM)
-            assert status.result(10).status == health_pb2.HealthCheckResponse.NOT_SERVING
+            assert status.result(60).status == health_pb2.HealthCheckResponse.NOT_SERVING
             assert proc.poll() is None  # reported while still shutting down
-            code, details = ended.result(20)
+            code, details = ended.result(60)
             assert code == grpc.StatusCode.UNAVAILABLE
             assert details == "the referee is shutting down"
-            assert proc.wait(20) == 0
-            # No game runs: the open health watch does not hold the shutdown for its 5 s
-            # grace (it did before), the process is gone within a second or so.
-            assert time.monotonic() - t0 < 4.5
+            # No game runs: the open health watch does not hold the shutdown for the grace
+            # (tests/service/test_shutdown.py shows it with a grace of ten minutes; a
+            # bound of seconds here would time the machine, not the referee).
+            assert proc.wait(60) == 0
         finally:
             outgoing.put(None)
             channel.close()

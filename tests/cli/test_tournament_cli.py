@@ -243,7 +243,7 @@ command = ["{{python}}", {json.dumps(str(slow))}, "--sleep", "120", "--bot", "gr
     assert proc.returncode == 130, out[-3000:] + err[-3000:]
     assert "interrupted before the first game" in out, out[-3000:]
     assert "Traceback" not in err, err[-3000:]
-    until_sync(lambda: not any(_running(b) for b in bots), "the launched bots exited", 10)
+    until_sync(lambda: not any(_running(b) for b in bots), "the launched bots exited", 60)
 
 
 

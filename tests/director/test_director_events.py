@@ -46,7 +46,7 @@ async def test_the_scheduling_loop_sleeps_while_nothing_happens(
     })
     tid, _ = director.create(spec)
     await bots(sdk("greedy"), server, "a")
-    assert await lobby.wait_all(["a"], 20)
+    assert await lobby.wait_all(["a"], 120)
     looks.clear()
     await asyncio.wait_for(director.run(tid, force_start=True), 60)
     games = store.games(tid)

@@ -29,7 +29,7 @@ async def test_cancel_stops_games_in_flight_and_ends_watchers(env: InProcess, bo
     tid, _ = env.director.create(spec)
     await bots(sdk("greedy"), env.server, "a")
     await bots(sdk("greedy"), env.server, "b")
-    assert await env.server.referee.lobby.wait_all(["a", "b"], 20)
+    assert await env.server.referee.lobby.wait_all(["a", "b"], 120)
     env.watch(tid)
     env.director.start(tid)
 
@@ -83,7 +83,7 @@ async def test_cancelling_a_tournament_mid_game_leaves_its_bots_streams_to_their
         "kept", ["a", "b"], games_per_pairing=4, concurrency=1)))
     await bots(sdk("greedy"), env.server, "a")
     await bots(sdk("greedy"), env.server, "b")
-    assert await env.server.referee.lobby.wait_all(["a", "b"], 20)
+    assert await env.server.referee.lobby.wait_all(["a", "b"], 120)
     streams = {b: env.server.referee.lobby.connected(b) for b in ("a", "b")}
     for i in range(5):
         tid, _ = env.director.create(TournamentSpec.from_dict(spec_dict(

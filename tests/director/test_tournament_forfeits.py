@@ -44,7 +44,7 @@ async def test_a_bot_that_never_connects_forfeits_every_game(env: InProcess, bot
     assert [p.token for p in parts] == [bot_token("a"), bot_token("b"), bot_token("ghost")]
     procs = [await bots(sdk("greedy"), env.server, "a"),
              await bots(sdk("random"), env.server, "b")]
-    assert await env.server.referee.lobby.wait_all(["a", "b"], 20)
+    assert await env.server.referee.lobby.wait_all(["a", "b"], 120)
     env.watch(tid)
     t0 = time.monotonic()
     await asyncio.wait_for(env.director.run(tid), 90)
@@ -108,7 +108,7 @@ async def test_an_absent_bot_forfeits_its_remaining_games_at_once_after_the_abse
     tid, _ = env.director.create(spec)
     procs = [await bots(sdk("greedy"), env.server, "a"),
              await bots(sdk("random"), env.server, "b")]
-    assert await env.server.referee.lobby.wait_all(["a", "b"], 20)
+    assert await env.server.referee.lobby.wait_all(["a", "b"], 120)
     env.watch(tid)
     await asyncio.wait_for(env.director.run(tid), 120)
     await env.watched()
@@ -156,7 +156,7 @@ async def test_a_bot_that_crashes_forfeits_its_remaining_games(env: InProcess, b
                 procs["crash"].proc.send_signal(signal.SIGKILL)
                 killed_after.append(ev.game_id)
 
-    assert await env.server.referee.lobby.wait_all(names, 20)
+    assert await env.server.referee.lobby.wait_all(names, 120)
     env.watch(tid)
     kill_task = asyncio.ensure_future(killer())
     await asyncio.wait_for(env.director.run(tid), 90)
@@ -227,7 +227,7 @@ async def test_a_bot_back_after_the_grace_loses_only_the_games_due_while_nothing
                 released.append(ev.game_id)
 
     try:
-        assert await env.server.referee.lobby.wait_all(names, 20)
+        assert await env.server.referee.lobby.wait_all(names, 120)
         env.watch(tid)
         kill_task = asyncio.ensure_future(killer())
         await asyncio.wait_for(env.director.run(tid), 150)

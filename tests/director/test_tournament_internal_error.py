@@ -72,7 +72,7 @@ async def test_a_game_stopped_by_an_internal_error_is_played_again_once(
     victim = env.store.games(tid)[1].id
     failed = referee_fails(monkeypatch, victim, failures)
     procs = {b: await bots(sdk("greedy"), env.server, b) for b in ("a", "b")}
-    assert await env.server.referee.lobby.wait_all(["a", "b"], 20)
+    assert await env.server.referee.lobby.wait_all(["a", "b"], 120)
     env.watch(tid)
     await asyncio.wait_for(env.director.run(tid), 90)
     await env.watched()

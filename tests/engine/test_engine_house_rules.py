@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from chinchon.engine import (
     DRAW_STOCK,
+    LAYDOWN_BEST,
     LAYOFF_BEST,
+    PASS,
     Close,
     Discard,
     End,
@@ -27,7 +29,7 @@ from chinchon.engine import (
 from chinchon.engine.game import HandEnd, Phase
 from chinchon.engine.solver import BONUS_NAMES
 
-from tests.support.engine import CS, C, position
+from tests.support.engine import CS, C, deal_order, position
 
 W1O = RuleSet(wild_cards=("1O",))
 ONE = RuleSet(jokers=2, jokers_per_meld=1)
@@ -275,3 +277,109 @@ def test_layoff_best_on_wild_cards_treats_them_as_jokers() -> None:
     after = apply(st, LAYOFF_BEST)
     assert C("1O") in [e.card for e in after.events if e.kind == "layoff"]
     assert C("1O") not in after.results[-1].unmatched[1]
+
+
+# -- the first round is every player's first turn, in every hand -----------------------------
+
+# Seat 0 (the starter) can close on its first turn: 1O 2O 3O | 4C 4E 4B, the 5C left. The
+# last seat of the round can close whatever it draws: 5O 6O 7O | 10C 11C 12C, the 1E left.
+_STARTER, _MIDDLE, _LAST = "1O 2O 3O 4C 4E 4B 5C", "6E 10B 12E 2B 7C 11E 3E", "5O 6O 7O 10C 11C 12C 1E"
+
+
+def _closes(st) -> list[Close]:  # type: ignore[no-untyped-def]
+    return [a for a in legal_actions(st) if isinstance(a, Close)]
+
+
+def _to_last_first_turn(rules: RuleSet, players: int):  # type: ignore[no-untyped-def]
+    """A fresh hand played until the last player of the first round has drawn."""
+    hands = {0: _STARTER, players - 1: _LAST} | ({1: _MIDDLE} if players == 3 else {})
+    st = position(rules.replace(players=players), hands, "11B", "12B 2C 3C 10E")
+    for _ in range(players - 1):
+        st = apply(st, DRAW_STOCK)
+        st = apply(st, Discard(st.hand(st.to_act)[-1]))
+    st = apply(st, DRAW_STOCK)
+    assert (st.to_act, st.turn) == (players - 1, players - 1)
+    return st
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_the_last_player_of_the_first_round_may_not_close_either(players: int) -> None:
+    # docs/rules.md, section 6: nobody closes in the first round, "the first as many turns
+    # as there are players still in the game": the last of those turns too.
+    assert _closes(_to_last_first_turn(RuleSet(), players)), "by default this turn may close"
+    st = _to_last_first_turn(LATE, players)
+    assert not _closes(st)
+    msg = illegal(st, Close(C("1E")), Violation.CLOSE_FIRST_ROUND)
+    assert "first round" in msg
+
+
+def _second_hand_first_turn(rules: RuleSet):  # type: ignore[no-untyped-def]
+    """A two-player game whose first hand seat 0 closes in its second round; the second
+    hand dealt (seat 1 starts it, with the starter's closing hand) and its first draw."""
+    st = position(rules, {0: _STARTER, 1: _MIDDLE}, "11B", "12B 12C 2C")
+    st = apply(apply(st, DRAW_STOCK), Discard(C("12B")))
+    st = apply(apply(st, DRAW_STOCK), Discard(C("12C")))
+    st = apply(apply(st, DRAW_STOCK), Close(C("2C")))
+    while st.phase in (Phase.LAYOFF, Phase.LAYDOWN):
+        st = apply(st, PASS if st.phase is Phase.LAYOFF else LAYDOWN_BEST)
+    assert st.phase is Phase.DEAL and st.results[-1].end is HandEnd.CLOSED and not st.is_over
+    st = apply(st, deal_order(rules, {1: _STARTER, 0: _MIDDLE}, "11B", "12B 12C 2C", starter=1))
+    assert (st.hand_no, st.to_act) == (2, 1)
+    return apply(st, DRAW_STOCK)
+
+
+def test_no_close_in_the_first_round_of_every_hand_not_only_the_first() -> None:
+    # docs/rules.md, section 6: "nobody closes in the first round of a hand".
+    assert _closes(_second_hand_first_turn(RuleSet())), "by default this turn may close"
+    st = _second_hand_first_turn(LATE)
+    assert not _closes(st)
+    illegal(st, Close(C("12B")), Violation.CLOSE_FIRST_ROUND)
+    # Its second player's first turn is in the first round too; the starter's second is not.
+    st = apply(apply(st, Discard(C("12B"))), DRAW_STOCK)
+    assert st.to_act == 0 and not _closes(st)
+    st = apply(apply(st, Discard(C("12C"))), DRAW_STOCK)
+    assert st.to_act == 1 and _closes(st)
+
+
+# -- layoff best with a wild card: both ends of a run, and the record's spelling-out ---------
+
+
+def _wild_layoff(rules: RuleSet, wild: str):  # type: ignore[no-untyped-def]
+    """Seat 0 closes with 3E 4E 5E and 1C 2C 3C on the table; seat 1, to lay off, holds the
+    wild card and the 7E, and nothing else that melds or fits."""
+    st = position(rules, {0: "3E 4E 5E 1C 2C 3C 1B", 1: f"{wild} 7E 6O 12C 2B 11B 3O"}, "12E", "12O")
+    st = apply(apply(st, DRAW_STOCK), Close(C("12O")))
+    assert (st.phase, st.to_act) == (Phase.LAYOFF, 1)
+    assert not solver_for(rules).best_arrangement(mask_of(st.hand(1))).melds
+    return st, [str(t.meld) for t in st.table].index("3E 4E 5E")
+
+
+@pytest.mark.parametrize(("rules", "wild"), [(W1O, "1O"), (RuleSet(jokers=1), "JK1")],
+                         ids=["wild-card", "joker"])
+def test_layoff_best_tries_a_wild_card_at_the_high_end_of_a_run_too(rules: RuleSet, wild: str) -> None:
+    # docs/rules.md, section 8: every lay-off is tried, "(a joker on a run) at either end".
+    # The wild card as 6E opens the run to the 7E: both go, 32 points; as 2E only 25.
+    st, run = _wild_layoff(rules, wild)
+    after = apply(st, LAYOFF_BEST)
+    assert str(after.table[run].meld) == f"3E 4E 5E {wild} 7E"
+    assert sorted(map(str, after.results[-1].unmatched[1])) == sorted(["6O", "12C", "2B", "11B", "3O"])
+
+
+@pytest.mark.parametrize(("rules", "wild"), [(W1O, "1O"), (RuleSet(jokers=1), "JK1")],
+                         ids=["wild-card", "joker"])
+def test_the_record_spells_out_layoff_best_with_the_end_each_wild_card_took(
+        rules: RuleSet, wild: str) -> None:
+    # docs/protocol.md, `resolved`: "the lay-offs in order, with the end a joker took"; a
+    # wild card is a joker in every respect (docs/rules.md, section 3). Played one by one,
+    # the actions named do what the macro did.
+    from chinchon.engine.macros import resolve
+
+    st, run = _wild_layoff(rules, wild)
+    after = apply(st, LAYOFF_BEST)
+    done = resolve(st, after, 1, LAYOFF_BEST)
+    assert done == (LayOff(C(wild), run, End.HIGH), LayOff(C("7E"), run))
+    again = st
+    for a in done:
+        again = apply(again, a)
+    assert [t.meld for t in again.table] == [t.meld for t in after.table]
+    assert again.hands == after.hands

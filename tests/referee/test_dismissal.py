@@ -47,7 +47,7 @@ async def test_a_bot_is_dismissed_when_no_tournament_has_a_game_left_for_it(
     a = await bots(raw("first"), env.server, "a")
     b = await bots(raw("first"), env.server, "b")
     c = await bots(raw("first"), env.server, "c")
-    assert await lobby.wait_all(["a", "b", "c"], 20)
+    assert await lobby.wait_all(["a", "b", "c"], 120)
 
     await asyncio.wait_for(env.director.run(tid_a, force_start=True), 90)
     assert await b.wait(15) == 0, b.err
@@ -97,7 +97,7 @@ async def test_a_cancelled_tournament_dismisses_its_waiting_bots(env: InProcess)
     of them, that bot's next stream waits again."""
     tid, _ = env.director.create(TournamentSpec.from_dict(spec_dict("called-off", ["p", "q"])))
     calls = [(await _queue_stream(env, b))[0] for b in ("p", "q")]
-    assert await env.server.referee.lobby.wait_all(["p", "q"], 10)
+    assert await env.server.referee.lobby.wait_all(["p", "q"], 120)
     await env.director.cancel(tid)
     for call in calls:
         msg = await asyncio.wait_for(call.read(), 10)
@@ -111,7 +111,7 @@ async def test_a_cancelled_tournament_dismisses_its_waiting_bots(env: InProcess)
     env.director.create(TournamentSpec.from_dict(spec_dict("replay", ["p", "r"])))
     assert lobby.dismissal("p") is None and lobby.dismissal("q") is not None
     again, _ = await _queue_stream(env, "p")
-    assert await lobby.wait_all(["p"], 10)
+    assert await lobby.wait_all(["p"], 120)
     again.cancel()
 
 
@@ -124,7 +124,7 @@ async def test_a_stream_given_back_after_its_bot_was_dismissed_is_dismissed_then
     tid, _ = env.director.create(TournamentSpec.from_dict(spec_dict("taken", ["u", "v"])))
     call, _ = await _queue_stream(env, "u")
     lobby = env.server.referee.lobby
-    assert await lobby.wait_all(["u"], 10)
+    assert await lobby.wait_all(["u"], 120)
     conn = lobby.take("u")
     assert conn is not None
     await env.director.cancel(tid)  # u is dismissed while its stream is taken
@@ -146,7 +146,7 @@ async def test_the_sdk_and_the_node_bot_exit_0_when_dismissed(
         spec_dict("exits", ["py", "js"], games_per_pairing=1, concurrency=1)))
     py = await bots(sdk_bot("greedy"), env.server, "py")  # the SDK process exits 0
     js = await bots(node_bot(), env.server, "js")
-    assert await env.server.referee.lobby.wait_all(["py", "js"], 30)
+    assert await env.server.referee.lobby.wait_all(["py", "js"], 120)
     await asyncio.wait_for(env.director.run(tid, force_start=True), 90)
     assert await py.wait(15) == 0, list(py.err)
     assert await js.wait(15) == 0, list(js.err)

@@ -306,7 +306,7 @@ async def test_practice_any_pairs_the_same_rule_set_however_it_is_written(
     await _waiting_for_partner(server, "alice")
     bob = await bots(_any_bot(1, same), server, "bob")
     procs.append(bob)
-    await printed([alice, bob], "gameStarted", timeout=8)
+    await printed([alice, bob], "gameStarted")
     a, b = await asyncio.gather(_finish(alice), _finish(bob))
     assert _kinds(a, "game_started")[0].game_id == _kinds(b, "game_started")[0].game_id
 

@@ -100,7 +100,7 @@ async def test_a_bot_back_before_its_turn_resumes_its_seat(
     await a.back()
     await b.back()
     await c.back()
-    assert await server.referee.lobby.wait_all(["A", "B", "C"], 10)
+    assert await server.referee.lobby.wait_all(["A", "B", "C"], 120)
     s = spec("back-early", ["A", "B"], tc=TimeControl(5.0, 10.0),
              policies=Policies(reconnect_grace=2.0))
     lobby = server.referee.lobby
@@ -142,7 +142,7 @@ async def test_the_grace_counts_from_the_moment_the_bot_left(servers: StartServe
     a, b = Bot(server.target, "A"), Bot(server.target, "B")
     await a.back()
     await b.back()
-    assert await server.referee.lobby.wait_all(["A", "B"], 10)
+    assert await server.referee.lobby.wait_all(["A", "B"], 120)
     grace, think = 1.0, 2.0
     s = spec("grace-from-loss", ["A", "B"], tc=TimeControl(5.0, 10.0),
              policies=Policies(reconnect_grace=grace))
@@ -176,7 +176,7 @@ async def test_a_practice_session_survives_a_dropped_stream(servers: StartServer
     bot, queued = Bot(server.target, "A"), Bot(server.target, "A")
     practice = pb.PracticeRequest(opponent="greedy", games=2, seed="resume")
     await queued.back()
-    assert await server.referee.lobby.wait_all(["A"], 10)
+    assert await server.referee.lobby.wait_all(["A"], 120)
     await bot.back(practice)
     started = (await bot.next("game_started")).game_started
     for _ in range(3):

@@ -231,7 +231,7 @@ async def test_a_bot_that_stops_reading_is_dropped_and_forfeits(
         metadata=(("authorization", f"Bearer {bot_token('deaf')}"),))
     await call.write(pb.PlayRequest(hello=pb.Hello(client="deaf")))
     assert (await call.read()).WhichOneof("kind") == "welcome"
-    assert await server.referee.lobby.wait_all(["deaf"], 10)
+    assert await server.referee.lobby.wait_all(["deaf"], 120)
     t0 = time.monotonic()
     s = spec("deaf", ["deaf", "house:greedy"], tc=TimeControl(10.0, 10.0),
              policies=Policies(reconnect_grace=0.3))

@@ -104,7 +104,7 @@ def _lines(proc: BotProc) -> list[dict[str, Any]]:
     return [json.loads(line) for line in proc.out if line.startswith("{")]
 
 
-async def _until_lines(proc: BotProc, n: int, timeout: float = 20) -> list[dict[str, Any]]:
+async def _until_lines(proc: BotProc, n: int, timeout: float = 120) -> list[dict[str, Any]]:
     """The bot's JSON lines, once there are at least ``n`` (they are read from a pipe)."""
     await until(lambda: len(_lines(proc)) >= n, f"{n} lines printed", timeout,
                 detail=lambda: f"{len(_lines(proc))} lines: {proc.err[-5:]}")
@@ -144,7 +144,7 @@ async def test_a_plain_function_is_a_bot_from_the_command_line_and_the_python_ap
         "default": await bots(_sdk(str(bot_file)), server, "default"),
         "api": await bots([sys.executable, str(script)], server, "api"),
     }
-    assert await server.referee.lobby.wait_all(list(procs), 20), \
+    assert await server.referee.lobby.wait_all(list(procs), 120), \
         {n: p.err[-5:] for n, p in procs.items()}
     outs = await asyncio.gather(
         play(server.referee, spec("fn-1", ["named", "default"], seed="fn-1")),
@@ -184,7 +184,7 @@ async def test_a_third_parameter_receives_the_request_context(
     server = await servers(["meth", "func"])
     meth = await bots(_sdk(f"{bot_file}:CtxBot"), server, "meth")
     func = await bots(_sdk(f"{bot_file}:choose_ctx"), server, "func")
-    assert await server.referee.lobby.wait_all(["meth", "func"], 20), meth.err + func.err
+    assert await server.referee.lobby.wait_all(["meth", "func"], 120), meth.err + func.err
     out = await play(server.referee, spec("ctx-1", ["meth", "func"], seed="ctx",
                                           tc=TimeControl(per_move, bank)))
     _clean(out)

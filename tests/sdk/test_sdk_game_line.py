@@ -31,7 +31,7 @@ async def _line_about(proc: BotProc, game_id: str, timeout: float = 60) -> str:
 @pytest.mark.parametrize("server", [["alice", "bob"]], indirect=True)
 async def test_sdk_writes_one_line_per_game_to_stderr(server: RunningServer, bots: SpawnBot) -> None:
     procs = [await bots(sdk_bot("greedy"), server, n) for n in ("alice", "bob")]
-    await server.referee.lobby.wait_all(["alice", "bob"], 30)
+    await server.referee.lobby.wait_all(["alice", "bob"], 120)
     results = []
     for gid in ("line-1", "line-2"):
         out = await play(server.referee, spec(gid, ["alice", "bob"], seed=gid))

@@ -185,7 +185,7 @@ async def test_sdk_bots_reconnect_after_every_connection_is_cut_mid_game(
     bots = [await spawn_via(proxy, n) for n in names]
     try:
         with referee_events() as events:
-            assert await server.referee.lobby.wait_all(names, 20), "the bots did not connect"
+            assert await server.referee.lobby.wait_all(names, 120), "the bots did not connect"
             players = ["A", "house:greedy"] if opponent == "house" else ["A", "B"]
             # A roomy clock and grace: the clock keeps running while a bot is away,
             # and on a loaded machine coming back may take a while. Without a

@@ -74,7 +74,8 @@ async def test_a_game_still_running_when_the_grace_ends_is_stopped_without_a_res
     a, b = Bot(server.target, "a"), Bot(server.target, "b")
     await a.back()
     await b.back()
-    s = spec("stopped", ["a", "b"], tc=TimeControl(30.0, 30.0),
+    # b's clock is ten minutes: the game cannot end by itself while the test runs.
+    s = spec("stopped", ["a", "b"], tc=TimeControl(600.0, 600.0),
              policies=Policies(reconnect_grace=0.1))
     game = asyncio.ensure_future(server.referee.play(s))
     a_end = asyncio.ensure_future(_status_at_end(a, answer=True))
@@ -92,9 +93,9 @@ async def test_a_game_still_running_when_the_grace_ends_is_stopped_without_a_res
     assert refused.value.details() == SHUTTING_DOWN
     await late.channel.close()
     assert not game.done()  # the grace is not over: the game goes on
-    t0 = time.monotonic()
-    await asyncio.wait_for(stopping, 15)
-    assert time.monotonic() - t0 < 10
+    # The stop ends once the grace is out, not when the game would (the bound only
+    # guards against a hang: a stop that waited for the game would run into it).
+    await asyncio.wait_for(stopping, 120)
     with pytest.raises(ShuttingDown):
         await game
     assert await asyncio.wait_for(a_end, 10) == (grpc.StatusCode.UNAVAILABLE, STOPPED)
@@ -114,14 +115,14 @@ async def test_no_game_starts_and_no_bot_is_waited_for_once_the_shutdown_begins(
     server = await start(["a", "b"])
     outcomes = _recorded(server)
     waiting = asyncio.ensure_future(server.referee.play(
-        spec("waiting", ["a", "b"], policies=Policies(reconnect_grace=30.0))))
+        spec("waiting", ["a", "b"], policies=Policies(reconnect_grace=600.0))))
     await asyncio.sleep(QUIET)  # a negative check: the game waits for its bots meanwhile
     assert not waiting.done()
-    t0 = time.monotonic()
-    await server.stop(grace=5.0)
+    # Neither the grace nor the reconnect grace (ten minutes each) is waited out: the
+    # bounds only guard against a hang, which waiting out either would run into.
+    await asyncio.wait_for(server.stop(grace=600.0), 120)
     with pytest.raises(ShuttingDown):
-        await asyncio.wait_for(waiting, 5)
-    assert time.monotonic() - t0 < 3  # not the 5 s grace, not the 30 s reconnect grace
+        await asyncio.wait_for(waiting, 120)
     with pytest.raises(ShuttingDown):
         await server.referee.play(spec("after", ["a", "house:greedy"]))
     assert outcomes == []
@@ -151,7 +152,7 @@ def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
         procs = [await spawn(sdk_bot("greedy"), server, "a"),
                  await spawn(sdk_bot("greedy"), server, "b")]
         try:
-            assert await server.referee.lobby.wait_all(["a", "b"], 20)
+            assert await server.referee.lobby.wait_all(["a", "b"], 120)
             director.start(tid)
 
             def two_finished_one_running() -> bool:
@@ -196,7 +197,7 @@ def test_a_tournament_stopped_gracefully_resumes_with_every_game_played_once(
         procs = [await spawn(sdk_bot("greedy"), server, "a"),
                  await spawn(sdk_bot("greedy"), server, "b")]
         try:
-            assert await server.referee.lobby.wait_all(["a", "b"], 20)
+            assert await server.referee.lobby.wait_all(["a", "b"], 120)
             assert director.resume_all() == [tid]
             await asyncio.wait_for(director.wait(tid), 120)
             games = store.games(tid)
@@ -292,11 +293,34 @@ async def test_a_practice_session_ends_after_its_current_game_with_unavailable()
             return e.code(), e.details()
 
     player = asyncio.ensure_future(play())
-    await until(lambda: ended_at, "a practice game to end", 30)
+    await until(lambda: ended_at, "a practice game to end", 120)
     t0 = time.monotonic()
-    await server.stop(grace=10.0)
-    assert await asyncio.wait_for(player, 10) == (grpc.StatusCode.UNAVAILABLE,
-                                                   SHUTTING_DOWN)
+    # The stop waits for the game in progress, not for the grace (ten minutes: the bound
+    # only guards against a hang, which a session going on to the grace would run into).
+    await asyncio.wait_for(server.stop(grace=600.0), 120)
+    assert await asyncio.wait_for(player, 120) == (grpc.StatusCode.UNAVAILABLE,
+                                                    SHUTTING_DOWN)
     assert sum(t > t0 for t in ended_at) <= 1  # the game in progress, no other
-    assert time.monotonic() - t0 < 8
     await bot.channel.close()
+
+
+async def test_an_open_health_watch_does_not_hold_the_shutdown_for_the_grace() -> None:
+    """With no game running, an open health watch (a load balancer's) is cancelled once
+    the statuses are out, not when the grace runs out: with a grace of ten minutes the
+    stop still ends. (The 120 s bound only guards against a hang; nothing is timed.)"""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    server = await start(["a"])
+    channel = grpc.aio.insecure_channel(server.target)
+    try:
+        watch = health_pb2_grpc.HealthStub(channel).Watch(
+            health_pb2.HealthCheckRequest(service="chinchon.v1.RefereeService"))
+        assert (await watch.read()).status == health_pb2.HealthCheckResponse.SERVING
+        await asyncio.wait_for(server.stop(grace=600.0), 120)
+        statuses = []
+        with pytest.raises(grpc.aio.AioRpcError):  # the watch is cancelled, not left open
+            while (msg := await watch.read()) is not grpc.aio.EOF:
+                statuses.append(msg.status)
+        assert health_pb2.HealthCheckResponse.NOT_SERVING in statuses
+    finally:
+        await channel.close()

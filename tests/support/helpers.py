@@ -87,10 +87,11 @@ async def play(referee: Referee, s: GameSpec, timeout: float = 120) -> GameOutco
     return await asyncio.wait_for(referee.play(s), timeout)
 
 
-async def printed(procs: Sequence[Bot], text: str, timeout: float = 15) -> None:
+async def printed(procs: Sequence[Bot], text: str, timeout: float = 60) -> None:
     """Wait until every process has printed a line containing ``text`` (a bot prints a
     message only once it has read it: kill it earlier and the test misses the last
-    messages)."""
+    messages). ``timeout`` only guards against a hang: a process just started may take
+    seconds to print anything on a busy machine."""
     try:
         await asyncio.wait_for(asyncio.gather(*(p.printed(text) for p in procs)), timeout)
     except (TimeoutError, EOFError):

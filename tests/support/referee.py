@@ -29,7 +29,7 @@ def messages(lines: list[str]) -> list[dict]:
     return [json.loads(line) for line in lines if line.startswith("{")]
 
 
-async def connected(server, *names: str, timeout: float = 20) -> None:
+async def connected(server, *names: str, timeout: float = 120) -> None:
     ok = await server.referee.lobby.wait_all(list(names), timeout)
     assert ok, f"bots {names} did not connect"
 

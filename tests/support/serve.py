@@ -47,7 +47,7 @@ class Serve:
                  "--admin-token", ADMIN, "--log-level", "warning", *(extra or [])],
                 stdout=out, stderr=err, env=dict(os.environ, PYTHONUNBUFFERED="1", **(env or {})),
             )
-        until_sync(self._listening, "chinchon serve did not start", 30)
+        until_sync(self._listening, "chinchon serve did not start", 120)
         assert self._listening()[0]["port"] == port
 
     def _listening(self) -> list[dict[str, Any]]:
@@ -164,7 +164,7 @@ def watch(stub: tpb_grpc.TournamentServiceStub, tid: str,
 
     t = threading.Thread(target=run, daemon=True)
     t.start()
-    until_sync(lambda: events, "the watch did not begin", 10)
+    until_sync(lambda: events, "the watch did not begin", 60)
     return t
 
 

@@ -69,7 +69,7 @@ async def start_bot(children: SpawnChild, command: Sequence[str], name: str,
 async def connected(sides: Sequence[Side], name: str) -> None:
     """Both the bot and each side's opponent wait in that side's lobby."""
     for side in sides:
-        assert await side.env.server.referee.lobby.wait_all([name, side.opponent], 20), \
+        assert await side.env.server.referee.lobby.wait_all([name, side.opponent], 120), \
             f"{name} or {side.opponent} not connected to {side.target}"
 
 

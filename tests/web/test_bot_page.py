@@ -44,7 +44,7 @@ async def test_a_bots_page_counts_its_games_forfeits_illegal_attempts_and_answer
     tid, _ = env.director.create(spec)
     procs = [await bots(raw_bot("illegal"), env.server, "cheat"),
              await bots(sdk_bot("greedy"), env.server, "fair")]
-    assert await env.server.referee.lobby.wait_all(["cheat", "fair"], 20)
+    assert await env.server.referee.lobby.wait_all(["cheat", "fair"], 120)
     await asyncio.wait_for(env.director.run(tid), 90)
     await stop(*procs)
     games = env.store.games(tid)

@@ -46,7 +46,7 @@ async def test_the_step_endpoint_serves_finished_games_only(
     tid, _ = env.director.create(spec)
     procs = [await bots(sdk_bot(PACED_BOT), env.server, "pa"),
              await bots(sdk_bot(PACED_BOT), env.server, "pb")]
-    assert await env.server.referee.lobby.wait_all(["pa", "pb"], 20)
+    assert await env.server.referee.lobby.wait_all(["pa", "pb"], 120)
     run = asyncio.ensure_future(env.director.run(tid))
     gid = await running_on_the_web(site.url, tid)
     # In progress: an anonymous spectator gets no observation (it holds a hand).
@@ -83,7 +83,7 @@ async def test_the_admin_token_gets_a_step_of_a_game_in_progress_behind_the_full
         tid, _ = env.director.create(spec)
         procs = [await bots(sdk_bot(PACED_BOT), env.server, "la"),
                  await bots(sdk_bot(PACED_BOT), env.server, "lb")]
-        assert await env.server.referee.lobby.wait_all(["la", "lb"], 20)
+        assert await env.server.referee.lobby.wait_all(["la", "lb"], 120)
         run = asyncio.ensure_future(env.director.run(tid))
         gid = await running_on_the_web(site.url, tid)
         admin = {"Authorization": f"Bearer {ADMIN}"}

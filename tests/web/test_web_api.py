@@ -66,7 +66,7 @@ async def test_standings_games_event_log_and_streamed_archive(
     tid, _ = env.director.create(spec)
     procs = [await bots(sdk_bot("greedy"), env.server, "a"),
              await bots(sdk_bot("random"), env.server, "b")]
-    assert await env.server.referee.lobby.wait_all(["a", "b"], 20)
+    assert await env.server.referee.lobby.wait_all(["a", "b"], 120)
     await asyncio.wait_for(env.director.run(tid), 90)
     await stop(*procs)
     base = f"{site.url}api/t/{tid}"
@@ -202,7 +202,7 @@ async def test_a_spectator_stream_never_holds_a_hidden_card(
     tid, _ = env.director.create(spec)
     procs = [await bots(sdk_bot(PACED_BOT), env.server, "pa"),
              await bots(sdk_bot(PACED_BOT), env.server, "pb")]
-    assert await env.server.referee.lobby.wait_all(["pa", "pb"], 20)
+    assert await env.server.referee.lobby.wait_all(["pa", "pb"], 120)
     run = asyncio.ensure_future(env.director.run(tid))
     gid = await running_on_the_web(site.url, tid)
     seen: list[tuple[int, str]] = []
@@ -388,7 +388,7 @@ async def test_illegal_attempts_defaults_and_strikes_are_marked(
     tid, _ = env.director.create(spec)
     procs = [await bots(raw_bot("illegal"), env.server, "cheat"),
              await bots(sdk_bot("greedy"), env.server, "fair")]
-    assert await env.server.referee.lobby.wait_all(["cheat", "fair"], 20)
+    assert await env.server.referee.lobby.wait_all(["cheat", "fair"], 120)
     await asyncio.wait_for(env.director.run(tid), 90)
     await stop(*procs)
     game = env.store.games(tid)[0]

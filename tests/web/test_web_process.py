@@ -55,7 +55,7 @@ async def test_a_web_process_that_dies_is_started_again_and_sent_the_games_in_pr
                                               concurrency=1, rules={"score_limit": 200}))
     tid, _ = env.director.create(spec)
     procs = [await bots(sdk_bot(PACED_BOT), env.server, n) for n in ("ra", "rb")]
-    assert await env.server.referee.lobby.wait_all(["ra", "rb"], 20)
+    assert await env.server.referee.lobby.wait_all(["ra", "rb"], 120)
     run = asyncio.ensure_future(env.director.run(tid))
     gid = await running_on_the_web(site.url, tid)
     first = site.pid
@@ -98,7 +98,7 @@ async def _stalled(env: InProcess, site: ChildWeb, bots: SpawnBot) -> None:
                                               concurrency=2))
     tid, _ = env.director.create(spec)
     procs = [await bots(raw_bot("first"), env.server, n) for n in ("sa", "sb") for _ in range(2)]
-    assert await env.server.referee.lobby.wait_all(["sa", "sb"], 20)
+    assert await env.server.referee.lobby.wait_all(["sa", "sb"], 120)
     link = site.link
     assert link is not None and link.transport is not None
     os.kill(site.pid, signal.SIGSTOP)  # it reads nothing from now on

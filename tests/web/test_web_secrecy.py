@@ -171,7 +171,7 @@ async def test_no_byte_sent_to_a_spectator_names_a_card_the_public_may_not_know(
                                       admin_digest=digest(ADMIN), full_view_delay=0.0))
     assert isinstance(site, ChildWeb)
     procs = [await bots(sdk_bot(PACED_BOT), env.server, n) for n in names for _ in range(2)]
-    assert await env.server.referee.lobby.wait_all(names, 20)
+    assert await env.server.referee.lobby.wait_all(names, 120)
     rng = random.Random(run)
     stopped = False
     try:
@@ -313,7 +313,7 @@ async def test_the_full_view_needs_the_admin_token_and_lags_its_delay(
     ref.services.observer = observe
     procs = [await bots(sdk_bot(PACED_BOT), env.server, "fa"),
              await bots(sdk_bot(PACED_BOT), env.server, "fb")]
-    assert await ref.lobby.wait_all(["fa", "fb"], 20)
+    assert await ref.lobby.wait_all(["fa", "fb"], 120)
     run = asyncio.ensure_future(env.director.run(tid))
     gid = await running_on_the_web(full_site.url, tid)
     base = f"{full_site.url}api/g/{gid}"
