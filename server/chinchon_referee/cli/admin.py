@@ -88,6 +88,7 @@ def _save_token(path: str, token: str, name: str, what: str, replace: bool = Fal
 
 
 def cmd_create(admin: Admin, args: argparse.Namespace) -> int:
+    from ..tournament.formats.chain import plan_of
     from ..tournament.model import SpecError, TournamentSpec
     from ..tournament.wire import spec_to_proto
 
@@ -108,7 +109,7 @@ def cmd_create(admin: Admin, args: argparse.Namespace) -> int:
     made = admin.call(admin.stub.CreateTournament,
                       tpb.CreateTournamentRequest(spec=spec_to_proto(spec)))
     info = made.tournament
-    games = (f"{info.games_total} games" if spec.format.legacy else
+    games = (f"{info.games_total} games" if plan_of(spec).in_advance else
              f"{info.games_total} games created so far (the others as they come due)")
     out.print(f"created {info.id}: {escape(info.name)}, {games}, "
               f"{_name(tpb.TournamentStatus, info.status, 'TOURNAMENT_STATUS_')}")
