@@ -157,6 +157,7 @@ def cmd_cancel(admin: Admin, args: argparse.Namespace) -> int:
 
 
 def cmd_standings(admin: Admin, args: argparse.Namespace) -> int:
+    from ..tournament.formats.render import markdown as structure_markdown
     from ..tournament.standings import Row, Standings
 
     got = admin.call(admin.stub.GetStandings, tpb.GetStandingsRequest(tournament_id=args.id))
@@ -173,7 +174,7 @@ def cmd_standings(admin: Admin, args: argparse.Namespace) -> int:
     console.print(standings_table(st, f"{info.name or info.id}: standings after {st.games} "
                                       f"games ({info.games_done}/{info.games_total})"))
     shape = json.loads(got.structure_json) if got.structure_json else None
-    if shape is None or [s["kind"] for s in shape["stages"]] == ["round_robin"]:
+    if shape is None or not structure_markdown(shape):
         return EXIT_OK  # a round-robin: its one table says it all
     for stage in got.stages:
         if len(got.stages) > 1 and stage.rows:
