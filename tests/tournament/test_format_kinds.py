@@ -87,7 +87,7 @@ def test_a_declaration_without_format_is_the_round_robin_kinds_whole_schedule() 
 #: declaration (the Kind names, the default format).
 KIND_HOMES = ("tournament/formats/kinds/", "tournament/formats/spec.py")
 SWITCH = re.compile(r"Kind\.(ROUND_ROBIN|GAUNTLET|SWISS|KNOCKOUT|DOUBLE_ELIMINATION)\b"
-                    r"|\bBRACKETS\b|\.format\.legacy\b|stage\.kind\s*(is|in|==|!=|not in)\b")
+                    r"|\bBRACKETS\b|\.legacy\b|stage\.kind\s*(is|in|==|!=|not in)\b")
 
 
 def kind_switches(root: Path) -> list[str]:

@@ -1,9 +1,10 @@
 """The registry of format kinds: each declared name (:class:`..spec.Kind`) and its one
 :class:`.base.FormatKind`. A kind's module registers its class (``@register``);
-:mod:`.` imports every kind's module, so importing the package fills the registry.
+:mod:`.catalog` imports every kind's module, so importing it fills the registry (the
+stage chain, :mod:`..chain`, does: every road to a kind passes through it).
 
-Adding a format: its name in ``Kind``, its module here in ``kinds/`` (one class, the
-whole interface), its import in ``kinds/__init__.py``. Nothing else switches on a kind.
+Adding a format: its name in ``Kind``, its module in ``kinds/`` (one class, the whole
+interface), its import in ``kinds/catalog.py``. Nothing else switches on a kind.
 """
 
 from __future__ import annotations
