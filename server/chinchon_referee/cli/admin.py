@@ -89,6 +89,7 @@ def _save_token(path: str, token: str, name: str, what: str, replace: bool = Fal
 
 
 def cmd_create(admin: Admin, args: argparse.Namespace) -> int:
+    from ..tournament.formats.chain import plan_of
     from ..tournament.model import SpecError, TournamentSpec
     from ..tournament.wire import spec_to_proto
 
@@ -114,7 +115,7 @@ def cmd_create(admin: Admin, args: argparse.Namespace) -> int:
     made = admin.call(admin.stub.CreateTournament,
                       tpb.CreateTournamentRequest(spec=spec_to_proto(spec)))
     info = made.tournament
-    games = (f"{info.games_total} games" if spec.format.legacy else
+    games = (f"{info.games_total} games" if plan_of(spec).in_advance else
              f"{info.games_total} games created so far (the others as they come due)")
     out.print(f"created {info.id}: {escape(info.name)}, {games}, "
               f"{_name(tpb.TournamentStatus, info.status, 'TOURNAMENT_STATUS_')}")
@@ -162,6 +163,7 @@ def cmd_cancel(admin: Admin, args: argparse.Namespace) -> int:
 
 
 def cmd_standings(admin: Admin, args: argparse.Namespace) -> int:
+    from ..tournament.formats.render import markdown as structure_markdown
     from ..tournament.standings import Row, Standings
 
     got = admin.call(admin.stub.GetStandings, tpb.GetStandingsRequest(tournament_id=args.id))
@@ -178,7 +180,7 @@ def cmd_standings(admin: Admin, args: argparse.Namespace) -> int:
     console.print(standings_table(st, f"{info.name or info.id}: standings after {st.games} "
                                       f"games ({info.games_done}/{info.games_total})"))
     shape = json.loads(got.structure_json) if got.structure_json else None
-    if shape is None or [s["kind"] for s in shape["stages"]] == ["round_robin"]:
+    if shape is None or not structure_markdown(shape):
         return EXIT_OK  # a round-robin: its one table says it all
     for stage in got.stages:
         if len(got.stages) > 1 and stage.rows:

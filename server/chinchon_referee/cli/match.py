@@ -49,10 +49,10 @@ from ..logs import configure
 from ..referee import Referee
 from ..service.server import start_server, use_loop
 from ..storage import Store, StoreError, TournamentRow, open_store
+from ..tournament.formats.spec import MAX_GAMES
 from ..tournament.match import CANDIDATE, Tally, match_schedule
 from ..tournament.model import (
     MAX_CONCURRENCY,
-    MAX_GAMES,
     Participant,
     SpecError,
     TournamentSpec,

@@ -49,8 +49,8 @@ from ..referee import Referee
 from ..service.server import start_server, use_loop
 from ..storage import Store, StoreError, TournamentRow, open_store
 from ..storage.beside import bot_stderr_file, stderr_file, stderr_folder
-from ..tournament.formats.plan import layout_of
-from ..tournament.formats.structure import describe
+from ..tournament.formats.chain import plan_of
+from ..tournament.formats.spec import FormatError
 from ..tournament.model import SpecError, StartMode, TournamentSpec, read_toml
 from ..tournament.report import TournamentReport
 from ..vocabulary import TournamentStatus
@@ -410,22 +410,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     except SpecError as e:
         console.print(f"[bold red]error:[/] {args.file}: {e}")
         return 1
-    if not spec.format.legacy:
-        lines = describe(spec)
-        most = sum(s.most for s in layout_of(spec))
-        console.print(f"{spec.name}: valid. {len(spec.participants)} bots, {len(lines)} "
-                      f"stage{'s' if len(lines) > 1 else ''}, at most {most:,} games")
-        for line in lines:
-            console.print(f"  {line}")
-        _say_sandbox(plan)
-        return 0
     try:
-        rr = Director.schedule(spec, "check")
-    except SpecError as e:
+        summary, lines = plan_of(spec).describe()
+    except FormatError as e:
         console.print(f"[bold red]error:[/] {args.file}: {e}")
         return 1
-    console.print(f"{spec.name}: valid. {len(spec.participants)} bots, {len(rr.tables)} tables "
-                  f"of {spec.table_size}, {rr.games_per_table} games per table, {len(rr)} games")
+    console.print(f"{spec.name}: valid. {summary}")
+    for line in lines:
+        console.print(f"  {line}")
     _say_sandbox(plan)
     return 0
 

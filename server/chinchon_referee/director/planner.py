@@ -1,8 +1,9 @@
 """A tournament's games created as they come due: the format asked for its next games
 whenever results arrive (``formats.plan.next_games``), and what it asks for stored.
 
-The round-robin declared without a format has its whole schedule stored when it is
-declared (:func:`first_games`), and nothing is ever asked again. Every other format
+Every declaration takes one road, its plan's (``formats.chain.plan_of``): the
+round-robin declared without a format has its whole schedule stored when it is
+declared (:func:`first_games`), and nothing is ever asked again; every other format
 stores its first games when it is declared (the first Swiss round, the first matches'
 first games, a gauntlet's or a round-robin stage's games) and the rest one step at a
 time: :meth:`Planner.advance` reads every stored game of the tournament, asks the
@@ -20,12 +21,10 @@ from dataclasses import dataclass
 
 from ..logs import get_logger
 from ..storage import GameRow, Store
-from ..tournament.formats import stage_bracket
-from ..tournament.formats.bracket import From, Status
-from ..tournament.formats.games import Create, NewGame, StageRun, StoredGame, Wait
-from ..tournament.formats.plan import Next, next_games, stages
-from ..tournament.formats.spec import BRACKETS
-from ..tournament.model import TournamentSpec, schedule
+from ..tournament.formats.chain import plan_of, stored_games
+from ..tournament.formats.games import Create, NewGame
+from ..tournament.formats.plan import Next
+from ..tournament.model import TournamentSpec
 from ..vocabulary import GameStatus
 
 log = get_logger("director")
@@ -39,13 +38,8 @@ def rows_of(tid: str, games: Iterable[NewGame]) -> list[GameRow]:
 def first_games(spec: TournamentSpec, tid: str) -> Iterable[GameRow]:
     """The games stored when a tournament is declared: a round-robin's whole schedule
     (a generator: 100,000 games are not held at once), a format's first games."""
-    if spec.format.legacy:
-        return (GameRow(f"{tid}-g{p.seq:05d}", tid, p.seq, list(p.players), p.deal_id)
-                for p in schedule(spec, tid))
-    step = next_games(spec, tid, [])
-    if not isinstance(step, Next) or not isinstance(step.step, Create):
-        raise ValueError("format: its first stage asks for no game")
-    return rows_of(tid, step.step.games)
+    return (GameRow(g.id, tid, g.seq, list(g.players), g.deal_id)
+            for g in plan_of(spec).first_games(tid))
 
 
 @dataclass(frozen=True)
@@ -86,7 +80,7 @@ class Planner:
         games: the next call stores the rest)."""
         stored = self.store.schedule(self.tid)
         created = ""
-        step = next_games(self.spec, self.tid, stored)
+        step = plan_of(self.spec).next_games(self.tid, stored)
         if not isinstance(step, Next):
             return Advanced(True, [], stored, (), step.ranking)
         if isinstance(step.step, Create):
@@ -107,29 +101,6 @@ class Planner:
         return Advanced(False, unfinished, stored, self.alive(stored), created=created)
 
     def alive(self, stored: Sequence[GameRow]) -> tuple[str, ...]:
-        """The bots of the stage being played that may still be given games in it."""
-        games = sorted((StoredGame.of(r) for r in stored), key=lambda g: g.seq)
-        run, step = stages(self.spec, self.tid, games)[-1]
-        if run.stage.kind in BRACKETS:
-            return held(run)
-        if isinstance(step, Wait):
-            return step.alive
-        return run.bots
-
-
-def held(run: StageRun) -> tuple[str, ...]:
-    """A bracket's bots not out of it, and those a match still to be played takes:
-    its sides, or the loser of a match that feeds it (a semi-final's loser plays for
-    3rd place, a winners' match's loser drops to the losers' bracket, the grand final's
-    loser may play its reset)."""
-    res = stage_bracket.resolved(run)[0]
-    out = set(stage_bracket.alive(run, res))
-    for r in res:
-        if r.status in (Status.DECIDED, Status.WALKOVER, Status.EMPTY, Status.SKIPPED):
-            continue
-        out.update(b for b in (r.a, r.b) if b is not None)
-        for src in (r.node.a, r.node.b):
-            fed = res[src.ref] if src.kind is not From.SEED else None
-            if fed is not None:
-                out.update(b for b in (fed.winner, fed.loser) if b is not None)
-    return tuple(b for b in run.bots if b in out)
+        """The bots of the stage being played that may still be given games in it
+        (held: never dismissed meanwhile)."""
+        return plan_of(self.spec).alive(self.tid, stored_games(stored))

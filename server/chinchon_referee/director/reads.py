@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..storage import Store
-from ..tournament.formats.stage_standings import StageStandings, overall, stage_standings
-from ..tournament.formats.structure import structure
+from ..tournament.formats.chain import plan_of
+from ..tournament.formats.stage_standings import StageStandings
 from ..tournament.model import TournamentSpec, declared
-from ..tournament.standings import Standings, stored_standings
+from ..tournament.standings import Standings
 
 
 class TournamentReads:
@@ -32,30 +32,15 @@ class TournamentReads:
 
     def standings(self, tid: str) -> Standings:
         """The standings over the finished games (seconds for a large tournament)."""
-        spec = self.spec_of(tid)
-        if spec.format.legacy:
-            return stored_standings(self.store, tid, spec.bots, spec.table_size)
-        return overall(spec, tid, self.store.schedule(tid))
+        return plan_of(self.spec_of(tid)).standings(self.store, tid)
 
     def report_parts(self, tid: str) -> tuple[Standings, dict[str, Any] | None]:
         """The standings and, for a format, its structure (None for a round-robin
         declared without one): what the report shows."""
-        spec = self.spec_of(tid)
-        if spec.format.legacy:
-            return stored_standings(self.store, tid, spec.bots, spec.table_size), None
-        games = self.store.schedule(tid)
-        return overall(spec, tid, games), structure(spec, tid, games)
+        return plan_of(self.spec_of(tid)).report(self.store, tid)
 
     def stages(self, tid: str) -> tuple[Standings, list[StageStandings], dict[str, Any]]:
         """The standings, every stage's standings and the stages' structure (rounds,
         bracket: formats/structure.py's JSON shape), over the games stored (seconds for
         a large tournament)."""
-        spec = self.spec_of(tid)
-        if spec.format.legacy:
-            st = stored_standings(self.store, tid, spec.bots, spec.table_size)
-            shape = structure(spec, tid, self.store.schedule(tid))
-            over = shape["stages"][0]["status"] == "over"
-            return st, [StageStandings(0, spec.format.stages[0].title, over, st)], shape
-        games = self.store.schedule(tid)
-        return (overall(spec, tid, games), stage_standings(spec, tid, games),
-                structure(spec, tid, games))
+        return plan_of(self.spec_of(tid)).stages(self.store, tid)

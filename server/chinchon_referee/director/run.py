@@ -23,6 +23,7 @@ from ..host.pools import for_games
 from ..logs import get_logger
 from ..referee import Referee, Seat, ShuttingDown
 from ..storage import GameRow, Store, StoreUnavailable
+from ..tournament.formats.chain import plan_of
 from ..tournament.model import TournamentSpec, declared
 from ..tournament.twins import twin_running
 from ..vocabulary import GameStatus, TournamentStatus
@@ -140,7 +141,7 @@ class TournamentRun:
                           "and will be played again from a new deal")
         await d.set_status(tid, TournamentStatus.RUNNING, "tournament started")
         self.absent = d.seating.absences(tid, spec)
-        if not spec.format.legacy:
+        if not plan_of(spec).in_advance:
             self.planner = Planner(d.store, spec, tid)
             return True  # its games are read (and the due ones created) by _advance
         # The schedule is read in pages in a worker thread (no record; 100,000 games take

@@ -11,6 +11,7 @@ from chinchon.v1 import tournament_pb2 as tpb
 
 from ..director.reads import TournamentReads
 from ..host.pools import for_organizer
+from ..tournament.formats.chain import plan_of
 from ..tournament.formats.proto import format_to_proto, tiebreak_to_proto
 from ..tournament.formats.standings_proto import rows_to_proto, stages_to_proto
 from ..tournament.model import SpecError, declared
@@ -27,10 +28,10 @@ def read_info(reads: TournamentReads, tid: str) -> tpb.TournamentInfo:
     info = tpb.TournamentInfo(id=tid, name=row.name, status=row.status.to_proto(),
                               games_total=total, games_done=done)
     try:
-        fmt = declared(row.spec).format
+        fmt = plan_of(declared(row.spec)).shown_format()
     except SpecError:
         return info  # a damaged declaration: its format is not told
-    if not fmt.legacy:
+    if fmt is not None:
         info.format.CopyFrom(format_to_proto(fmt))
     return info
 

@@ -64,11 +64,12 @@ from ..texts import (
     clip,
     shown,
 )
-from .formats import bounds as format_bounds
-from .formats.spec import Context, Format, FormatError
+from .formats.chain import plan_of
+from .formats.kinds.round_robin import WholeRoundRobin
+from .formats.spec import MAX_GAMES, Format, FormatError
 from .formats.spec import from_toml as format_from_toml
 from .formats.spec import to_toml as format_to_toml
-from .round_robin import MAX_TABLES, RoundRobin
+from .round_robin import RoundRobin
 
 #: Off by default: a bot that remembers one twin of a duplicate deal wins measurably
 #: more of the other, suit relabelling or not (docs/duplicate-deals.md).
@@ -82,8 +83,8 @@ DUPLICATE_DEALS_DEFAULT = False
 # and ~25 ms at 100,000 games.
 #: Most participants (the balanced-subset choice for 200 bots at table_size 3 takes ~2 s).
 MAX_PARTICIPANTS = 200
-#: Most games in one tournament's schedule (each is a row of the database).
-MAX_GAMES = 100_000
+#: Most games in one tournament's schedule (each is a row of the database):
+#: formats/spec.py's MAX_GAMES.
 #: Most games played at once (and copies of a bot's command launched by
 #: ``chinchon tournament run``): each is a stream, and often a process.
 MAX_CONCURRENCY = 64
@@ -165,17 +166,7 @@ class TournamentSpec:
                 f"games_per_pairing: 1 to {MAX_GAMES}, got {self.games_per_pairing}")
         if not 1 <= self.concurrency <= MAX_CONCURRENCY:
             raise SpecError(f"concurrency: 1 to {MAX_CONCURRENCY}, got {self.concurrency}")
-        if self._formatted():  # its ratings checked; a format bounds its schedule itself
-            return
-        # The schedule's size, before building it: at least this many tables (all the
-        # k-subsets, or enough for every pair to meet), each with whole rotations.
-        bots, k = len(self.participants), self.table_size
-        tables = math.comb(bots, k)
-        if tables > MAX_TABLES:
-            tables = max(math.ceil(math.comb(bots, 2) / math.comb(k, 2)), math.ceil(bots / k))
-        games = tables * math.ceil(self.games_per_pairing / k) * k
-        if games > MAX_GAMES:
-            raise SpecError(_too_many(games, bots, k, self.games_per_pairing))
+        self._check_format()
 
     def _check_name_and_start(self) -> None:
         try:
@@ -255,23 +246,18 @@ class TournamentSpec:
                 "dealt the same cards (docs/duplicate-deals.md)"
             )
 
-    def _formatted(self) -> bool:
-        """Check the participants' ratings and, unless it is the round-robin of a
-        declaration without one, the format (formats/bounds.py): True if it was."""
+    def _check_format(self) -> None:
+        """Check the participants' ratings and the format (formats/bounds.py; the
+        round-robin of a declaration without one: its schedule's size, estimated)."""
         for p in self.participants:
             if p.rating is not None and not (math.isfinite(p.rating)
                                              and abs(p.rating) <= MAX_RATING):
                 raise SpecError(f"participants.rating: {p.name}: a number from {-MAX_RATING:g} "
                                 f"to {MAX_RATING:g}, got {p.rating}")
-        if self.format.legacy:
-            return False
-        ctx = Context(tuple(self.bots), {p.name: p.rating for p in self.participants},
-                      self.table_size, self.games_per_pairing, self.duplicate_deals, MAX_GAMES)
         try:
-            format_bounds.check(self.format, ctx)
+            plan_of(self).check()
         except FormatError as e:
             raise SpecError(str(e)) from None
-        return True
 
     # -- construction ---------------------------------------------------------------
     @classmethod
@@ -426,25 +412,19 @@ def declared(stored: dict[str, Any]) -> TournamentSpec:
         raise SpecError(f"not a declaration ({type(e).__name__}: {e})") from None
 
 
-def _too_many(games: int, n: int, k: int, per_table: int) -> str:
-    return (f"games_per_pairing: the schedule would have {games:,} games ({n} participants, "
-            f"table_size {k}, games_per_pairing {per_table}); at most {MAX_GAMES:,}")
-
-
 def schedule(spec: TournamentSpec, tag: str) -> RoundRobin:
     """The schedule of ``spec``, a round-robin declared without a format, refused
     (SpecError) if larger than MAX_GAMES. Only it has a schedule made in advance: the
     other formats' games are created as they come due (formats/plan.py's ``next_games``,
     director/planner.py)."""
-    if not spec.format.legacy:
+    plan = plan_of(spec)
+    if not isinstance(plan, WholeRoundRobin):
         raise ValueError("schedule: a format's games are created as they come due "
                          "(formats.plan.next_games), not made in advance")
-    rr = RoundRobin(spec.bots, spec.table_size, spec.games_per_pairing, spec.seed,
-                    duplicate=spec.duplicate_deals, tag=tag)
-    if len(rr) > MAX_GAMES:
-        raise SpecError(_too_many(len(rr), len(spec.bots), spec.table_size,
-                                  spec.games_per_pairing))
-    return rr
+    try:
+        return plan.schedule(tag)
+    except FormatError as e:
+        raise SpecError(str(e)) from None
 
 
 def _replace(spec: TournamentSpec, **changes: Any) -> TournamentSpec:

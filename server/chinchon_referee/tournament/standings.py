@@ -75,6 +75,16 @@ class Standings:
     #: The order the rows are ranked by (tiebreaks.py), written in report.md and the JSON.
     tiebreaks: tuple[Tiebreak, ...] = ROUND_ROBIN
 
+    def reorder(self, order: Sequence[str]) -> None:
+        """Rank the rows in ``order`` (a format's ranking: the ratings' order no more)."""
+        if list(order) == [r.bot for r in self.rows]:
+            return
+        by = {r.bot: r for r in self.rows}
+        self.rows = [by[b] for b in order]
+        for i, r in enumerate(self.rows):
+            r.rank = i + 1
+            r.p_better_than_next = None  # the order is not the ratings' any more
+
     def to_json(self) -> dict[str, Any]:
         return {
             "games": self.games,

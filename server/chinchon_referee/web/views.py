@@ -13,8 +13,7 @@ from typing import Any
 
 from chinchon.engine import Termination
 
-from ..tournament.formats.stage_standings import overall, stage_standings
-from ..tournament.formats.structure import structure
+from ..tournament.formats.chain import plan_of
 from ..tournament.model import SpecError, declared
 from ..tournament.standings import Standings, compute, summarize_game
 from .reader import FinishedGame, Reader, TournamentSummary
@@ -176,10 +175,7 @@ def format_of(reader: Reader, t: TournamentSummary
         spec = declared(t.spec)
     except SpecError:
         return None, [], None
-    if spec.format.legacy:
-        return None, [], None
-    rows = reader.store.schedule(t.id)
+    shape, stages, st = plan_of(spec).shown(reader.store, t.id)
     per = [{"index": s.index, "name": s.name, "over": s.over,
-            "standings": standings_json(s.standings)}
-           for s in stage_standings(spec, t.id, rows)]
-    return structure(spec, t.id, rows), per, overall(spec, t.id, rows)
+            "standings": standings_json(s.standings)} for s in stages]
+    return shape, per, st

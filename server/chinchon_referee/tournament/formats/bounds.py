@@ -4,30 +4,26 @@ whole format can take, at most the declaration's bound."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from ...texts import clip
-from .layout import most_games
+from .kinds.registry import kind_of, known
 from .spec import (
-    BRACKETS,
-    MAX_BEST_OF,
-    MAX_EXTRA_GAMES,
-    MAX_FIRST_TO,
-    MAX_ROUNDS,
     MAX_STAGES,
-    MAX_SUDDEN_DEATH,
     Context,
     Format,
     FormatError,
     Kind,
-    MatchMode,
-    MatchSpec,
     Seeding,
     Stage,
-    max_rounds,
-    table_games,
+    sizes,
 )
+
+
+def most_games(fmt: Format, ctx: Context) -> list[int]:
+    """The most games each stage can take (a balanced round-robin's, at least)."""
+    return [kind_of(s).span_and_most(s, i, n, ctx, None)[1]
+            for i, (s, n) in enumerate(zip(fmt.stages, sizes(fmt, len(ctx.names)), strict=True))]
 
 
 def check(fmt: Format, ctx: Context) -> None:
@@ -64,70 +60,25 @@ def _check_common(stage: Stage, i: int, last: bool, n: int, ctx: Context, where:
         raise FormatError(f"{where}.games_per_pairing: 1 to {ctx.max_games}, got {gpp}")
 
 
-_ONLY: dict[str, tuple[Kind, ...]] = {
-    "challengers": (Kind.GAUNTLET,), "groups": (Kind.ROUND_ROBIN,), "rounds": (Kind.SWISS,),
-    "bye_points": (Kind.SWISS,), "match": BRACKETS, "third_place": (Kind.KNOCKOUT,),
-    "grand_final_reset": (Kind.DOUBLE_ELIMINATION,),
-    "games_per_pairing": (Kind.ROUND_ROBIN, Kind.GAUNTLET, Kind.SWISS),
-}
-
-
 def _check_kind(stage: Stage, i: int, n: int, ctx: Context, where: str) -> None:
+    """The options only other kinds read are left at their defaults; then the kind's
+    own bounds."""
     blank = Stage(stage.kind)
-    for name, kinds in _ONLY.items():
-        if stage.kind not in kinds and getattr(stage, name) != getattr(blank, name):
-            said = " or ".join(k.value for k in kinds)
+    kind = kind_of(stage)
+    for name in _OPTIONS:
+        if name not in kind.options and getattr(stage, name) != getattr(blank, name):
+            said = " or ".join(k.value for k in Kind if name in known()[k].options)
             raise FormatError(f"{where}.{name}: only for {said}, not {stage.kind.value}")
     k = ctx.table_size
-    if stage.kind in (Kind.GAUNTLET, *BRACKETS) and k != 2:
+    if kind.pairs_only and k != 2:
         raise FormatError(f"{where}.kind: a {stage.kind.value} is played at tables of 2 "
                           f"(table_size is {k})")
-    if stage.kind in (Kind.ROUND_ROBIN, Kind.SWISS) and n < k:
-        raise FormatError(f"{where}: {n} bots cannot fill a table of {k}")
-    if stage.kind is Kind.ROUND_ROBIN and not 1 <= stage.groups <= n // k:
-        raise FormatError(f"{where}.groups: 1 to {n // k} (each group needs {k} bots), "
-                          f"got {stage.groups}")
-    if stage.kind is Kind.GAUNTLET:
-        _check_gauntlet(stage, i, ctx, where)
-    if stage.kind is Kind.SWISS:
-        _check_swiss(stage, n, ctx, where)
-    if stage.kind in BRACKETS:
-        _check_match(stage.match, where)
+    kind.check(stage, i, n, ctx, where)
 
 
-def _check_gauntlet(stage: Stage, i: int, ctx: Context, where: str) -> None:
-    if i != 0:
-        raise FormatError(f"{where}.kind: a gauntlet names its challengers, so it is the "
-                          "first stage")
-    if not stage.challengers:
-        raise FormatError(f"{where}.challengers: a gauntlet needs at least one challenger")
-    _names_in(stage.challengers, ctx, f"{where}.challengers")
-    if len(set(stage.challengers)) == len(ctx.names):
-        raise FormatError(f"{where}.challengers: every participant is a challenger: a "
-                          "gauntlet needs a field to play against")
-
-
-def _check_swiss(stage: Stage, n: int, ctx: Context, where: str) -> None:
-    top = max_rounds(n, ctx.table_size)
-    if stage.rounds is not None and not 1 <= stage.rounds <= top:
-        why = " (more would repeat pairings)" if ctx.table_size == 2 and top < MAX_ROUNDS else ""
-        raise FormatError(f"{where}.rounds: 1 to {top} for {n} bots{why}, got {stage.rounds}")
-    most = table_games(stage, ctx)
-    bp = stage.bye_points
-    if bp is not None and not (math.isfinite(bp) and 0 <= bp <= most):
-        raise FormatError(f"{where}.bye_points: 0 to {most} (the games of a table), got {bp}")
-
-
-def _check_match(m: MatchSpec, where: str) -> None:
-    top = MAX_BEST_OF if m.mode is MatchMode.BEST_OF else MAX_FIRST_TO
-    if not 1 <= m.games <= top:
-        raise FormatError(f"{where}.match.games: 1 to {top} for {m.mode.value}, got {m.games}")
-    if not 0 <= m.extra_games <= MAX_EXTRA_GAMES:
-        raise FormatError(f"{where}.match.extra_games: 0 to {MAX_EXTRA_GAMES}, "
-                          f"got {m.extra_games}")
-    if not 0 <= m.sudden_death <= MAX_SUDDEN_DEATH:
-        raise FormatError(f"{where}.match.sudden_death: 0 to {MAX_SUDDEN_DEATH}, "
-                          f"got {m.sudden_death}")
+#: The stage fields some kinds read and others refuse, in the order they are checked.
+_OPTIONS = ("challengers", "groups", "rounds", "bye_points", "match", "third_place",
+            "grand_final_reset", "games_per_pairing")
 
 
 def _check_seeding(stage: Stage, i: int, ctx: Context, where: str) -> None:

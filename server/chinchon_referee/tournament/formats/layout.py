@@ -1,4 +1,5 @@
-"""Where each stage's games sit, and the most games each stage can take.
+"""Where each stage's games sit (each kind says how many seq numbers its stage owns and
+the most games it can take: :mod:`.kinds`; :func:`.chain.layout` lays them end to end).
 
 Every game of a tournament has a ``seq`` (its place in the schedule, and with the
 tournament's id its game id, ``<tid>-g<seq>``). A stage owns a span of seq numbers,
@@ -24,16 +25,7 @@ from functools import lru_cache
 
 from ..round_robin import MAX_TABLES, RoundRobin
 from .seeding import snake
-from .spec import (
-    Context,
-    Format,
-    Kind,
-    Stage,
-    default_rounds,
-    match_duplicate,
-    sizes,
-    table_games,
-)
+from .spec import Stage, default_rounds
 
 
 @dataclass(frozen=True)
@@ -55,21 +47,6 @@ class StageLayout:
 def bracket_size(n: int) -> int:
     """The bracket's slots: the power of two at or above ``n`` (byes fill the rest)."""
     return 1 << max(0, (n - 1).bit_length())
-
-
-def bracket_nodes(stage: Stage, n: int) -> int:
-    """Matches of the bracket, byes included (a bye's match has no game)."""
-    p = bracket_size(n)
-    if stage.kind is Kind.KNOCKOUT:
-        return p - 1 + int(stage.third_place)
-    return (p - 1) + (p - 2) + 1 + int(stage.reset)
-
-
-def bracket_matches(stage: Stage, n: int) -> int:
-    """Matches with games, at most."""
-    if stage.kind is Kind.KNOCKOUT:
-        return n - 1 + int(stage.third_place and n >= 4)
-    return 2 * n - 2 + int(stage.reset)
 
 
 def rounds_of(stage: Stage, n: int, k: int) -> int:
@@ -102,42 +79,5 @@ def stage_seed(seed: str, index: int, group: int = 0) -> str:
     return f"{seed}/stage{index}/group{group}"
 
 
-def _span_and_most(stage: Stage, i: int, n: int, ctx: Context, seed: str | None
-                   ) -> tuple[int, int]:
-    k = ctx.table_size
-    if stage.kind is Kind.ROUND_ROBIN:
-        tables = sum(rr_tables(size, k, None if seed is None else stage_seed(seed, i, g))
-                     for g, size in enumerate(group_sizes(n, stage.groups)))
-        games = tables * table_games(stage, ctx)
-        return games, games
-    if stage.kind is Kind.GAUNTLET:
-        c = len(set(stage.challengers))
-        games = c * (n - c) * table_games(stage, ctx)
-        return games, games
-    if stage.kind is Kind.SWISS:
-        games = rounds_of(stage, n, k) * (n // k) * table_games(stage, ctx)
-        return games, games
-    dup = match_duplicate(stage, ctx)
-    return (bracket_nodes(stage, n) * stage.match.capacity(dup),
-            bracket_matches(stage, n) * stage.match.most(dup))
-
-
-def most_games(fmt: Format, ctx: Context) -> list[int]:
-    """The most games each stage can take (a balanced round-robin's, at least)."""
-    return [_span_and_most(s, i, n, ctx, None)[1]
-            for i, (s, n) in enumerate(zip(fmt.stages, sizes(fmt, len(ctx.names)), strict=True))]
-
-
-def layout(fmt: Format, ctx: Context, seed: str) -> tuple[StageLayout, ...]:
-    """Each stage's place in the schedule, for a tournament of this seed."""
-    out = []
-    base = 0
-    for i, (s, n) in enumerate(zip(fmt.stages, sizes(fmt, len(ctx.names)), strict=True)):
-        span, most = _span_and_most(s, i, n, ctx, seed)
-        out.append(StageLayout(i, s, n, base, span, most))
-        base += span
-    return tuple(out)
-
-
-__all__ = ["StageLayout", "bracket_matches", "bracket_nodes", "bracket_size",
-           "group_sizes", "layout", "most_games", "rounds_of", "rr_tables", "stage_seed"]
+__all__ = ["StageLayout", "bracket_size", "group_sizes", "rounds_of", "rr_tables",
+           "stage_seed"]

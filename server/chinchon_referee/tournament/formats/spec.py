@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ...texts import shown
 from .. import tiebreaks as tb
@@ -46,10 +46,6 @@ class Kind(enum.StrEnum):
     SWISS = "swiss"
     KNOCKOUT = "knockout"
     DOUBLE_ELIMINATION = "double_elimination"
-
-
-#: Formats whose pairings are matches that must produce a winner.
-BRACKETS = (Kind.KNOCKOUT, Kind.DOUBLE_ELIMINATION)
 
 
 class Seeding(enum.StrEnum):
@@ -72,6 +68,9 @@ class MatchMode(enum.StrEnum):
     FIRST_TO = "first_to"
 
 
+#: Most games in one tournament's schedule (each is a row of the database; the model's
+#: bound, kept here, below the formats that plan within it).
+MAX_GAMES = 100_000
 #: Most stages in one tournament.
 MAX_STAGES = 8
 #: Most rounds of a Swiss (tables of 3+; at tables of 2 also at most one fewer than the
@@ -155,17 +154,12 @@ class Stage:
     #: Double elimination: if the losers' bracket's winner wins the grand final, each
     #: finalist has lost once and a second grand final decides (None: yes).
     grand_final_reset: bool | None = None
-    #: The ranking order (empty: the kind's default, :mod:`..tiebreaks`).
+    #: The ranking order (empty: the kind's default, :mod:`.kinds`).
     tiebreaks: tuple[Tiebreak, ...] = ()
 
     @property
     def title(self) -> str:
         return self.name or self.kind.value.replace("_", " ").capitalize()
-
-    @property
-    def order(self) -> tuple[Tiebreak, ...]:
-        """The tie-break order this stage ranks by."""
-        return self.tiebreaks or DEFAULT_ORDER[self.kind]
 
     @property
     def reset(self) -> bool:
@@ -177,12 +171,6 @@ class Stage:
         if self.seeds:
             return Seeding.LIST
         return Seeding.ORDER if index == 0 else Seeding.STANDINGS
-
-
-DEFAULT_ORDER: dict[Kind, tuple[Tiebreak, ...]] = {
-    Kind.ROUND_ROBIN: tb.ROUND_ROBIN, Kind.GAUNTLET: tb.GAUNTLET, Kind.SWISS: tb.SWISS,
-    Kind.KNOCKOUT: tb.BRACKET, Kind.DOUBLE_ELIMINATION: tb.BRACKET,
-}
 
 
 @dataclass(frozen=True)
@@ -214,6 +202,41 @@ class Context:
     max_games: int
 
 
+class Rated(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def rating(self) -> float | None: ...
+
+
+class Declaration(Protocol):
+    """What the formats read of a tournament's declaration (the model's
+    ``TournamentSpec`` is one): the formats sit below the model and never import it."""
+
+    def __hash__(self) -> int: ...
+
+    @property
+    def participants(self) -> Sequence[Rated]: ...
+    @property
+    def bots(self) -> list[str]: ...
+    @property
+    def table_size(self) -> int: ...
+    @property
+    def games_per_pairing(self) -> int: ...
+    @property
+    def duplicate_deals(self) -> bool: ...
+    @property
+    def seed(self) -> str: ...
+    @property
+    def format(self) -> Format: ...
+
+
+def context(spec: Declaration) -> Context:
+    """The rest of ``spec``'s declaration, as its format is checked and planned against."""
+    return Context(tuple(spec.bots), {p.name: p.rating for p in spec.participants},
+                   spec.table_size, spec.games_per_pairing, spec.duplicate_deals, MAX_GAMES)
+
+
 def default_rounds(n: int, k: int) -> int:
     """Swiss rounds when the declaration gives none: log_k(n) rounded up, the fewest
     after which a bot winning every table is alone on top, plus 2, because a stronger
@@ -231,18 +254,14 @@ def max_rounds(n: int, k: int) -> int:
     return MAX_ROUNDS
 
 
-def table_games(stage: Stage, ctx: Context) -> int:
-    """Games each table of a round-robin, gauntlet or Swiss stage plays."""
-    g = stage.games_per_pairing or ctx.games_per_pairing
-    if stage.kind is Kind.SWISS and not ctx.duplicate_deals:
-        return g  # seats are balanced over the rounds
-    return math.ceil(g / ctx.table_size) * ctx.table_size  # whole seat rotations
+def declared_games(stage: Stage, ctx: Context) -> int:
+    """Games per table the stage declares (its own, or the tournament's)."""
+    return stage.games_per_pairing or ctx.games_per_pairing
 
 
-def bye_points(stage: Stage, ctx: Context) -> float:
-    if stage.bye_points is not None:
-        return stage.bye_points
-    return table_games(stage, ctx) / ctx.table_size
+def rotation_games(stage: Stage, ctx: Context) -> int:
+    """The declared games per table, rounded up to whole seat rotations."""
+    return math.ceil(declared_games(stage, ctx) / ctx.table_size) * ctx.table_size
 
 
 def match_duplicate(stage: Stage, ctx: Context) -> bool:

@@ -16,6 +16,7 @@ starts, all created at once.
 from __future__ import annotations
 
 import itertools
+from abc import abstractmethod
 from collections import defaultdict
 from collections.abc import Sequence
 from functools import lru_cache
@@ -23,9 +24,11 @@ from functools import lru_cache
 from ..round_robin import RoundRobin
 from ..standings import GameSummary, ranking
 from .games import Create, Done, NewGame, StageRun, StageStep, missing
+from .kinds.base import FormatKind
+from .kinds.registry import order_of
 from .layout import stage_seed
 from .seeding import snake
-from .spec import Kind, table_games
+from .spec import rotation_games
 
 
 @lru_cache(maxsize=16)
@@ -49,31 +52,44 @@ def _schedule(bots: tuple[str, ...], groups: int, k: int, games: int, seed: str,
 
 def expected(run: StageRun) -> list[NewGame]:
     s, ctx = run.stage, run.ctx
-    plan = _schedule(run.bots, s.groups, ctx.table_size, table_games(s, ctx), run.seed,
+    plan = _schedule(run.bots, s.groups, ctx.table_size, rotation_games(s, ctx), run.seed,
                      run.index, ctx.duplicate_deals, tuple(s.challengers))
     return [run.new(local, players, deal, step) for local, players, deal, step in plan]
 
 
-def advance(run: StageRun) -> StageStep:
-    todo = missing(expected(run), run.games) if len(run.games) < run.layout.span else []
-    if todo:
-        return Create(tuple(todo))
-    if not all(g.finished for g in run.games):
-        return run.waiting()
-    return Done(tuple(rank(run)))
+class AllAtOnce(FormatKind):
+    """A kind whose stage's games are all known when it starts (round-robin, gauntlet):
+    created at once, ranked by :meth:`rank` once all are finished."""
+
+    def advance(self, run: StageRun) -> StageStep:
+        todo = missing(expected(run), run.games) if len(run.games) < run.layout.span else []
+        if todo:
+            return Create(tuple(todo))
+        if not all(g.finished for g in run.games):
+            return run.waiting()
+        return Done(tuple(self.rank(run)))
+
+    @abstractmethod
+    def rank(self, run: StageRun) -> list[str]:
+        """The stage's final ranking."""
 
 
-def rank(run: StageRun) -> list[str]:
-    """The stage's final ranking."""
+def rank_gauntlet(run: StageRun) -> list[str]:
+    """The challengers first, by the stage's tie-breaks, then the field."""
+    s = run.stage
+    order = ranking(run.bots, run.summaries(), run.ctx.table_size, tiebreaks=order_of(s),
+                    seeds=run.seeds)
+    first = set(s.challengers)
+    return [b for b in order if b in first] + [b for b in order if b not in first]
+
+
+def rank_groups(run: StageRun) -> list[str]:
+    """One group by the stage's tie-breaks; several place by place."""
     s, k = run.stage, run.ctx.table_size
     games = run.summaries()
-    if s.kind is Kind.GAUNTLET:
-        order = ranking(run.bots, games, k, tiebreaks=s.order, seeds=run.seeds)
-        first = set(s.challengers)
-        return [b for b in order if b in first] + [b for b in order if b not in first]
     groups = snake(run.bots, s.groups)
     if len(groups) == 1:
-        return ranking(run.bots, games, k, tiebreaks=s.order, seeds=run.seeds)
+        return ranking(run.bots, games, k, tiebreaks=order_of(s), seeds=run.seeds)
     return _by_place(run, groups, games)
 
 
@@ -92,7 +108,7 @@ def _by_place(run: StageRun, groups: Sequence[Sequence[str]], games: Sequence[Ga
     orders = []
     for members in groups:
         mine = [g for g in games if set(g.players) <= set(members)]
-        orders.append(ranking(members, mine, k, tiebreaks=s.order, seeds=seeds))
+        orders.append(ranking(members, mine, k, tiebreaks=order_of(s), seeds=seeds))
     out: list[str] = []
     for place in range(max(len(o) for o in orders)):
         level = [o[place] for o in orders if place < len(o)]
@@ -101,5 +117,4 @@ def _by_place(run: StageRun, groups: Sequence[Sequence[str]], games: Sequence[Ga
 
 
 def groups_of(run: StageRun) -> list[list[str]]:
-    return snake(run.bots, run.stage.groups) if run.stage.kind is Kind.ROUND_ROBIN else [
-        list(run.bots)]
+    return snake(run.bots, run.stage.groups)

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 
 from ..standings import ranking
 from .games import Create, Done, NewGame, StageRun, StageStep, StoredGame, missing
+from .kinds.registry import order_of
 from .layout import rounds_of
-from .spec import bye_points, table_games
+from .spec import Context, Stage, declared_games, rotation_games
 from .swiss import History, Round, pair
 from .swiss_tables import group
 
@@ -124,5 +125,18 @@ def advance(run: StageRun) -> StageStep:
 
 def rank(run: StageRun, rounds: Sequence[Played]) -> list[str]:
     byes: Counter[str] = Counter(b for p in rounds for b in p.byes)
-    return ranking(run.bots, run.summaries(), run.ctx.table_size, tiebreaks=run.stage.order,
+    return ranking(run.bots, run.summaries(), run.ctx.table_size, tiebreaks=order_of(run.stage),
                    byes=byes, bye_points=bye_points(run.stage, run.ctx), seeds=run.seeds)
+
+
+def table_games(stage: Stage, ctx: Context) -> int:
+    """Games each table of a Swiss round plays: as declared (seats are balanced over the
+    rounds), or whole seat rotations with duplicate deals."""
+    return rotation_games(stage, ctx) if ctx.duplicate_deals else declared_games(stage, ctx)
+
+
+def bye_points(stage: Stage, ctx: Context) -> float:
+    """Points of a bye (declared, or a table's games / table size: a fair share)."""
+    if stage.bye_points is not None:
+        return stage.bye_points
+    return table_games(stage, ctx) / ctx.table_size
