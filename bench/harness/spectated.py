@@ -119,7 +119,9 @@ class Run:
         with grpc.insecure_channel(f"127.0.0.1:{self.port}") as ch:
             made = tpb_grpc.TournamentServiceStub(ch).CreateTournament(
                 tpb.CreateTournamentRequest(spec=spec), metadata=(("authorization", f"Bearer {ADMIN}"),),
-                timeout=30)
+                # The organizer's worker (niced) starts beside the referee: on a busy
+                # machine its first answer takes a while.
+                timeout=120)
         return str(made.tournament.id)
 
     def wait_playing(self, games: int = 1, timeout: float = 120.0) -> None:

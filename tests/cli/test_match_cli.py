@@ -107,7 +107,10 @@ def test_a_match_killed_mid_run_resumes_without_playing_a_game_twice(tmp_path: P
             except sqlite3.OperationalError:
                 return 0
 
-    args = ("k", "greedy", "greedy", "--games", "6", "--concurrency", "2", "--seed", "kill")
+    # Enough pairs that the first run is still playing when the kill lands, however
+    # long the poll below takes on a busy machine.
+    pairs = 20
+    args = ("k", "greedy", "greedy", "--games", str(pairs), "--concurrency", "2", "--seed", "kill")
     # its own process group: the match and the bots it launched die together, as in a crash
     first = subprocess.Popen(_match(tmp_path, *args[:3], *args[3:]), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, cwd=tmp_path, start_new_session=True)
@@ -117,14 +120,14 @@ def test_a_match_killed_mid_run_resumes_without_playing_a_game_twice(tmp_path: P
         os.killpg(first.pid, signal.SIGKILL)
         first.communicate(timeout=60)
     before = finished()
-    assert 3 <= before < 12
+    assert 3 <= before < 2 * pairs
     again = _run(tmp_path, *args)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert "resuming" in again.stdout
     with sqlite3.connect(db) as c:
         rows = c.execute("SELECT id, status FROM games").fetchall()
-    assert len(rows) == 12 and all(status == "finished" for _, status in rows)
+    assert len(rows) == 2 * pairs and all(status == "finished" for _, status in rows)
     s = json.loads((tmp_path / "k" / "summary.json").read_text(encoding="utf-8"))
     side = s["opponents"]["baseline"]
-    assert side["games"] == 12 and side["pairs"] == 6 and side["unpaired_games"] == 0
-    assert len(list((tmp_path / "k" / "records").iterdir())) == 12
+    assert side["games"] == 2 * pairs and side["pairs"] == pairs and side["unpaired_games"] == 0
+    assert len(list((tmp_path / "k" / "records").iterdir())) == 2 * pairs

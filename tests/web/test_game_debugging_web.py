@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -20,7 +21,7 @@ from tests.support.fixture_types import SpawnBot
 from tests.support.helpers import ADMIN, sdk_bot, stop
 from tests.support.tournament import InProcess, spec_dict
 from tests.support.waits import until_async
-from tests.support.web import PACED_BOT, running_on_the_web
+from tests.support.web import HELD_BOT, PACED_BOT, running_on_the_web
 
 
 @pytest.fixture
@@ -72,8 +73,13 @@ async def test_the_step_endpoint_serves_finished_games_only(
 
 
 async def test_the_admin_token_gets_a_step_of_a_game_in_progress_behind_the_full_views_delay(
-    env: InProcess, bots: SpawnBot,
+    env: InProcess, bots: SpawnBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The game goes on until the file is removed, however slow the machine: its steps
+    # are read while it is in progress.
+    hold = tmp_path / "hold"
+    hold.touch()
+    monkeypatch.setenv("CHINCHON_TEST_HOLD", str(hold))
     site = await start_web(WebContext(referee=env.server.referee, db=env.store.path,
                                       admin_digest=digest(ADMIN), full_view_delay=1.0))
     assert isinstance(site, ChildWeb)
@@ -81,8 +87,8 @@ async def test_the_admin_token_gets_a_step_of_a_game_in_progress_behind_the_full
         spec = TournamentSpec.from_dict(spec_dict("steps-live", ["la", "lb"], games_per_pairing=1,
                                                   concurrency=1))
         tid, _ = env.director.create(spec)
-        procs = [await bots(sdk_bot(PACED_BOT), env.server, "la"),
-                 await bots(sdk_bot(PACED_BOT), env.server, "lb")]
+        procs = [await bots(sdk_bot(HELD_BOT), env.server, "la"),
+                 await bots(sdk_bot(HELD_BOT), env.server, "lb")]
         assert await env.server.referee.lobby.wait_all(["la", "lb"], 120)
         run = asyncio.ensure_future(env.director.run(tid))
         gid = await running_on_the_web(site.url, tid)
@@ -114,6 +120,7 @@ async def test_the_admin_token_gets_a_step_of_a_game_in_progress_behind_the_full
                 assert r.headers.get("Cache-Control") == "no-store"
             async with http.get(f"{site.url}api/g/{gid}/step/{steps + 5000}?view=all", headers=admin) as r:
                 assert r.status == 400 and b"not shown yet" in await r.read()
+        hold.unlink()  # the game may end now
         await asyncio.wait_for(run, 90)
         await stop(*procs)
         record = env.store.games(tid)[0].record
