@@ -19,7 +19,7 @@ from ..host.pools import for_organizer
 from ..ladder.ladders import Board, Ladders
 from ..ladder.leaderboard import Place, RatedGame, snapshots
 from ..ladder.ratings import Rating
-from ..ladder.spec import LadderError, LadderSpec
+from ..ladder.spec import EnteredAlready, LadderError, LadderSpec, NotEntrant, NotNow
 from ..storage.ladders import LadderGameRow, LadderRow, LadderStatus
 
 Context = grpc.aio.ServicerContext
@@ -32,6 +32,17 @@ _FROM_PROTO = {v: k for k, v in _STATUS.items()}
 MAX_GAMES = 1000
 #: Games read at once by ExportLadder.
 EXPORT_PAGE = 500
+
+
+def refusal(e: LadderError) -> grpc.StatusCode:
+    """The status a refused change of a ladder answers with."""
+    if isinstance(e, NotEntrant):
+        return grpc.StatusCode.NOT_FOUND
+    if isinstance(e, EnteredAlready):
+        return grpc.StatusCode.ALREADY_EXISTS
+    if isinstance(e, NotNow):
+        return grpc.StatusCode.FAILED_PRECONDITION
+    return grpc.StatusCode.INVALID_ARGUMENT
 
 
 def _time(t: float | None) -> Timestamp | None:
@@ -55,7 +66,9 @@ def leaderboard_row(p: Place, board: Board) -> lpb.LeaderboardRow:
         rank=p.rank, bot=s.bot, mu=s.rating.mu, sigma=s.rating.sigma, score=p.score,
         low=p.low, high=p.high, games=s.games, wins=s.wins, last_game=_time(s.last_game),
         connected=s.bot in board.connected, idle_streams=board.connected.get(s.bot, 0),
-        trend=p.trend)
+        trend=p.trend, suspended=s.suspended is not None, suspension=s.suspension,
+        time_forfeits_in_a_row=s.time_forfeits, last_time_forfeit=_time(s.last_time_forfeit),
+        suspended_since=_time(s.suspended))
 
 
 def _median_answer(games: list[LadderGameRow], bot: str) -> float:
@@ -134,7 +147,7 @@ class LadderServicer(lpb_grpc.LadderServiceServicer):
             else:
                 changed = await self.ladders.set_status(request.ladder_id, status)
         except LadderError as e:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(e))
+            await context.abort(refusal(e), str(e))
         return lpb.SetLadderStatusResponse(ladder=await self._info(request.ladder_id, context),
                                            changed=changed)
 
@@ -145,14 +158,29 @@ class LadderServicer(lpb_grpc.LadderServiceServicer):
             token = await for_organizer(self.ladders.enter, request.ladder_id, request.bot,
                                         request.token, request.inherits)
         except LadderError as e:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            await context.abort(refusal(e), str(e))
         return lpb.EnterLadderResponse(entrant=lpb.LadderEntrant(name=request.bot, token=token))
 
     async def RemoveFromLadder(self, request: lpb.RemoveFromLadderRequest,
                                context: Context[Any, Any]) -> lpb.RemoveFromLadderResponse:
         await self._info(request.ladder_id, context)
-        done = await for_organizer(self.ladders.remove, request.ladder_id, request.bot)
-        return lpb.RemoveFromLadderResponse(removed=done)
+        try:
+            await for_organizer(self.ladders.remove, request.ladder_id, request.bot)
+        except LadderError as e:
+            await context.abort(refusal(e), str(e))
+        return lpb.RemoveFromLadderResponse(removed=True)
+
+    async def ReinstateLadderBot(self, request: lpb.ReinstateLadderBotRequest,
+                                 context: Context[Any, Any]) -> lpb.ReinstateLadderBotResponse:
+        await self._info(request.ladder_id, context)
+        try:
+            await for_organizer(self.ladders.reinstate, request.ladder_id, request.bot)
+        except LadderError as e:
+            await context.abort(refusal(e), str(e))
+        board, place, _ = await for_organizer(self.ladders.bot_page, request.ladder_id,
+                                              request.bot, 1)
+        return lpb.ReinstateLadderBotResponse(
+            row=leaderboard_row(place, board) if place is not None else None)
 
     async def GetLeaderboard(self, request: lpb.GetLeaderboardRequest,
                              context: Context[Any, Any]) -> lpb.GetLeaderboardResponse:
