@@ -34,8 +34,9 @@ from tests.support.ladder_run import LadderEnv, entrants
 
 ADMIN_MD = (("authorization", f"Bearer {ADMIN}"),)
 
-#: Fast forfeits: 0.1 s a move and no bank, two strikes; two forfeits on time in a row
-#: suspend a bot.
+#: Quick forfeits (a second a move and no bank, two strikes: a silent bot forfeits in
+#: two seconds, a bot that answers never, however busy the machine); two forfeits on
+#: time in a row suspend a bot.
 HEALTH = """name = "health ladder"
 concurrency = 1
 seed = "health-seed"
@@ -43,7 +44,7 @@ suspend_after = 2
 [rules]
 score_limit = 30
 [time_control]
-per_move = 0.1
+per_move = 1.0
 bank = 0.0
 [policies]
 max_strikes = 2
