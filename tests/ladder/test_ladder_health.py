@@ -33,6 +33,8 @@ from tests.support.inproc import raw, sdk
 from tests.support.ladder_run import LadderEnv, entrants
 
 ADMIN_MD = (("authorization", f"Bearer {ADMIN}"),)
+#: The longest wait for a few games (a busy machine: each wait ends with its event).
+WAIT = 240.0
 
 #: Quick forfeits (a second a move and no bank, two strikes: a silent bot forfeits in
 #: two seconds, a bot that answers never, however busy the machine); two forfeits on
@@ -91,7 +93,8 @@ async def test_a_bot_that_stops_answering_is_suspended_and_seated_again_when_it_
     def h_games() -> list[int]:
         return [i for i, g in enumerate(env.rated) if "h" in g.players]
 
-    await env.until(lambda: _entrant(store, lid, "h").suspended is not None, "h suspended")
+    await env.until(lambda: _entrant(store, lid, "h").suspended is not None, "h suspended",
+                    WAIT)
     forfeited = [env.rated[i] for i in h_games()]
     assert len(forfeited) == 2  # suspend_after: seated no more after the second
     for g in forfeited:
@@ -102,7 +105,7 @@ async def test_a_bot_that_stops_answering_is_suspended_and_seated_again_when_it_
 
     # Suspended: the others play on without it, though its stream is still open.
     seen = len(env.rated)
-    await env.played(seen + 6)
+    await env.until(lambda: len(env.rated) >= seen + 6, "six games after", WAIT)
     assert all("h" not in g.players for g in env.rated[seen:])
     assert server.referee.lobby.connected("h")
     row = (await _board(server, lid))["h"]
@@ -127,14 +130,15 @@ async def test_a_bot_that_stops_answering_is_suspended_and_seated_again_when_it_
     assert "h reinstated" in await asyncio.to_thread(cli, "ladder", "reinstate", lid, "h")
     before = len(h_games())
     await env.until(lambda: _entrant(store, lid, "h").suspended is not None,
-                    "h suspended again")
+                    "h suspended again", WAIT)
     assert len(h_games()) == before + 1 and _entrant(store, lid, "h").time_forfeits == 3
 
     # A new stream of h (a bot that answers) shows life: the suspension is lifted and
     # that stream is seated, not the silent one, which stays open.
     since = len(env.rated)
     await bots(sdk("greedy"), server, "h")
-    await env.until(lambda: any("h" in g.players for g in env.rated[since:]), "h seated again")
+    await env.until(lambda: any("h" in g.players for g in env.rated[since:]), "h seated again",
+                    WAIT)
     back = next(g for g in env.rated[since:] if "h" in g.players)
     assert back.result is not None and back.result.termination is not Termination.FORFEIT_TIMEOUT
     e = _entrant(store, lid, "h")

@@ -192,21 +192,24 @@ class Ladders:
             raise NotNow(f"{bot} was removed from ladder {lid} already")
         self._tell_others()
 
-    def reinstate(self, lid: str, bot: str) -> None:
+    async def reinstate(self, lid: str, bot: str) -> None:
         """Lift ``bot``'s suspension (health.py): it is seated again. KeyError (no such
         ladder), NotEntrant (not entered, or removed), NotNow (not suspended)."""
-        self._ladder(lid)
-        known = next((r for r in self.store.entrants(lid) if r.bot == bot), None)
-        if known is None or known.removed:
-            raise NotEntrant(f"{bot} is not entered in ladder {lid}")
-        if not self.store.lift_suspension(lid, bot):
-            raise NotNow(f"{bot} is not suspended in ladder {lid}")
+        await for_organizer(self._lift, lid, bot)
         log.info("ladder_bot_reinstated", ladder=lid, bot=bot, by="the organizer")
         run = self.runs.get(lid)
         if run is not None and bot in run.entrants:
             run.entrants[bot].suspended = None
             run.changed.set()
         self._tell_others()
+
+    def _lift(self, lid: str, bot: str) -> None:
+        self._ladder(lid)
+        known = next((r for r in self.store.entrants(lid) if r.bot == bot), None)
+        if known is None or known.removed:
+            raise NotEntrant(f"{bot} is not entered in ladder {lid}")
+        if not self.store.lift_suspension(lid, bot):
+            raise NotNow(f"{bot} is not suspended in ladder {lid}")
 
     def _keep_entrants(self, lid: str, spec: LadderSpec) -> None:
         names = (self.tokens.bots if spec.entry is Entry.REGISTERED

@@ -174,7 +174,7 @@ class LadderServicer(lpb_grpc.LadderServiceServicer):
                                  context: Context[Any, Any]) -> lpb.ReinstateLadderBotResponse:
         await self._info(request.ladder_id, context)
         try:
-            await for_organizer(self.ladders.reinstate, request.ladder_id, request.bot)
+            await self.ladders.reinstate(request.ladder_id, request.bot)
         except LadderError as e:
             await context.abort(refusal(e), str(e))
         board, place, _ = await for_organizer(self.ladders.bot_page, request.ladder_id,
