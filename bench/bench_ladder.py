@@ -6,10 +6,10 @@ many a late entrant needs to reach its place (docs/ladder.md).
 
 Real games of the engine's bots (no referee: the games themselves are the cost), played
 by the ladder's own pure core: matchmaking (``next_tables``: 2 tables at once, all the
-bots idle between rounds) and ratings (openskill's Plackett-Luce, ``update``), the
-leaderboard by mu - 3 sigma. The bots: StrongBot, GreedyBot, GreedyBot playing a random
-legal action half the time ("noisy greedy"), StrongBot doing so a fifth of the time
-("noisy strong"), and RandomBot.
+bots idle between rounds, each bot's share of the tables started counted) and ratings
+(openskill's Plackett-Luce, ``update``), the leaderboard by mu - 3 sigma. The bots:
+StrongBot, GreedyBot, GreedyBot playing a random legal action half the time ("noisy
+greedy"), StrongBot doing so a fifth of the time ("noisy strong"), and RandomBot.
 
 **The true order** is measured in the same run, as the baseline: a duplicate round-robin
 of every pair (``--reference`` games per pair, each deal played twice with the seats
@@ -46,12 +46,14 @@ def ladder(names: list[str], games: int, seed: int, late: int
     last: dict[str, LastTable] = {}
     orders: list[list[str]] = []
     late_track: list[tuple[int, int]] = []
+    started: list[tuple[str, ...]] = []
     n = 0
     while n < games:
         field = names + (["strong-late"] if n >= late else [])
         for b in field:
             ratings.setdefault(b, PRIOR)
-        for table in next_tables(field, ratings, last, 2, 2, in_progress=False):
+        for table in next_tables(field, ratings, last, 2, 2, False, started, len(field)):
+            started.append(table)
             places = play(table, f"ladder-{seed}", f"g{n}", n + 1000 * seed)
             after = update([ratings[p] for p in table], places)
             for s, (p, r) in enumerate(zip(table, after, strict=True)):

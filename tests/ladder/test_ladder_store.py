@@ -164,3 +164,48 @@ def test_a_voided_game_is_never_rated_and_a_removed_entrant_keeps_its_rating(
         assert store.ladder_games("l-1", bot="b2") == []
     finally:
         store.close()
+
+
+def _timeout_forfeit(seat: int) -> Outcome:
+    return Outcome(Termination.FORFEIT_TIMEOUT, None, (1 - seat,), (0, 0), 0, "timeout", seat)
+
+
+def test_a_bots_forfeits_on_time_suspend_it_durably_and_a_sign_of_life_lifts_it(
+        db_target: str) -> None:
+    """Each game's end writes its players' forfeits on time in a row with their ratings;
+    the count reaching suspend_after suspends the bot, and a reopened store (a restarted
+    referee) still holds it; only a sign of life after the suspension began lifts it, and
+    the count stands until a game ends otherwise."""
+    store = open_store(db_target)
+    try:
+        _ladder(store)
+        for i, (seat, players) in enumerate([(0, ["b0", "b1"]), (1, ["b2", "b0"]),
+                                             (1, ["b3", "b1"])]):
+            gid = f"lg-h{i}"
+            assert store.begin_ladder_game("l-1", gid, players) == set()
+            row = store.finish_ladder_game(gid, _timeout_forfeit(seat),
+                                           [1, 0] if seat == 0 else [0, 1], [{}, {}], None,
+                                           rate, [seat], 2)
+            assert row is not None and row.suspended == (["b0"] if i == 1 else [])
+    finally:
+        store.close()
+    store = open_store(db_target)
+    try:
+        e = {r.bot: r for r in store.entrants("l-1")}
+        assert e["b0"].time_forfeits == 2 and e["b0"].suspended is not None
+        assert e["b0"].last_time_forfeit == e["b0"].suspended
+        assert e["b1"].time_forfeits == 1 and e["b1"].suspended is None  # 2nd game: b3's
+        assert e["b2"].time_forfeits == 0
+        since = e["b0"].suspended
+        assert not store.lift_suspension("l-1", "b0", since - 1.0)  # an older stream
+        assert store.lift_suspension("l-1", "b0", since + 1.0)
+        assert not store.lift_suspension("l-1", "b0")  # not suspended any more
+        e0 = next(r for r in store.entrants("l-1") if r.bot == "b0")
+        assert e0.suspended is None and e0.time_forfeits == 2  # on probation
+        assert store.begin_ladder_game("l-1", "lg-h3", ["b0", "b4"]) == set()
+        row = store.finish_ladder_game("lg-h3", _outcome(0), [0, 1], [{}, {}], None, rate,
+                                       [], 2)
+        assert row is not None and row.suspended == []
+        assert next(r for r in store.entrants("l-1") if r.bot == "b0").time_forfeits == 0
+    finally:
+        store.close()

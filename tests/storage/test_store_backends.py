@@ -341,6 +341,12 @@ def test_a_snapshots_reads_all_see_one_moment_while_another_thread_writes(
     assert after.status is TournamentStatus.RUNNING
 
 
+#: What a database before version 5 lacks: the ladder entrants' health.
+HEALTH_DROPPED = ("ALTER TABLE ladder_entrants DROP COLUMN time_forfeits; "
+                  "ALTER TABLE ladder_entrants DROP COLUMN last_time_forfeit; "
+                  "ALTER TABLE ladder_entrants DROP COLUMN suspended; ")
+
+
 def test_a_version_3_database_gains_the_ladder_games_lease(target: str) -> None:
     """A version 3 database (ladder games without a lease) opens: the column is added,
     a game that was running keeps running (a lease of its own comes with the process
@@ -356,6 +362,7 @@ def test_a_version_3_database_gains_the_ladder_games_lease(target: str) -> None:
         store.close()
     run_sql(target, "DROP INDEX ladder_games_running; "
                     "ALTER TABLE ladder_games DROP COLUMN lease_until; "
+                    f"{HEALTH_DROPPED}"
                     "UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     store = open_store(target, exclusive=True)
     try:
@@ -365,3 +372,23 @@ def test_a_version_3_database_gains_the_ladder_games_lease(target: str) -> None:
     finally:
         store.close()
     open_store(target).close()
+
+
+def test_a_version_4_database_gains_the_ladder_entrants_health(target: str) -> None:
+    """A version 4 database (ladder entrants without their forfeits on time in a row,
+    nor a suspension) opens: the columns are added, every entrant healthy and seated."""
+    store = open_store(target, exclusive=True)
+    try:
+        store.create_ladder(LadderRow("l-1", "old ladder", {"name": "old ladder"},
+                                      LadderStatus.OPEN, 1.0))
+        store.enter_ladder("l-1", "a", (25.0, 8.3))
+    finally:
+        store.close()
+    run_sql(target, f"{HEALTH_DROPPED}UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    store = open_store(target, exclusive=True)
+    try:
+        assert dict((k, v) for k, v in store.table_rows("meta"))["schema_version"] == SCHEMA_VERSION
+        (a,) = store.entrants("l-1")
+        assert (a.bot, a.time_forfeits, a.last_time_forfeit, a.suspended) == ("a", 0, None, None)
+    finally:
+        store.close()

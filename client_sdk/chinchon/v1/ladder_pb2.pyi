@@ -120,6 +120,20 @@ class RemoveFromLadderResponse(_message.Message):
     removed: bool
     def __init__(self, removed: _Optional[bool] = ...) -> None: ...
 
+class ReinstateLadderBotRequest(_message.Message):
+    __slots__ = ("ladder_id", "bot")
+    LADDER_ID_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    ladder_id: str
+    bot: str
+    def __init__(self, ladder_id: _Optional[str] = ..., bot: _Optional[str] = ...) -> None: ...
+
+class ReinstateLadderBotResponse(_message.Message):
+    __slots__ = ("row",)
+    ROW_FIELD_NUMBER: _ClassVar[int]
+    row: LeaderboardRow
+    def __init__(self, row: _Optional[_Union[LeaderboardRow, _Mapping]] = ...) -> None: ...
+
 class GetLeaderboardRequest(_message.Message):
     __slots__ = ("ladder_id",)
     LADDER_ID_FIELD_NUMBER: _ClassVar[int]
@@ -127,7 +141,7 @@ class GetLeaderboardRequest(_message.Message):
     def __init__(self, ladder_id: _Optional[str] = ...) -> None: ...
 
 class LeaderboardRow(_message.Message):
-    __slots__ = ("rank", "bot", "mu", "sigma", "score", "low", "high", "games", "wins", "last_game", "connected", "idle_streams", "trend")
+    __slots__ = ("rank", "bot", "mu", "sigma", "score", "low", "high", "games", "wins", "last_game", "connected", "idle_streams", "trend", "suspended", "suspension", "time_forfeits_in_a_row", "last_time_forfeit", "suspended_since")
     RANK_FIELD_NUMBER: _ClassVar[int]
     BOT_FIELD_NUMBER: _ClassVar[int]
     MU_FIELD_NUMBER: _ClassVar[int]
@@ -141,6 +155,11 @@ class LeaderboardRow(_message.Message):
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
     IDLE_STREAMS_FIELD_NUMBER: _ClassVar[int]
     TREND_FIELD_NUMBER: _ClassVar[int]
+    SUSPENDED_FIELD_NUMBER: _ClassVar[int]
+    SUSPENSION_FIELD_NUMBER: _ClassVar[int]
+    TIME_FORFEITS_IN_A_ROW_FIELD_NUMBER: _ClassVar[int]
+    LAST_TIME_FORFEIT_FIELD_NUMBER: _ClassVar[int]
+    SUSPENDED_SINCE_FIELD_NUMBER: _ClassVar[int]
     rank: int
     bot: str
     mu: float
@@ -154,7 +173,12 @@ class LeaderboardRow(_message.Message):
     connected: bool
     idle_streams: int
     trend: float
-    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., score: _Optional[float] = ..., low: _Optional[float] = ..., high: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[float] = ..., last_game: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., connected: _Optional[bool] = ..., idle_streams: _Optional[int] = ..., trend: _Optional[float] = ...) -> None: ...
+    suspended: bool
+    suspension: str
+    time_forfeits_in_a_row: int
+    last_time_forfeit: _timestamp_pb2.Timestamp
+    suspended_since: _timestamp_pb2.Timestamp
+    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., score: _Optional[float] = ..., low: _Optional[float] = ..., high: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[float] = ..., last_game: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., connected: _Optional[bool] = ..., idle_streams: _Optional[int] = ..., trend: _Optional[float] = ..., suspended: _Optional[bool] = ..., suspension: _Optional[str] = ..., time_forfeits_in_a_row: _Optional[int] = ..., last_time_forfeit: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., suspended_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class GetLeaderboardResponse(_message.Message):
     __slots__ = ("ladder", "rows")

@@ -60,6 +60,11 @@ class LadderServiceStub:
                 request_serializer=chinchon_dot_v1_dot_ladder__pb2.RemoveFromLadderRequest.SerializeToString,
                 response_deserializer=chinchon_dot_v1_dot_ladder__pb2.RemoveFromLadderResponse.FromString,
                 _registered_method=True)
+        self.ReinstateLadderBot = channel.unary_unary(
+                '/chinchon.v1.LadderService/ReinstateLadderBot',
+                request_serializer=chinchon_dot_v1_dot_ladder__pb2.ReinstateLadderBotRequest.SerializeToString,
+                response_deserializer=chinchon_dot_v1_dot_ladder__pb2.ReinstateLadderBotResponse.FromString,
+                _registered_method=True)
         self.GetLeaderboard = channel.unary_unary(
                 '/chinchon.v1.LadderService/GetLeaderboard',
                 request_serializer=chinchon_dot_v1_dot_ladder__pb2.GetLeaderboardRequest.SerializeToString,
@@ -116,6 +121,13 @@ class LadderServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReinstateLadderBot(self, request, context):
+        """Lift a bot's suspension (for its forfeits on time in a row): it is seated again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetLeaderboard(self, request, context):
         """The leaderboard: the entrants by mu - k sigma, and who is connected.
         """
@@ -165,6 +177,11 @@ def add_LadderServiceServicer_to_server(servicer, server):
                     servicer.RemoveFromLadder,
                     request_deserializer=chinchon_dot_v1_dot_ladder__pb2.RemoveFromLadderRequest.FromString,
                     response_serializer=chinchon_dot_v1_dot_ladder__pb2.RemoveFromLadderResponse.SerializeToString,
+            ),
+            'ReinstateLadderBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReinstateLadderBot,
+                    request_deserializer=chinchon_dot_v1_dot_ladder__pb2.ReinstateLadderBotRequest.FromString,
+                    response_serializer=chinchon_dot_v1_dot_ladder__pb2.ReinstateLadderBotResponse.SerializeToString,
             ),
             'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLeaderboard,
@@ -318,6 +335,33 @@ class LadderService:
             '/chinchon.v1.LadderService/RemoveFromLadder',
             chinchon_dot_v1_dot_ladder__pb2.RemoveFromLadderRequest.SerializeToString,
             chinchon_dot_v1_dot_ladder__pb2.RemoveFromLadderResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReinstateLadderBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chinchon.v1.LadderService/ReinstateLadderBot',
+            chinchon_dot_v1_dot_ladder__pb2.ReinstateLadderBotRequest.SerializeToString,
+            chinchon_dot_v1_dot_ladder__pb2.ReinstateLadderBotResponse.FromString,
             options,
             channel_credentials,
             insecure,

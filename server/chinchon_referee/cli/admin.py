@@ -6,7 +6,8 @@
     record GAME [--out FILE] | export ID DIR [--format json.gz|json] | connected
     bots list | bots add NAME | bots rotate NAME | bots revoke NAME
     ladder create FILE | list | pause ID | resume ID | close ID | enter ID BOT |
-    ladder remove ID BOT | board ID | bot ID BOT          (cli/admin_ladder.py)
+    ladder remove ID BOT | reinstate ID BOT | board ID | bot ID BOT | export ID DIR
+                                                          (cli/admin_ladder.py)
 
 The admin token comes from ``--admin-token``, ``$CHINCHON_ADMIN_TOKEN`` or
 ``--admin-token-file``. Exit codes: 0 done; 1 the server said no (its status code and

@@ -4,6 +4,7 @@
     chinchon admin ladder create FILE [-q] | list
     chinchon admin ladder pause ID | resume ID | close ID
     chinchon admin ladder enter ID BOT [--inherits OLD] [--token-from FILE] | remove ID BOT
+    chinchon admin ladder reinstate ID BOT
     chinchon admin ladder board ID [--json] | bot ID BOT [--limit N] [--json]
     chinchon admin ladder export ID DIR [--every N] [--records]
 
@@ -116,11 +117,32 @@ def cmd_enter(admin: Admin, args: argparse.Namespace) -> int:
 
 
 def cmd_remove(admin: Admin, args: argparse.Namespace) -> int:
-    got = admin.call(_stub(admin).RemoveFromLadder,
-                     lpb.RemoveFromLadderRequest(ladder_id=args.id, bot=args.bot))
-    console.print(f"{escape(args.bot)} " + ("removed (its games and rating stay)" if got.removed
-                                            else "was not entered"))
+    admin.call(_stub(admin).RemoveFromLadder,
+               lpb.RemoveFromLadderRequest(ladder_id=args.id, bot=args.bot))
+    console.print(f"{escape(args.bot)} removed (its games and rating stay)")
     return EXIT_OK
+
+
+def cmd_reinstate(admin: Admin, args: argparse.Namespace) -> int:
+    admin.call(_stub(admin).ReinstateLadderBot,
+               lpb.ReinstateLadderBotRequest(ladder_id=args.id, bot=args.bot))
+    console.print(f"{escape(args.bot)} reinstated: it is seated again")
+    return EXIT_OK
+
+
+def _connected(r: Any) -> str:
+    if r.suspended:
+        return "suspended"
+    return f"yes ({r.idle_streams} idle)" if r.connected else "no"
+
+
+def _suspensions(rows: Any, lid: str) -> None:
+    """Below a table: why each suspended bot is, and how it comes back."""
+    for r in rows:
+        if r.suspended:
+            console.print(f"{escape(r.bot)} {escape(r.suspension)}; seated again when it opens "
+                          f"a new stream, or: chinchon admin ladder reinstate {lid} "
+                          f"{escape(r.bot)}")
 
 
 def cmd_board(admin: Admin, args: argparse.Namespace) -> int:
@@ -138,8 +160,9 @@ def cmd_board(admin: Admin, args: argparse.Namespace) -> int:
         rate = f"{r.wins / r.games:.0%}" if r.games else "-"
         t.add_row(str(r.rank), escape(r.bot), f"{r.score:.2f}", f"{r.mu:.2f}",
                   f"{r.low:.1f} .. {r.high:.1f}", str(r.games), rate, _when(r.last_game),
-                  f"{r.trend:+.2f}", f"yes ({r.idle_streams} idle)" if r.connected else "no")
+                  f"{r.trend:+.2f}", _connected(r))
     console.print(t)
+    _suspensions(got.rows, args.id)
     return EXIT_OK
 
 
@@ -153,6 +176,7 @@ def cmd_bot(admin: Admin, args: argparse.Namespace) -> int:
     console.print(f"{escape(r.bot)}: rank {r.rank}, score {r.score:.2f} (mu {r.mu:.2f}, sigma "
                   f"{r.sigma:.2f}), {r.games} games, {r.wins:g} won, {got.forfeits} forfeited, "
                   f"median answer {1000 * got.median_answer_seconds:.1f} ms")
+    _suspensions([r], args.id)
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for c in ("#", "game", "players", "place", "mu after", "timeouts", "illegal", "ended"):
         t.add_column(c)
@@ -195,7 +219,7 @@ def cmd_export(admin: Admin, args: argparse.Namespace) -> int:
 def register(add: Callable[[str, Command, str], argparse.ArgumentParser]) -> None:
     """The ``ladder`` command of ``chinchon admin`` (``add``: admin.py's ``cmd``)."""
     p = add("ladder", _dispatch, "standing ladders: create, list, pause, resume, close, "
-            "enter, remove, board, bot")
+            "enter, remove, reinstate, board, bot, export")
     sub = p.add_subparsers(dest="laction", required=True, metavar="ACTION")
 
     def action(name: str, run: Command, help: str) -> argparse.ArgumentParser:
@@ -218,6 +242,10 @@ def register(add: Callable[[str, Command, str], argparse.ArgumentParser]) -> Non
     c.add_argument("--inherits", metavar="OLD", help="start from OLD's rating (a new version)")
     c.add_argument("--token-from", metavar="FILE", help="the new bot's token, from FILE")
     c = action("remove", cmd_remove, "take a bot off (its games and rating stay)")
+    c.add_argument("id")
+    c.add_argument("bot")
+    c = action("reinstate", cmd_reinstate, "seat a suspended bot again (its forfeits on "
+               "time in a row suspended it)")
     c.add_argument("id")
     c.add_argument("bot")
     c = action("board", cmd_board, "the leaderboard, and who is connected")

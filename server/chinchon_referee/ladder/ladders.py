@@ -3,7 +3,8 @@
 :class:`Ladders` is what the admin service calls (service/ladders.py): it stores a
 ladder and registers its entrants' tokens (:meth:`create`), enters a bot later
 (:meth:`enter`, a new version of a bot inheriting an old one's rating if the organizer
-says so), takes one off (:meth:`remove`: its games and rating stay), runs every open
+says so), takes one off (:meth:`remove`: its games and rating stay), lifts a bot's
+suspension (:meth:`reinstate`, health.py), runs every open
 ladder (:meth:`resume_all` at start-up) and answers the leaderboard.
 
 While a ladder is open, its entrants are *kept*: the director's dismissal of bots that
@@ -29,7 +30,7 @@ from ..storage.ladders import EntrantRow, LadderGameRow, LadderRow, LadderStatus
 from .ratings import PRIOR
 from .reads import Board, LadderReads, ladder_store
 from .runner import LadderRun
-from .spec import Entrant, Entry, LadderError, LadderSpec
+from .spec import EnteredAlready, Entrant, Entry, LadderError, LadderSpec, NotEntrant, NotNow
 
 log = get_logger("ladder")
 
@@ -69,6 +70,7 @@ class Ladders(LadderReads):
         """Store a ladder and enter its entrants; returns its id and the entrants with
         their tokens (generated ones shown only here; a registered bot keeps its own and
         is returned without). LadderError (nothing stored) for a bad token."""
+        spec.check_inherits()
         spec = spec.with_seed()
         lid = lid or f"l-{uuid.uuid4().hex[:10]}"
         registered = dict(self.store.bots())
@@ -115,16 +117,31 @@ class Ladders(LadderReads):
             old = next((r for r in self.store.entrants(lid) if r.bot == inherits), None)
             if old is not None:
                 start = old.mu, old.sigma
-        self.store.enter_ladder(lid, bot, start, inherits)
+        if not self.store.enter_ladder(lid, bot, start, inherits):
+            raise EnteredAlready(f"{bot} is entered in ladder {lid} already")
         return next((r for r in self.store.entrants(lid) if r.bot == bot), None)
 
     def enter(self, lid: str, name: str, token: str = "", inherits: str = "") -> str:
-        """Enter bot ``name`` (registering it if new): the token to show it, or ""."""
+        """Enter bot ``name`` (registering it if new): the token to show it, or "".
+        Refused, with nothing changed: KeyError (no such ladder), NotNow (the ladder is
+        closed; the bot was entered before and removed, so it comes back with its own
+        rating, not another's), EnteredAlready, NotEntrant (``inherits`` names no entrant
+        of the ladder), LadderError (a bad name or token)."""
         row, spec = self._ladder(lid)
         if row.status is LadderStatus.CLOSED:
-            raise LadderError(f"ladder {lid} is closed")
+            raise NotNow(f"ladder {lid} is closed")
         e = Entrant(name, token, inherits=inherits)
         e.check("entrant")
+        have = {r.bot: r for r in self.store.entrants(lid)}
+        known = have.get(name)
+        if known is not None and not known.removed:
+            raise EnteredAlready(f"{name} is entered in ladder {lid} already")
+        if known is not None and inherits:
+            raise NotNow(f"{name} was entered in ladder {lid} before (removed): it comes back "
+                         f"with its own rating; leave out inherits")
+        if inherits and inherits not in have:
+            raise NotEntrant(f"inherits: no entrant {inherits!r} in ladder {lid} (a bot "
+                             "inherits the rating of another entrant of the ladder)")
         registered = dict(self.store.bots())
         self._check_token(e, registered)
         shown = self._register(e, registered)
@@ -141,17 +158,41 @@ class Ladders(LadderReads):
     async def enter_async(self, lid: str, bot: str) -> None:
         await for_organizer(self.enter, lid, bot)
 
-    def remove(self, lid: str, bot: str) -> bool:
+    def remove(self, lid: str, bot: str) -> None:
         """Take ``bot`` off the ladder: it is seated no more (a game in progress ends);
-        its games and rating stay. False if it was not entered."""
+        its games and rating stay. KeyError (no such ladder), NotEntrant, NotNow
+        (removed already)."""
+        self._ladder(lid)
+        known = next((r for r in self.store.entrants(lid) if r.bot == bot), None)
+        if known is None:
+            raise NotEntrant(f"{bot} is not entered in ladder {lid}")
         done = self.store.remove_entrant(lid, bot)
         run = self.runs.get(lid)
         if run is not None:
             run.entrants.pop(bot, None)
             run.removed.add(bot)
-        if done:
-            self._tell_others()
-        return done
+        if not done:
+            raise NotNow(f"{bot} was removed from ladder {lid} already")
+        self._tell_others()
+
+    async def reinstate(self, lid: str, bot: str) -> None:
+        """Lift ``bot``'s suspension (health.py): it is seated again. KeyError (no such
+        ladder), NotEntrant (not entered, or removed), NotNow (not suspended)."""
+        await for_organizer(self._lift, lid, bot)
+        log.info("ladder_bot_reinstated", ladder=lid, bot=bot, by="the organizer")
+        run = self.runs.get(lid)
+        if run is not None and bot in run.entrants:
+            run.entrants[bot].suspended = None
+            run.changed.set()
+        self._tell_others()
+
+    def _lift(self, lid: str, bot: str) -> None:
+        self._ladder(lid)
+        known = next((r for r in self.store.entrants(lid) if r.bot == bot), None)
+        if known is None or known.removed:
+            raise NotEntrant(f"{bot} is not entered in ladder {lid}")
+        if not self.store.lift_suspension(lid, bot):
+            raise NotNow(f"{bot} is not suspended in ladder {lid}")
 
     def _keep_entrants(self, lid: str, spec: LadderSpec) -> None:
         names = (self.tokens.bots if spec.entry is Entry.REGISTERED
@@ -234,10 +275,10 @@ class Ladders(LadderReads):
         task.add_done_callback(lambda t: _crashed(lid, t))
 
     async def set_status(self, lid: str, status: LadderStatus) -> bool:
-        """Pause or resume (OPEN) ``lid``; KeyError if there is none, LadderError if closed."""
+        """Pause or resume (OPEN) ``lid``; KeyError if there is none, NotNow if closed."""
         row, _ = await for_organizer(self._ladder, lid)
         if row.status is LadderStatus.CLOSED:
-            raise LadderError(f"ladder {lid} is closed")
+            raise NotNow(f"ladder {lid} is closed")
         changed = await for_organizer(self.store.set_ladder_status, lid, status)
         run = self.runs.get(lid)
         if run is not None:

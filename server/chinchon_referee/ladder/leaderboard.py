@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from .health import suspension_text
 from .ratings import Rating
 
 
@@ -31,6 +32,16 @@ class Standing:
     #: Its conservative estimate some games ago (the trend's start), None: no history.
     earlier: float | None = None
     removed: bool = False
+    #: Its games forfeited on time in a row, and when the last ended (.health).
+    time_forfeits: int = 0
+    last_time_forfeit: float | None = None
+    #: Since when it is suspended (not seated); None: it is not.
+    suspended: float | None = None
+
+    @property
+    def suspension(self) -> str:
+        """Why it is suspended, in words ("" when it is not)."""
+        return suspension_text(self.time_forfeits, self.last_time_forfeit, self.suspended)
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,8 @@ from dataclasses import dataclass
 
 from ..storage import SqlStore, Store
 from ..storage.ladders import LadderGameRow, LadderRow
-from .history import earlier_score
-from .leaderboard import Place, Standing, leaderboard
-from .ratings import Rating
+from .history import standings
+from .leaderboard import Place, leaderboard
 from .spec import LadderSpec
 
 
@@ -54,13 +53,9 @@ class LadderReads:
     def board(self, lid: str) -> Board:
         """The leaderboard of ``lid`` (KeyError: no such ladder). Reads the store."""
         row, spec = self._ladder(lid)
-        entrants = self.store.entrants(lid)
-        standings = [Standing(e.bot, Rating(e.mu, e.sigma), e.games, e.wins, e.last_game,
-                              earlier_score(self.store, lid, e.bot,
-                                            Rating(e.start_mu, e.start_sigma), spec.k), e.removed)
-                     for e in entrants]
-        return Board(row, spec, leaderboard(standings, spec.k),
-                     self.connected(e.bot for e in entrants))
+        rows = standings(self.store, lid, spec.k)
+        return Board(row, spec, leaderboard(rows, spec.k),
+                     self.connected(r.bot for r in rows))
 
     def bot_page(self, lid: str, bot: str, limit: int = 100
                  ) -> tuple[Board, Place | None, list[LadderGameRow]]:

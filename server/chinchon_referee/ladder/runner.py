@@ -37,9 +37,11 @@ stored row is read back instead.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import datetime as dt
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any, Protocol, TypeVar
@@ -47,12 +49,14 @@ from typing import Any, Protocol, TypeVar
 from ..host.pools import for_games
 from ..logs import get_logger
 from ..referee import GameOutcome, GameSpec, Lobby, Referee, Seat, ShuttingDown
+from ..referee.connection import Connection
 from ..storage import SqlStore, StoreError, StoreUnavailable
 from ..storage.health import StoreHealth
 from ..storage.ladders import EntrantRow, LadderGameRow, LadderGameStatus, LadderStatus
+from .health import shows_life, suspension_text, time_forfeit_seats
 from .matchmaking import LastTable, next_tables
 from .ratings import Rating, ranks, update
-from .spec import Entry, LadderError, LadderSpec
+from .spec import EnteredAlready, Entry, LadderError, LadderSpec
 
 log = get_logger("ladder")
 _R = TypeVar("_R")
@@ -85,6 +89,9 @@ def rate(before: Sequence[tuple[float, float]], places: Sequence[int]) -> list[t
 
 #: The newest games read at start to learn each bot's last table.
 RECENT = 1000
+#: The tables started that a run keeps for matchmaking's shares (its longest window:
+#: matchmaking.window of the most entrants).
+STARTED = 5000
 #: The first and the longest pause between two attempts to write while the database is
 #: out of reach (seconds): as director/game_rows.py.
 RETRY_FIRST, RETRY_MAX = 0.2, 2.0
@@ -97,6 +104,12 @@ def last_tables(newest: Sequence[LadderGameRow]) -> dict[str, LastTable]:
         for seat, bot in enumerate(g.players):
             last.setdefault(bot, LastTable(tuple(g.players), seat))
     return last
+
+
+def _opened_since(since: float) -> Callable[[Connection], bool]:
+    def fresh(conn: Connection) -> bool:
+        return shows_life(conn.opened, since)
+    return fresh
 
 
 class LadderRun:
@@ -126,6 +139,12 @@ class LadderRun:
         self.played = 0
         #: The next pause before a start is tried again while the database is out of reach.
         self.pause = RETRY_FIRST
+        #: The tables started here, oldest first (seeded at start with the newest games):
+        #: matchmaking counts each bot's share of them.
+        self.started: collections.deque[tuple[str, ...]] = collections.deque(maxlen=STARTED)
+        #: Bots whose suspension a new stream lifted, and when the suspension began: their
+        #: streams opened since are seated before their older ones (health.py).
+        self.revived: dict[str, float] = {}
 
     def rating(self, bot: str) -> Rating:
         e = self.entrants[bot]
@@ -142,6 +161,7 @@ class LadderRun:
             newest = await for_games(lambda: self.host.store.ladder_games(
                 self.lid, limit=RECENT, newest_first=True))
             self.last = last_tables(newest) | self.last  # a restart keeps the rotation
+            self.started.extendleft(tuple(g.players) for g in newest)
             await self._loop()
         except StoreError as e:  # run again when the referee starts again
             log.error("ladder_run_stopped", ladder=self.lid, error=str(e))
@@ -164,6 +184,7 @@ class LadderRun:
                 break
             if self.status is LadderStatus.OPEN and self.spec.is_open_at(now):
                 await self._enter_newcomers()
+                await self._revive()
                 if self._seat():
                     continue
             with contextlib.suppress(TimeoutError):
@@ -177,8 +198,28 @@ class LadderRun:
 
     def _waiting(self) -> list[str]:
         lobby = self.host.lobby
-        return [b for b in self.entrants if b not in self.seated and b not in self.busy and any(
-            not c.closed.is_set() for c in lobby.idle.get(b, ()))]
+        return [b for b, e in self.entrants.items() if b not in self.seated
+                and b not in self.busy and e.suspended is None
+                and any(not c.closed.is_set() for c in lobby.idle.get(b, ()))]
+
+    async def _revive(self) -> None:
+        """A suspended bot with an idle stream opened since its suspension began shows
+        life: the suspension is lifted (in the store first) and that stream seated."""
+        lobby = self.host.lobby
+        for bot, e in list(self.entrants.items()):
+            since = e.suspended
+            if since is None or not any(not c.closed.is_set() and shows_life(c.opened, since)
+                                        for c in lobby.idle.get(bot, ())):
+                continue
+            try:
+                await self._write(self.host.store.lift_suspension, self.lid, bot, time.time())
+            except StoreError as err:
+                log.warning("ladder_revival_not_stored", ladder=self.lid, bot=bot,
+                            error=str(err))
+                return
+            e.suspended = None
+            self.revived[bot] = since
+            log.info("ladder_bot_revived", ladder=self.lid, bot=bot, why="a new stream")
 
     async def _enter_newcomers(self) -> None:
         """An open-entry ladder ("registered"): a bot with an idle stream enters."""
@@ -189,6 +230,11 @@ class LadderRun:
             if bot not in self.entrants and bot not in self.removed:
                 try:
                     await self.host.enter_async(self.lid, bot)
+                except EnteredAlready:  # by another process: read with the entrants
+                    found = await for_games(self.host.store.entrants, self.lid)
+                    self.entrants.update({e.bot: e for e in found if e.bot == bot})
+                    if bot not in self.entrants:
+                        self.removed.add(bot)
                 except (LadderError, StoreError) as e:
                     log.warning("ladder_entry_failed", ladder=self.lid, bot=bot, error=str(e))
                     self.removed.add(bot)  # not tried again by this run
@@ -204,14 +250,20 @@ class LadderRun:
         if slots <= 0 or len(waiting) < self.spec.table_size:
             return False
         ratings = {b: self.rating(b) for b in waiting}
+        active = len(set(waiting) | self.seated | (self.busy & set(self.entrants)))
         started = False
         for table in next_tables(waiting, ratings, self.last, self.spec.table_size, slots,
-                                 bool(self.running)):
+                                 bool(self.running), self.started, active):
             gs = self._game_spec(table)
+            for bot in table:
+                since = self.revived.get(bot)
+                if since is not None:  # its streams opened since its suspension first
+                    self.host.lobby.prefer(bot, _opened_since(since))
             seats = self.host.referee.seats_for(gs)
             if seats is None:
                 continue  # a stream closed between the look and the take
             self.seated.update(table)
+            self.started.append(table)
             task = asyncio.ensure_future(self._one(gs, seats))
             self.running.add(task)
             task.add_done_callback(self.running.discard)
@@ -297,7 +349,9 @@ class LadderRun:
                     row = await self._write(store.finish_ladder_game, gs.game_id,
                                             outcome.result, places,
                                             [asdict(s) for s in outcome.stats],
-                                            outcome.record, rate)
+                                            outcome.record, rate,
+                                            time_forfeit_seats(outcome.result),
+                                            self.spec.suspend_after)
                     if row is None and tried:
                         row = await self._write(store.ladder_game, gs.game_id)
                         if row is not None and row.status is LadderGameStatus.RUNNING:
@@ -333,6 +387,34 @@ class LadderRun:
                 entrant.games, entrant.last_game = entrant.games + 1, row.finished
                 if places[seat] == 0:
                     entrant.wins += 1.0 / places.count(0)
+        await self._health(gs, outcome, row)
         log.info("ladder_game_rated", ladder=self.lid, game_id=gs.game_id, update=row.rated,
                  summary=outcome.result.summary)
         self.host.game_rated(self.lid, row)
+
+    async def _health(self, gs: GameSpec, outcome: GameOutcome, row: LadderGameRow) -> None:
+        """The players' forfeits on time in a row after the game, as stored; a bot the
+        game suspended is seated no more (health.py)."""
+        on_time = time_forfeit_seats(outcome.result)
+        suspended = row.suspended
+        if suspended is None:  # read back after a lost answer: read the entrants too
+            try:
+                stored = {e.bot: e for e in await for_games(self.host.store.entrants, self.lid)}
+            except StoreError:
+                stored = {}
+            suspended = [b for b in gs.players if b in stored and stored[b].suspended is not None]
+        for seat, bot in enumerate(gs.players):
+            entrant = self.entrants.get(bot)
+            if entrant is None:
+                continue
+            if seat in on_time:
+                entrant.time_forfeits += 1
+                entrant.last_time_forfeit = row.finished
+            else:
+                entrant.time_forfeits = 0
+            if bot in suspended and entrant.suspended is None:
+                entrant.suspended = row.finished or time.time()
+                self.revived.pop(bot, None)
+                log.warning("ladder_bot_suspended", ladder=self.lid, bot=bot,
+                            why=suspension_text(entrant.time_forfeits,
+                                                entrant.last_time_forfeit, entrant.suspended))

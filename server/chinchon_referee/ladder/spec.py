@@ -12,6 +12,7 @@ A ladder is declared in TOML (``chinchon admin ladder create FILE``)::
     closes = "2027-03-01T00:00:00Z"   # optional: open until the organizer closes it
     seed = "secret"             # optional: generated (and kept) when absent
     k = 3.0                     # the leaderboard orders by mu - k * sigma
+    suspend_after = 3           # forfeits on time in a row that suspend a bot (0: never)
 
     [rules]                     # any option of the rule set
     score_limit = 60
@@ -59,14 +60,31 @@ MAX_AHEAD = dt.timedelta(days=731)
 #: The leaderboard's default k: mu - 3 sigma, TrueSkill's conservative skill (the true
 #: skill is above it with about 99.9% probability under the model).
 DEFAULT_K = 3.0
+#: Forfeits on time in a row that suspend a bot by default (docs/ladder.md, "Health").
+DEFAULT_SUSPEND_AFTER = 3
+#: The largest ``suspend_after``.
+MAX_SUSPEND_AFTER = 100
 
 _TOP = {"name", "table_size", "concurrency", "entry", "opens", "closes", "seed", "k",
-        "rules", "time_control", "policies", "entrants"}
+        "suspend_after", "rules", "time_control", "policies", "entrants"}
 _ENTRANT = {"name", "token", "command", "instances", "inherits"}
 
 
 class LadderError(ValueError):
     """A ladder declaration that cannot be used; the message names the field."""
+
+
+class NotEntrant(LadderError):
+    """A bot named that is no entrant of the ladder (the service's NOT_FOUND)."""
+
+
+class EnteredAlready(LadderError):
+    """A bot entered that is an entrant already (the service's ALREADY_EXISTS)."""
+
+
+class NotNow(LadderError):
+    """A change the ladder or the bot is not in a state to take: the ladder is closed,
+    the bot was removed already, or is not suspended (the service's FAILED_PRECONDITION)."""
 
 
 class Entry(enum.StrEnum):
@@ -120,6 +138,9 @@ class LadderSpec:
     seed: str = ""
     #: The leaderboard orders by mu - k * sigma.
     k: float = DEFAULT_K
+    #: A bot that forfeits this many games in a row on time is suspended (not seated)
+    #: until it shows life again; 0: never.
+    suspend_after: int = DEFAULT_SUSPEND_AFTER
 
     def __post_init__(self) -> None:
         try:
@@ -146,6 +167,9 @@ class LadderSpec:
             raise LadderError(f"concurrency: 1 to {MAX_CONCURRENCY}, got {self.concurrency}")
         if not (math.isfinite(self.k) and 0 <= self.k <= MAX_K):
             raise LadderError(f"k: a number from 0 to {MAX_K:g}, got {self.k}")
+        if not 0 <= self.suspend_after <= MAX_SUSPEND_AFTER:
+            raise LadderError(f"suspend_after: 0 (never) to {MAX_SUSPEND_AFTER}, "
+                              f"got {self.suspend_after}")
         for what, t in (("opens", self.opens), ("closes", self.closes)):
             if t is not None and (t.tzinfo is None or abs(t - _now()) > MAX_AHEAD):
                 raise LadderError(f"{what}: a moment within {MAX_AHEAD.days} days of now, "
@@ -153,6 +177,15 @@ class LadderSpec:
         if self.opens is not None and self.closes is not None and self.closes <= self.opens:
             raise LadderError(f"closes: {self.closes.isoformat()} is not after opens "
                               f"({self.opens.isoformat()})")
+
+    def check_inherits(self) -> None:
+        """A new declaration's ``inherits`` each name another of its entrants (checked when
+        it is declared, not when a stored one is read back): LadderError otherwise."""
+        names = set(self.names)
+        for i, e in enumerate(self.entrants):
+            if e.inherits and e.inherits not in names:
+                raise LadderError(f"entrants[{i}].inherits: no entrant {e.inherits!r} in this "
+                                  "ladder (a bot inherits the rating of another of its entrants)")
 
     # -- the window ---------------------------------------------------------------------
     def is_open_at(self, when: dt.datetime) -> bool:
@@ -206,7 +239,8 @@ class LadderSpec:
                    concurrency=_int(data, "concurrency", 4), entry=entry,
                    opens=moment(data.get("opens"), "opens"),
                    closes=moment(data.get("closes"), "closes"),
-                   seed=_str(data, "seed", ""), k=float(k))
+                   seed=_str(data, "seed", ""), k=float(k),
+                   suspend_after=_int(data, "suspend_after", DEFAULT_SUSPEND_AFTER))
 
     @classmethod
     def from_toml_text(cls, text: str, where: str = "the declaration") -> LadderSpec:
@@ -232,7 +266,7 @@ class LadderSpec:
     def to_dict(self, with_secrets: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
             "name": self.name, "table_size": self.table_size, "concurrency": self.concurrency,
-            "entry": self.entry.value, "k": self.k,
+            "entry": self.entry.value, "k": self.k, "suspend_after": self.suspend_after,
             **({"opens": self.opens.isoformat()} if self.opens is not None else {}),
             **({"closes": self.closes.isoformat()} if self.closes is not None else {}),
             **({"seed": self.seed} if with_secrets and self.seed else {}),

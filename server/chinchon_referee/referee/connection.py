@@ -50,6 +50,9 @@ class Connection:
         self.limits = limits
         self.closed = asyncio.Event()
         self.closed_at: float | None = None  # monotonic time the stream was lost
+        #: When the stream was opened (a ``time.time()``: a ladder compares it with the
+        #: stored moment a bot was suspended, to tell a new stream from an old one).
+        self.opened = time.time()
         # Called once when the stream is lost, while a game holds it (see Seat.attach).
         self.on_lost: Callable[[], None] | None = None
         self.abort: tuple[grpc.StatusCode, str] | None = None

@@ -94,6 +94,13 @@ class Lobby:
             return
         self.idle.setdefault(conn.bot, []).insert(0, conn)
 
+    def prefer(self, bot: str, first: Callable[[Connection], bool]) -> None:
+        """Put ``bot``'s idle streams for which ``first`` holds before its others (in
+        their order), so that :meth:`take` takes them first."""
+        lst = self.idle.get(bot)
+        if lst:
+            lst.sort(key=lambda c: not first(c))
+
     def remove(self, conn: Connection) -> None:
         lst = self.idle.get(conn.bot)
         if lst and conn in lst:

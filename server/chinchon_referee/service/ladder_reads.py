@@ -57,7 +57,9 @@ def leaderboard_row(p: Place, board: Board) -> lpb.LeaderboardRow:
         rank=p.rank, bot=s.bot, mu=s.rating.mu, sigma=s.rating.sigma, score=p.score,
         low=p.low, high=p.high, games=s.games, wins=s.wins, last_game=_time(s.last_game),
         connected=s.bot in board.connected, idle_streams=board.connected.get(s.bot, 0),
-        trend=p.trend)
+        trend=p.trend, suspended=s.suspended is not None, suspension=s.suspension,
+        time_forfeits_in_a_row=s.time_forfeits, last_time_forfeit=_time(s.last_time_forfeit),
+        suspended_since=_time(s.suspended))
 
 
 def _median_answer(games: list[LadderGameRow], bot: str) -> float:

@@ -13,14 +13,25 @@ from chinchon.v1 import ladder_pb2 as lpb
 
 from ..host.pools import for_organizer
 from ..ladder.ladders import Ladders
-from ..ladder.spec import LadderError, LadderSpec
+from ..ladder.spec import EnteredAlready, LadderError, LadderSpec, NotEntrant, NotNow
 from ..storage.ladders import LadderStatus
 from ..texts import bounded
-from .ladder_reads import STATUS, LadderReadsServicer
+from .ladder_reads import STATUS, LadderReadsServicer, leaderboard_row
 
 Context = grpc.aio.ServicerContext
 
 _FROM_PROTO = {v: k for k, v in STATUS.items()}
+
+
+def refusal(e: LadderError) -> grpc.StatusCode:
+    """The status a refused change of a ladder answers with."""
+    if isinstance(e, NotEntrant):
+        return grpc.StatusCode.NOT_FOUND
+    if isinstance(e, EnteredAlready):
+        return grpc.StatusCode.ALREADY_EXISTS
+    if isinstance(e, NotNow):
+        return grpc.StatusCode.FAILED_PRECONDITION
+    return grpc.StatusCode.INVALID_ARGUMENT
 
 
 class LadderServicer(LadderReadsServicer):
@@ -58,7 +69,7 @@ class LadderServicer(LadderReadsServicer):
             else:
                 changed = await self.ladders.set_status(request.ladder_id, status)
         except LadderError as e:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, bounded(str(e)))
+            await context.abort(refusal(e), bounded(str(e)))
         return lpb.SetLadderStatusResponse(ladder=await self._info(request.ladder_id, context),
                                            changed=changed)
 
@@ -69,12 +80,27 @@ class LadderServicer(LadderReadsServicer):
             token = await for_organizer(self.ladders.enter, request.ladder_id, request.bot,
                                         request.token, request.inherits)
         except LadderError as e:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bounded(str(e)))
+            await context.abort(refusal(e), bounded(str(e)))
         return lpb.EnterLadderResponse(entrant=lpb.LadderEntrant(name=request.bot, token=token))
 
     async def RemoveFromLadder(self, request: lpb.RemoveFromLadderRequest,
                                context: Context[Any, Any]) -> lpb.RemoveFromLadderResponse:
         await self._info(request.ladder_id, context)
-        done = await for_organizer(self.ladders.remove, request.ladder_id, request.bot)
-        return lpb.RemoveFromLadderResponse(removed=done)
+        try:
+            await for_organizer(self.ladders.remove, request.ladder_id, request.bot)
+        except LadderError as e:
+            await context.abort(refusal(e), bounded(str(e)))
+        return lpb.RemoveFromLadderResponse(removed=True)
+
+    async def ReinstateLadderBot(self, request: lpb.ReinstateLadderBotRequest,
+                                 context: Context[Any, Any]) -> lpb.ReinstateLadderBotResponse:
+        await self._info(request.ladder_id, context)
+        try:
+            await self.ladders.reinstate(request.ladder_id, request.bot)
+        except LadderError as e:
+            await context.abort(refusal(e), bounded(str(e)))
+        board, place, _ = await for_organizer(self.ladders.bot_page, request.ladder_id,
+                                              request.bot, 1)
+        return lpb.ReinstateLadderBotResponse(
+            row=leaderboard_row(place, board) if place is not None else None)
 

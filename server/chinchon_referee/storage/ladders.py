@@ -70,6 +70,12 @@ class EntrantRow:
     joined: float = 0.0
     removed: bool = False
     inherits: str = ""
+    #: Its games forfeited on time in a row, the newest back (0 after any other end).
+    time_forfeits: int = 0
+    #: When the last of its games forfeited on time ended (None: none yet).
+    last_time_forfeit: float | None = None
+    #: Since when it is suspended (not seated) for its forfeits on time; None: it is not.
+    suspended: float | None = None
 
 
 @dataclass
@@ -88,11 +94,14 @@ class LadderGameRow:
     ratings: list[tuple[float, float]] | None = None
     stats: list[dict[str, Any]] | None = None
     record: dict[str, Any] | None = None
+    #: The players this game suspended (as :meth:`LadderRows.finish_ladder_game` wrote
+    #: it; None when the row was read back).
+    suspended: list[str] | None = None
 
 
 _GAME = "id, ladder_id, players, status, started, finished, rated, result, places, ratings, stats"
 _ENTRANT = ("bot, mu, sigma, start_mu, start_sigma, games, wins, last_game, joined, removed, "
-            "inherits")
+            "inherits, time_forfeits, last_time_forfeit, suspended")
 
 
 class LadderRows:
@@ -144,6 +153,19 @@ class LadderRows:
                 (f"{lid}/{bot}", lid, bot, start[0], start[1], start[0], start[1], time.time(),
                  inherits)).rowcount)
 
+    def lift_suspension(self, lid: str, bot: str, before: float | None = None) -> bool:
+        """Seat ``bot`` again: its suspension is lifted (if it began before ``before``,
+        when given: a stream opened then is a sign of life since). Its count of forfeits
+        on time in a row stays until it ends a game otherwise. False if it was not
+        suspended (so)."""
+        sql = "UPDATE ladder_entrants SET suspended = NULL WHERE id = ? AND suspended IS NOT NULL"
+        args: list[Any] = [f"{lid}/{bot}"]
+        if before is not None:
+            sql += " AND suspended < ?"
+            args.append(before)
+        with self._tx() as c:
+            return bool(c.execute(sql, args).rowcount)
+
     def remove_entrant(self, lid: str, bot: str) -> bool:
         """Take ``bot`` off the ladder (its games and rating stay); False if not entered."""
         with self._tx() as c:
@@ -152,7 +174,8 @@ class LadderRows:
 
     def entrants(self, lid: str) -> list[EntrantRow]:
         return [EntrantRow(r[0], float(r[1]), float(r[2]), float(r[3]), float(r[4]), int(r[5]),
-                           float(r[6]), r[7], float(r[8]), bool(r[9]), str(r[10]))
+                           float(r[6]), r[7], float(r[8]), bool(r[9]), str(r[10]), int(r[11]),
+                           _real(r[12]), _real(r[13]))
                 for r in self._query(f"SELECT {_ENTRANT} FROM ladder_entrants WHERE "
                                      "ladder_id = ? ORDER BY bot", (lid,))]
 
@@ -206,10 +229,16 @@ class LadderRows:
 
     def finish_ladder_game(self, gid: str, result: Outcome, places: Sequence[int] | None,
                            stats: list[dict[str, Any]], record: dict[str, Any] | None,
-                           rate: Rate) -> LadderGameRow | None:
+                           rate: Rate, on_time: Sequence[int] = (),
+                           suspend_after: int = 0) -> LadderGameRow | None:
         """Store a game's end and, unless ``places`` is None (it does not count: it is
         voided), its rating update, in one transaction; the game's row as stored, or None
-        if it was not running (finished or voided already: nothing is written)."""
+        if it was not running (finished or voided already: nothing is written).
+
+        With the rating, each player's health: the seats ``on_time`` forfeited the game
+        on time (their count of such forfeits in a row grows; every other player's is
+        back to 0); a player whose count reaches ``suspend_after`` (0: never) is
+        suspended from now (the row's ``suspended``)."""
         z, size = pack_record(record)
         now = time.time()
         with self._tx() as c:
@@ -230,13 +259,35 @@ class LadderRows:
             (n,), = c.execute("UPDATE ladders SET rated = rated + 1 WHERE id = ? RETURNING rated",
                               (lid,)).fetchall()
             after = self._rate(c, lid, players, places, rate, now)
+            suspended = self._health(c, lid, players, set(on_time), suspend_after, now)
             c.execute("UPDATE ladder_games SET lease_until = NULL, finished = ?, rated = ?, "
                       "result = ?, places = ?, "
                       "ratings = ?, stats = ?, record_z = ?, record_size = ? WHERE id = ?",
                       (now, n, result_json(result), json.dumps(list(places)),
                        json.dumps([list(r) for r in after]), json.dumps(stats), z, size, gid))
         return LadderGameRow(gid, lid, players, LadderGameStatus.FINISHED, now, now, int(n),
-                             result, list(places), list(after), stats)
+                             result, list(places), list(after), stats, suspended=suspended)
+
+    @staticmethod
+    def _health(c: Any, lid: str, players: list[str], on_time: set[int], suspend_after: int,
+                now: float) -> list[str]:
+        """Each player's forfeits on time in a row after the game (in ``c``); the players
+        it suspends."""
+        suspended = []
+        for i, p in enumerate(players):
+            key = f"{lid}/{p}"
+            if i not in on_time:
+                c.execute("UPDATE ladder_entrants SET time_forfeits = 0 WHERE id = ?", (key,))
+                continue
+            (streak,), = c.execute(
+                "UPDATE ladder_entrants SET time_forfeits = time_forfeits + 1, "
+                "last_time_forfeit = ? WHERE id = ? RETURNING time_forfeits",
+                (now, key)).fetchall()
+            if suspend_after and int(streak) >= suspend_after and c.execute(
+                    "UPDATE ladder_entrants SET suspended = ? WHERE id = ? AND suspended IS NULL",
+                    (now, key)).rowcount:
+                suspended.append(p)
+        return suspended
 
     @staticmethod
     def _rate(c: Any, lid: str, players: list[str], places: Sequence[int], rate: Rate,
@@ -298,6 +349,10 @@ class LadderRows:
 def _ladder(r: Sequence[Any]) -> LadderRow:
     return LadderRow(str(r[0]), str(r[1]), json.loads(r[2]), LadderStatus(r[3]), float(r[4]),
                      int(r[5]))
+
+
+def _real(v: Any) -> float | None:
+    return None if v is None else float(v)
 
 
 def _game(r: Sequence[Any]) -> LadderGameRow:

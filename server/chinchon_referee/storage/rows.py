@@ -16,7 +16,7 @@ from chinchon.engine import HandScore, Outcome
 from ..vocabulary import GameStatus, TournamentStatus
 
 #: The schema this referee reads and writes, in the ``meta`` table of every database.
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 #: How a database of each older version is brought to the next (``{real}``, ``{blob}``:
 #: the backend's floating-point and byte-string types; ``{termination}``, ``{winners}``:
 #: its SQL reading them out of a row's result JSON). 1 -> 2: games hold their owner
@@ -39,6 +39,11 @@ UPGRADES: dict[int, tuple[str, ...]] = {
     # 3 -> 4: a ladder game holds a lease too (several processes on one database): a
     # game whose process died or lost the database is voided by the others.
     3: ("ALTER TABLE ladder_games ADD COLUMN lease_until {real}",),
+    # 4 -> 5: a ladder entrant's health: its forfeits on time in a row, when the last
+    # was, and since when it is suspended (not seated) for them.
+    4: ("ALTER TABLE ladder_entrants ADD COLUMN time_forfeits INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE ladder_entrants ADD COLUMN last_time_forfeit {real}",
+        "ALTER TABLE ladder_entrants ADD COLUMN suspended {real}"),
 }
 
 

@@ -73,7 +73,10 @@ CREATE TABLE IF NOT EXISTS ladder_entrants (
     last_game {real},
     joined {real} NOT NULL,
     removed INTEGER NOT NULL DEFAULT 0,
-    inherits TEXT NOT NULL DEFAULT ''
+    inherits TEXT NOT NULL DEFAULT '',
+    time_forfeits INTEGER NOT NULL DEFAULT 0,
+    last_time_forfeit {real},
+    suspended {real}
 );
 CREATE INDEX IF NOT EXISTS ladder_entrants_by_ladder ON ladder_entrants (ladder_id, bot);
 CREATE TABLE IF NOT EXISTS ladder_games (
@@ -116,7 +119,8 @@ TABLES: dict[str, tuple[str, ...]] = {
               "record_z", "record_size", "termination", "winners", "hands"),
     "ladders": ("id", "name", "spec", "status", "created", "rated"),
     "ladder_entrants": ("id", "ladder_id", "bot", "mu", "sigma", "start_mu", "start_sigma",
-                        "games", "wins", "last_game", "joined", "removed", "inherits"),
+                        "games", "wins", "last_game", "joined", "removed", "inherits",
+                        "time_forfeits", "last_time_forfeit", "suspended"),
     "ladder_games": ("id", "ladder_id", "players", "status", "owner", "started", "finished",
                      "rated", "result", "places", "ratings", "stats", "record_z", "record_size",
                      "lease_until"),

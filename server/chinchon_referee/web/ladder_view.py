@@ -32,8 +32,8 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from ..ladder.history import earlier_score
-from ..ladder.leaderboard import RatedGame, Standing, leaderboard, snapshots
+from ..ladder.history import standings
+from ..ladder.leaderboard import RatedGame, leaderboard, snapshots
 from ..ladder.ratings import Rating
 from ..ladder.spec import LadderSpec
 from ..storage import SqlStore
@@ -61,17 +61,18 @@ def _board_data(store: SqlStore, lid: str) -> dict[str, Any] | None:
     if row is None:
         return None
     spec = LadderSpec.from_dict(row.spec)
-    standings = [Standing(e.bot, Rating(e.mu, e.sigma), e.games, e.wins, e.last_game,
-                          earlier_score(store, lid, e.bot, Rating(e.start_mu, e.start_sigma),
-                                         spec.k), e.removed)
-                 for e in store.entrants(lid)]
+    rows = standings(store, lid, spec.k)
     return {"id": lid, "name": row.name, "status": row.status.value, "k": spec.k,
             "games": row.rated, "rows": [
                 {"rank": p.rank, "bot": p.standing.bot, "score": p.score,
                  "mu": p.standing.rating.mu, "sigma": p.standing.rating.sigma, "low": p.low,
                  "high": p.high, "games": p.standing.games, "wins": p.standing.wins,
-                 "win_rate": p.win_rate, "last_game": p.standing.last_game, "trend": p.trend}
-                for p in leaderboard(standings, spec.k)],
+                 "win_rate": p.win_rate, "last_game": p.standing.last_game, "trend": p.trend,
+                 "suspended": p.standing.suspended is not None,
+                 "suspension": p.standing.suspension,
+                 "time_forfeits": p.standing.time_forfeits,
+                 "last_time_forfeit": p.standing.last_time_forfeit}
+                for p in leaderboard(rows, spec.k)],
             "recent": [_game_json(g) for g in store.ladder_games(lid, limit=BOARD_RECENT,
                                                                  newest_first=True)]}
 
@@ -162,14 +163,15 @@ def board_html(d: dict[str, Any]) -> bytes:
         f"[{_num(r['low'], '.1f')}, {_num(r['high'], '.1f')}]</td><td>{r['games']}</td>"
         f"<td>{_num(None if r['win_rate'] is None else 100 * r['win_rate'], '.0f')}%</td>"
         f"<td class=\"time\" data-t=\"{r['last_game'] or ''}\">{_when(r['last_game'])}</td>"
-        f"<td>{'+' if r['trend'] > 0 else ''}{_num(r['trend'])}</td></tr>" for r in d["rows"])
+        f"<td>{'+' if r['trend'] > 0 else ''}{_num(r['trend'])}</td>"
+        f"<td class=\"health\">{html.escape(r['suspension'])}</td></tr>" for r in d["rows"])
     body = (f"<h1>{html.escape(d['name'])}</h1><p>{html.escape(d['status'])}, {d['games']} games "
             f"rated; ordered by μ − {d['k']:g}σ (<a href=\"/api/l/{lid}\">JSON</a>, "
             f"<a href=\"/api/l/{lid}/games.json\">every game</a>, "
             f"<a href=\"/api/l/{lid}/snapshots.json\">leaderboard snapshots</a>)</p>"
             "<table class=\"leaderboard\"><thead><tr><th>#</th><th>bot</th><th>μ − kσ</th>"
             "<th>rating [95%]</th><th>games</th><th>win rate</th><th>last game</th>"
-            f"<th>trend</th></tr></thead><tbody>{rows}</tbody></table>"
+            f"<th>trend</th><th>health</th></tr></thead><tbody>{rows}</tbody></table>"
             f"<h2>recent games</h2>{_games_table(d['recent'])}")
     return _page(d["name"], body)
 
@@ -221,6 +223,9 @@ def bot_html(d: dict[str, Any]) -> bytes:
     body = (f"<h1>{html.escape(b['bot'])}</h1><p><a href=\"/l/{lid}\">{html.escape(lad['name'])}"
             f"</a>: rank {b['rank']}, μ − {lad['k']:g}σ {_num(b['score'])}, μ {_num(b['mu'])} "
             f"± {_num(1.96 * b['sigma'])}, {b['games']} games, {b['wins']:g} won</p>"
+            + (f"<p class=\"health\">{html.escape(b['suspension'])}: it is seated again when it "
+               "opens a new stream, or when the organizer reinstates it</p>"
+               if b["suspension"] else "") +
             f"<p>forfeits {d['forfeits']}, timeouts {d['timeouts']}, illegal attempts "
             f"{d['illegal']}, median answer {_num(None if median is None else 1000 * median, '.1f')}"
             f" ms (<a href=\"/api/l/{lid}/b/{html.escape(b['bot'])}\">JSON</a>)</p>"
