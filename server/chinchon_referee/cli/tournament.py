@@ -43,13 +43,13 @@ from rich.text import Text
 
 from ..auth import TokenBook, new_token
 from ..config import RefereeConfig
+from ..declarations import toml
 from ..director.director import Director
 from ..host.fdlimit import raise_nofile
 from ..launch.bots import BotProcess, Keep, Sandboxed, launch
 from ..launch.confine import Confinement
-from ..launch.declaration import DeclarationError, SandboxPlan, split
+from ..launch.declaration import SandboxPlan, split
 from ..launch.game_logs import GameLogs
-from ..launch.limits import LimitError
 from ..launch.sandbox import SandboxSpec, SandboxUnavailable, python_runtime
 from ..logs import LogFormat, configure, get_logger
 from ..referee import Referee
@@ -58,7 +58,7 @@ from ..storage import Store, StoreError, TournamentRow, open_store
 from ..storage.beside import bot_stderr_file, stderr_file, stderr_folder
 from ..tournament.formats.plan import layout_of
 from ..tournament.formats.structure import describe
-from ..tournament.model import Participant, SpecError, StartMode, TournamentSpec, read_toml
+from ..tournament.model import Participant, SpecError, StartMode, TournamentSpec
 from ..tournament.report import TournamentReport
 from ..vocabulary import TournamentStatus
 from ..web.settings import parse_http
@@ -143,10 +143,7 @@ def _command(p: Participant) -> list[str]:
 def load(path: Path) -> tuple[TournamentSpec, SandboxPlan]:
     """A declaration file: the tournament, and how its bots are launched (sandboxed or
     not: :mod:`..launch.declaration`). SpecError naming what is wrong."""
-    try:
-        rest, plan = split(read_toml(path), path.parent.resolve())
-    except (DeclarationError, LimitError) as e:
-        raise SpecError(str(e)) from None
+    rest, plan = split(toml.read(path), path.parent.resolve())
     return TournamentSpec.from_dict(rest), plan
 
 
