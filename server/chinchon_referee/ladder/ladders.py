@@ -30,7 +30,7 @@ from .history import earlier_score
 from .leaderboard import Place, Standing, leaderboard
 from .ratings import PRIOR, Rating
 from .runner import LadderRun
-from .spec import Entrant, Entry, LadderError, LadderSpec
+from .spec import Entrant, Entry, LadderError, LadderSpec, declared
 
 log = get_logger("ladder")
 
@@ -179,7 +179,7 @@ class Ladders:
         row = self.store.ladder(lid)
         if row is None:
             raise KeyError(lid)
-        return row, LadderSpec.from_dict(row.spec)
+        return row, declared(row.spec)
 
     # -- running ---------------------------------------------------------------------
     def resume_all(self) -> list[str]:

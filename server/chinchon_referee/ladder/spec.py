@@ -30,7 +30,7 @@ A ladder is declared in TOML (``chinchon admin ladder create FILE``)::
     inherits = "greedy-v1"      # optional: starts from greedy-v1's rating
 
 Read and written through the declarations' TOML (:mod:`..declarations.toml`) and
-checked with their shared bounds.
+checked with their shared bounds; a stored ladder is read back with :func:`declared`.
 Pure: no I/O but :meth:`LadderSpec.from_toml`'s reading of its file.
 """
 
@@ -121,9 +121,16 @@ class LadderSpec:
     seed: str = ""
     #: The leaderboard orders by mu - k * sigma.
     k: float = DEFAULT_K
+    #: Read back from the database (:func:`declared`): the rules of what an organizer
+    #: types (the name's rule, the window's distance from now) were checked when it was
+    #: declared and are not checked again, so a ladder stored under older, looser rules,
+    #: or long ago, stays readable. Not a part of the declaration (not compared, not
+    #: written).
+    stored: bool = field(default=False, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
-        check_name(self.name, "name", MAX_NAME)
+        if not self.stored:
+            check_name(self.name, "name", MAX_NAME)
         if len(self.entrants) > MAX_ENTRANTS:
             raise LadderError(f"entrants: at most {MAX_ENTRANTS}, got {len(self.entrants)}")
         for i, e in enumerate(self.entrants):
@@ -145,7 +152,8 @@ class LadderSpec:
         if not (math.isfinite(self.k) and 0 <= self.k <= MAX_K):
             raise LadderError(f"k: a number from 0 to {MAX_K:g}, got {self.k}")
         for what, t in (("opens", self.opens), ("closes", self.closes)):
-            if t is not None and (t.tzinfo is None or abs(t - _now()) > MAX_AHEAD):
+            if t is not None and (t.tzinfo is None or (
+                    not self.stored and abs(t - _now()) > MAX_AHEAD)):
                 raise LadderError(f"{what}: a moment within {MAX_AHEAD.days} days of now, "
                                   f"got {t.isoformat()}")
         if self.opens is not None and self.closes is not None and self.closes <= self.opens:
@@ -167,8 +175,9 @@ class LadderSpec:
 
     # -- TOML -----------------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LadderSpec:
-        """The declaration of TOML mapping ``data`` (LadderError naming the field)."""
+    def from_dict(cls, data: dict[str, Any], *, stored: bool = False) -> LadderSpec:
+        """The declaration of TOML mapping ``data`` (LadderError naming the field);
+        ``stored``: read back from the database (see the field)."""
         if not isinstance(data, dict):
             raise LadderError("", "a ladder declaration is a table of fields")
         check.known(data, _TOP)
@@ -198,7 +207,7 @@ class LadderSpec:
                    entry=entry, opens=moment(data.get("opens"), "opens"),
                    closes=moment(data.get("closes"), "closes"),
                    seed=check.text(data.get("seed", ""), "seed"),
-                   k=check.number(data.get("k", DEFAULT_K), "k"))
+                   k=check.number(data.get("k", DEFAULT_K), "k"), stored=stored)
 
     @classmethod
     def from_toml_text(cls, text: str, where: str = "the declaration") -> LadderSpec:
@@ -229,6 +238,18 @@ class LadderSpec:
     def to_toml(self, with_secrets: bool = True) -> str:
         """The declaration as TOML that :meth:`from_toml_text` reads back to an equal spec."""
         return toml.dumps(self.to_dict(with_secrets))
+
+
+def declared(stored: dict[str, Any]) -> LadderSpec:
+    """The declaration a stored ladder was created from; LadderError if it is not one.
+    The rules of what an organizer types are not checked again (``LadderSpec.stored``):
+    a ladder declared under older rules, or long ago, stays readable."""
+    try:
+        return LadderSpec.from_dict(stored, stored=True)
+    except FieldError:
+        raise
+    except (AttributeError, TypeError, ValueError, KeyError) as e:
+        raise LadderError("", f"not a declaration ({type(e).__name__}: {e})") from None
 
 
 def moment(value: object, where: str) -> dt.datetime | None:

@@ -158,6 +158,11 @@ class TournamentSpec:
     #: The launched bots' stderr lines shown to anyone once the tournament is over
     #: (False: only to each bot's token and the admin token; web/botlogs.py).
     public_logs: bool = False
+    #: Read back from the database (:func:`declared`): the rules of what an organizer
+    #: types (the names' rule, the start's distance) were checked when it was declared
+    #: and are not checked again, so a tournament stored under older, looser rules stays
+    #: readable. Not a part of the declaration (not compared, not written).
+    stored: bool = field(default=False, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "start", parse_start(self.start))
@@ -182,6 +187,8 @@ class TournamentSpec:
             raise SpecError(_too_many(games, bots, k, self.games_per_pairing))
 
     def _check_name_and_start(self) -> None:
+        if self.stored:
+            return  # checked when it was declared (the rules may have grown since)
         check_name(self.name, "name", MAX_NAME)
         self._check_stage_names()
         if isinstance(self.start, dt.datetime) and \
@@ -267,8 +274,9 @@ class TournamentSpec:
 
     # -- construction ---------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TournamentSpec:
-        """The declaration of TOML mapping ``data`` (SpecError naming the field)."""
+    def from_dict(cls, data: dict[str, Any], *, stored: bool = False) -> TournamentSpec:
+        """The declaration of TOML mapping ``data`` (SpecError naming the field);
+        ``stored``: read back from the database (see the field)."""
         check.known(data, _TOP_KEYS)
         table = check.whole(data.get("table_size", _DEFAULTS["table_size"]), "table_size")
         rules_d = dict(data.get("rules") or {})
@@ -319,7 +327,7 @@ class TournamentSpec:
         if "format" in data:
             given["format"] = format_from_toml(data["format"])
         return cls(name=str(data.get("name", "")), participants=tuple(parts), rules=rules,
-                   time_control=tc, policies=pol, **given)
+                   time_control=tc, policies=pol, stored=stored, **given)
 
     @classmethod
     def from_toml(cls, path: str | Path) -> TournamentSpec:
@@ -400,10 +408,12 @@ _DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(TournamentSpec)}
 
 def declared(stored: dict[str, Any]) -> TournamentSpec:
     """The declaration a stored tournament was created from (keys starting with "_" are
-    bookkeeping of the tools that created the row); SpecError if it is not one."""
+    bookkeeping of the tools that created the row); SpecError if it is not one. The
+    rules of what an organizer types are not checked again (``TournamentSpec.stored``):
+    a tournament declared under older rules stays readable."""
     try:
         return TournamentSpec.from_dict({k: v for k, v in stored.items()
-                                         if not k.startswith("_")})
+                                         if not k.startswith("_")}, stored=True)
     except SpecError:
         raise
     except (AttributeError, TypeError, ValueError, KeyError) as e:
