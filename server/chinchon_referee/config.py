@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
-from .texts import shown
+from .declarations.bounds import MAX_SECONDS as MAX_SECONDS  # the bound of a duration
+from .declarations.bounds import seconds
+from .declarations.errors import FieldError
 
-#: Longest clock or grace accepted (one day): anything longer is a typo, and a timer of
-#: NaN, infinity or 1e300 seconds would never fire (or overflow).
-MAX_SECONDS = 86_400.0
 #: Shortest time per move (10 ms): less than a round trip is a typo, not a time control.
 MIN_PER_MOVE = 0.01
 #: Most retries and strikes a policy may allow (each is a request to a bot).
 MAX_COUNT = 100
-
-
-def _seconds(name: str, value: float, *, positive: bool) -> None:
-    """Refuse a duration that is not a finite number of seconds within bounds."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{name}: must be a number of seconds, got {shown(value)}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name}: must be a finite number of seconds, got {value}")
-    if positive and not value > 0:
-        raise ValueError(f"{name}: must be positive, got {value}")
-    if value < 0:
-        raise ValueError(f"{name}: cannot be negative, got {value}")
-    if value > MAX_SECONDS:
-        raise ValueError(f"{name}: at most {MAX_SECONDS:g} s (one day), got {value:g}")
 
 
 @dataclass(frozen=True)
@@ -44,11 +28,11 @@ class TimeControl:
     bank: float = 30.0
 
     def __post_init__(self) -> None:
-        _seconds("time_control.per_move", self.per_move, positive=True)
+        seconds(self.per_move, "time_control.per_move", positive=True)
         if self.per_move < MIN_PER_MOVE:
-            raise ValueError(f"time_control.per_move: at least {MIN_PER_MOVE:g} s, "
+            raise FieldError("time_control.per_move", f"at least {MIN_PER_MOVE:g} s, "
                              f"got {self.per_move:g}")
-        _seconds("time_control.bank", self.bank, positive=False)
+        seconds(self.bank, "time_control.bank", positive=False)
 
 
 @dataclass(frozen=True)
@@ -78,13 +62,13 @@ class Policies:
 
     def __post_init__(self) -> None:
         if not 0 <= self.max_illegal_retries <= MAX_COUNT:
-            raise ValueError(f"policies: max_illegal_retries must be 0 to {MAX_COUNT}, "
+            raise FieldError("policies", f"max_illegal_retries must be 0 to {MAX_COUNT}, "
                              f"got {self.max_illegal_retries}")
         if not 1 <= self.max_strikes <= MAX_COUNT:
-            raise ValueError(f"policies: max_strikes must be 1 to {MAX_COUNT}, "
+            raise FieldError("policies", f"max_strikes must be 1 to {MAX_COUNT}, "
                              f"got {self.max_strikes}")
-        _seconds("policies.reconnect_grace", self.reconnect_grace, positive=False)
-        _seconds("policies.absence_limit", self.absence_limit, positive=False)
+        seconds(self.reconnect_grace, "policies.reconnect_grace", positive=False)
+        seconds(self.absence_limit, "policies.absence_limit", positive=False)
 
 
 @dataclass(frozen=True)

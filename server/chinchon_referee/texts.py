@@ -21,12 +21,15 @@ docs/security.md (*Names and tokens*) states the rules.
   beginning or its end (a token travels as ``authorization: Bearer <token>``, read
   without them). Its messages never quote it: a token is a secret.
 
-Pure: the standard library only.
+Pure: the standard library only (and :mod:`.declarations.errors`, whose
+:class:`~.declarations.errors.FieldError` its checks raise).
 """
 
 from __future__ import annotations
 
 import unicodedata
+
+from .declarations.errors import FieldError
 
 #: Longest tournament or ladder name.
 MAX_NAME = 200
@@ -54,13 +57,9 @@ _REFUSED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _BOT_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
 
-class TextError(ValueError):
-    """A name or a token that cannot be used: ``field`` names where it was given,
-    ``problem`` says why (quoting at most a clip of the value)."""
-
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"{field}: {problem}")
-        self.field, self.problem = field, problem
+#: A name or a token that cannot be used: a declaration's error (``field`` names where
+#: it was given, ``problem`` says why, quoting at most a clip of the value).
+TextError = FieldError
 
 
 def _escaped(ch: str, ascii_only: bool = False) -> str:

@@ -22,12 +22,13 @@ import contextlib
 import os
 import stat
 import tempfile
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..auth import digest, new_token
+from ..declarations import toml
+from ..declarations.errors import FieldError
 from ..texts import BOT_NAME_RULE, check_token, clip, is_bot_name
 
 ADMIN_ENV = "CHINCHON_ADMIN_TOKEN"
@@ -135,11 +136,9 @@ def bot_tokens(items: list[str], bots_file: str | None) -> dict[str, str]:
     bots: dict[str, str] = {}
     if bots_file:
         try:
-            data = tomllib.loads(Path(bots_file).read_text(encoding="utf-8"))
-        except OSError as e:
-            raise SecretError(f"--bots-file: cannot read {bots_file}: {e.strerror}") from None
-        except tomllib.TOMLDecodeError as e:
-            raise SecretError(f"--bots-file: {bots_file} is not valid TOML: {e}") from None
+            data = toml.read(bots_file)
+        except FieldError as e:  # unreadable, not UTF-8, not TOML: said in one line
+            raise SecretError(f"--bots-file: {e}") from None
         table = data.get("bots", data)
         if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
             raise SecretError(f"--bots-file: {bots_file}: expected a [bots] table of "

@@ -37,12 +37,12 @@ from rich.text import Text
 
 from ..auth import TokenBook, new_token
 from ..config import RefereeConfig
+from ..declarations import toml
 from ..director.director import Director
 from ..host.fdlimit import raise_nofile
-from ..launch.declaration import DeclarationError, SandboxPlan, split
+from ..launch.declaration import SandboxPlan, split
 from ..launch.game_logs import GameLogs
 from ..launch.launcher import DeclaredBot, Launcher, Output, instances
-from ..launch.limits import LimitError
 from ..launch.sandbox import SandboxUnavailable
 from ..logs import LogFormat, configure
 from ..referee import Referee
@@ -51,7 +51,7 @@ from ..storage import Store, StoreError, TournamentRow, open_store
 from ..storage.beside import bot_stderr_file, stderr_file, stderr_folder
 from ..tournament.formats.chain import plan_of
 from ..tournament.formats.spec import FormatError
-from ..tournament.model import SpecError, StartMode, TournamentSpec, read_toml
+from ..tournament.model import SpecError, StartMode, TournamentSpec
 from ..tournament.report import TournamentReport
 from ..vocabulary import TournamentStatus
 from .launching import Shown
@@ -127,10 +127,7 @@ def next_folder(folder: Path) -> Path:
 def load(path: Path) -> tuple[TournamentSpec, SandboxPlan]:
     """A declaration file: the tournament, and how its bots are launched (sandboxed or
     not: :mod:`..launch.declaration`). SpecError naming what is wrong."""
-    try:
-        rest, plan = split(read_toml(path), path.parent.resolve())
-    except (DeclarationError, LimitError) as e:
-        raise SpecError(str(e)) from None
+    rest, plan = split(toml.read(path), path.parent.resolve())
     return TournamentSpec.from_dict(rest), plan
 
 

@@ -12,7 +12,7 @@ from ..storage import SqlStore, Store
 from ..storage.ladders import LadderGameRow, LadderRow
 from .history import standings
 from .leaderboard import Place, leaderboard
-from .spec import LadderSpec
+from .spec import LadderSpec, declared
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class LadderReads:
         row = self.store.ladder(lid)
         if row is None:
             raise KeyError(lid)
-        return row, LadderSpec.from_dict(row.spec)
+        return row, declared(row.spec)
 
     def connected(self, bots: Iterable[str]) -> dict[str, int]:
         """Those of ``bots`` with a stream on this process now: name -> idle streams."""

@@ -30,6 +30,8 @@ A ladder is declared in TOML (``chinchon admin ladder create FILE``)::
     name = "greedy-v2"
     inherits = "greedy-v1"      # optional: starts from greedy-v1's rating
 
+Read and written through the declarations' TOML (:mod:`..declarations.toml`) and
+checked with their shared bounds; a stored ladder is read back with :func:`declared`.
 Pure: no I/O but :meth:`LadderSpec.from_toml`'s reading of its file.
 """
 
@@ -37,10 +39,8 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-import json
 import math
 import secrets
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -48,8 +48,11 @@ from typing import Any
 from chinchon.engine import RuleSet, RuleSetError
 
 from ..config import Policies, TimeControl
-from ..texts import MAX_NAME, TextError, check_bot_name, check_name, check_token, shown
-from ..tournament.model import MAX_CONCURRENCY, SpecError, number_section
+from ..declarations import bounds as check
+from ..declarations import toml
+from ..declarations.bounds import MAX_CONCURRENCY
+from ..declarations.errors import FieldError
+from ..texts import MAX_NAME, check_bot_name, check_name, check_token, shown
 
 #: Most entrants one ladder holds (each a row of ratings; a season of a large class).
 MAX_ENTRANTS = 1000
@@ -70,8 +73,9 @@ _TOP = {"name", "table_size", "concurrency", "entry", "opens", "closes", "seed",
 _ENTRANT = {"name", "token", "command", "instances", "inherits"}
 
 
-class LadderError(ValueError):
-    """A ladder declaration that cannot be used; the message names the field."""
+#: A ladder declaration that cannot be used: the declarations' one error, naming the
+#: field (its name of old, which callers catch).
+LadderError = FieldError
 
 
 class NotEntrant(LadderError):
@@ -106,14 +110,11 @@ class Entrant:
     inherits: str = ""
 
     def check(self, where: str) -> None:
-        try:
-            check_bot_name(self.name, f"{where}.name")
-            if self.inherits:
-                check_bot_name(self.inherits, f"{where}.inherits")
-            if self.token:
-                check_token(self.token, f"{where}.token (bot '{self.name}')")
-        except TextError as e:
-            raise LadderError(str(e)) from None
+        check_bot_name(self.name, f"{where}.name")
+        if self.inherits:
+            check_bot_name(self.inherits, f"{where}.inherits")
+        if self.token:
+            check_token(self.token, f"{where}.token (bot '{self.name}')")
         if self.inherits == self.name:
             raise LadderError(f"{where}.inherits: {self.name} cannot inherit from itself")
         if not 0 <= self.instances <= MAX_CONCURRENCY:
@@ -141,12 +142,16 @@ class LadderSpec:
     #: A bot that forfeits this many games in a row on time is suspended (not seated)
     #: until it shows life again; 0: never.
     suspend_after: int = DEFAULT_SUSPEND_AFTER
+    #: Read back from the database (:func:`declared`): the rules of what an organizer
+    #: types (the name's rule, the window's distance from now) were checked when it was
+    #: declared and are not checked again, so a ladder stored under older, looser rules,
+    #: or long ago, stays readable. Not a part of the declaration (not compared, not
+    #: written).
+    stored: bool = field(default=False, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
-        try:
+        if not self.stored:
             check_name(self.name, "name", MAX_NAME)
-        except TextError as bad:
-            raise LadderError(str(bad)) from None
         if len(self.entrants) > MAX_ENTRANTS:
             raise LadderError(f"entrants: at most {MAX_ENTRANTS}, got {len(self.entrants)}")
         for i, e in enumerate(self.entrants):
@@ -171,7 +176,8 @@ class LadderSpec:
             raise LadderError(f"suspend_after: 0 (never) to {MAX_SUSPEND_AFTER}, "
                               f"got {self.suspend_after}")
         for what, t in (("opens", self.opens), ("closes", self.closes)):
-            if t is not None and (t.tzinfo is None or abs(t - _now()) > MAX_AHEAD):
+            if t is not None and (t.tzinfo is None or (
+                    not self.stored and abs(t - _now()) > MAX_AHEAD)):
                 raise LadderError(f"{what}: a moment within {MAX_AHEAD.days} days of now, "
                                   f"got {t.isoformat()}")
         if self.opens is not None and self.closes is not None and self.closes <= self.opens:
@@ -202,13 +208,13 @@ class LadderSpec:
 
     # -- TOML -----------------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LadderSpec:
+    def from_dict(cls, data: dict[str, Any], *, stored: bool = False) -> LadderSpec:
+        """The declaration of TOML mapping ``data`` (LadderError naming the field);
+        ``stored``: read back from the database (see the field)."""
         if not isinstance(data, dict):
-            raise LadderError("a ladder declaration is a table of fields")
-        unknown = sorted(set(data) - _TOP)
-        if unknown:
-            raise LadderError(f"{unknown[0]}: unknown field; the fields are {', '.join(sorted(_TOP))}")
-        table = _int(data, "table_size", 2)
+            raise LadderError("", "a ladder declaration is a table of fields")
+        check.known(data, _TOP)
+        table = check.whole(data.get("table_size", 2), "table_size")
         rules_d = data.get("rules") or {}
         if not isinstance(rules_d, dict):
             raise LadderError("rules: must be a table of rule-set options")
@@ -218,50 +224,33 @@ class LadderSpec:
         except RuleSetError as e:
             where = "table_size" if e.field == "players" and not given else f"rules.{e.field}"
             raise LadderError(f"{where}: {e.message}") from None
-        try:
-            tc = TimeControl(**_numbers(data, "time_control", {"per_move": float, "bank": float}))
-            pol = Policies(**_numbers(data, "policies", {
-                "max_illegal_retries": int, "max_strikes": int, "reconnect_grace": float,
-                "absence_limit": float}))
-        except TypeError as e:
-            raise LadderError(str(e)) from None
-        except ValueError as e:
-            raise LadderError(str(e)) from None
+        tc = TimeControl(**check.numbers(data, "time_control", {"per_move": float,
+                                                                "bank": float}))
+        pol = Policies(**check.numbers(data, "policies", {
+            "max_illegal_retries": int, "max_strikes": int, "reconnect_grace": float,
+            "absence_limit": float}))
         try:
             entry = Entry(data.get("entry", Entry.LISTED.value))
         except ValueError:
             raise LadderError(f"entry: 'listed' or 'registered', got {shown(data.get('entry'))}") from None
-        k = data.get("k", DEFAULT_K)
-        if isinstance(k, bool) or not isinstance(k, int | float):
-            raise LadderError(f"k: must be a number, got {shown(k)}")
-        return cls(name=_str(data, "name"), entrants=_entrants(data.get("entrants", [])),
+        return cls(name=check.text(data.get("name"), "name"),
+                   entrants=_entrants(data.get("entrants", [])),
                    rules=rules, time_control=tc, policies=pol, table_size=table,
-                   concurrency=_int(data, "concurrency", 4), entry=entry,
-                   opens=moment(data.get("opens"), "opens"),
+                   concurrency=check.whole(data.get("concurrency", 4), "concurrency"),
+                   entry=entry, opens=moment(data.get("opens"), "opens"),
                    closes=moment(data.get("closes"), "closes"),
-                   seed=_str(data, "seed", ""), k=float(k),
-                   suspend_after=_int(data, "suspend_after", DEFAULT_SUSPEND_AFTER))
+                   seed=check.text(data.get("seed", ""), "seed"),
+                   k=check.number(data.get("k", DEFAULT_K), "k"),
+                   suspend_after=check.whole(data.get("suspend_after", DEFAULT_SUSPEND_AFTER),
+                                             "suspend_after"), stored=stored)
 
     @classmethod
     def from_toml_text(cls, text: str, where: str = "the declaration") -> LadderSpec:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise LadderError(f"{where}: not valid TOML: {e}") from None
-        except RecursionError:
-            raise LadderError(f"{where}: its values are nested too deep") from None
-        return cls.from_dict(data)
+        return cls.from_dict(toml.loads(text, where))
 
     @classmethod
     def from_toml(cls, path: str | Path) -> LadderSpec:
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as e:
-            raise LadderError(f"cannot read {p}: {e.strerror}") from None
-        except UnicodeDecodeError as e:
-            raise LadderError(f"{p}: not UTF-8 text (byte {e.start})") from None
-        return cls.from_toml_text(text, str(p))
+        return cls.from_dict(toml.read(path))
 
     def to_dict(self, with_secrets: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -283,14 +272,19 @@ class LadderSpec:
 
     def to_toml(self, with_secrets: bool = True) -> str:
         """The declaration as TOML that :meth:`from_toml_text` reads back to an equal spec."""
-        d = self.to_dict(with_secrets)
-        lines = [f"{k} = {_value(v)}" for k, v in d.items() if not isinstance(v, dict | list)]
-        for k, v in d.items():
-            if isinstance(v, dict):
-                lines += ["", f"[{k}]", *(f"{kk} = {_value(vv)}" for kk, vv in v.items())]
-        for e in d["entrants"]:
-            lines += ["", "[[entrants]]", *(f"{kk} = {_value(vv)}" for kk, vv in e.items())]
-        return "\n".join(lines) + "\n"
+        return toml.dumps(self.to_dict(with_secrets))
+
+
+def declared(stored: dict[str, Any]) -> LadderSpec:
+    """The declaration a stored ladder was created from; LadderError if it is not one.
+    The rules of what an organizer types are not checked again (``LadderSpec.stored``):
+    a ladder declared under older rules, or long ago, stays readable."""
+    try:
+        return LadderSpec.from_dict(stored, stored=True)
+    except FieldError:
+        raise
+    except (AttributeError, TypeError, ValueError, KeyError) as e:
+        raise LadderError("", f"not a declaration ({type(e).__name__}: {e})") from None
 
 
 def moment(value: object, where: str) -> dt.datetime | None:
@@ -301,13 +295,13 @@ def moment(value: object, where: str) -> dt.datetime | None:
     if isinstance(value, dt.datetime):
         t = value
     elif isinstance(value, str):
-        try:
-            t = dt.datetime.fromisoformat(value)
-        except ValueError:
-            raise LadderError(f"{where}: 'now' or an ISO 8601 time, got {shown(value)}") from None
+        parsed = check.iso_time(value)
+        if parsed is None:
+            raise LadderError(where, f"'now' or an ISO 8601 time, got {shown(value)}")
+        return parsed
     else:
-        raise LadderError(f"{where}: 'now' or an ISO 8601 time, got {shown(value)}")
-    return t.astimezone(dt.UTC) if t.tzinfo else t.replace(tzinfo=dt.UTC)
+        raise LadderError(where, f"'now' or an ISO 8601 time, got {shown(value)}")
+    return check.utc(t)
 
 
 def _now() -> dt.datetime:
@@ -322,19 +316,13 @@ def _entrants(raw: object) -> tuple[Entrant, ...]:
         if isinstance(e, str):
             e = {"name": e}
         if not isinstance(e, dict) or "name" not in e:
-            raise LadderError(f"entrants[{i}]: needs a name")
-        extra = sorted(set(e) - _ENTRANT)
-        if extra:
-            raise LadderError(f"entrants[{i}].{extra[0]}: unknown field")
-        cmd = e.get("command", [])
-        if isinstance(cmd, str):
-            cmd = cmd.split()
-        if not isinstance(cmd, list) or not all(isinstance(c, str) for c in cmd):
-            raise LadderError(f"entrants[{i}].command: a list of strings (or one string)")
-        out.append(Entrant(_str(e, "name", where=f"entrants[{i}].name"),
-                           _str(e, "token", "", f"entrants[{i}].token"), tuple(cmd),
-                           _int(e, "instances", 0, f"entrants[{i}].instances"),
-                           _str(e, "inherits", "", f"entrants[{i}].inherits")))
+            raise LadderError(("entrants", i), "needs a name")
+        check.known(e, _ENTRANT, ("entrants", i), listed=False)
+        out.append(Entrant(check.text(e["name"], ("entrants", i, "name")),
+                           check.text(e.get("token", ""), ("entrants", i, "token")),
+                           check.command(e.get("command", []), ("entrants", i, "command")),
+                           check.whole(e.get("instances", 0), ("entrants", i, "instances")),
+                           check.text(e.get("inherits", ""), ("entrants", i, "inherits"))))
     return tuple(out)
 
 
@@ -343,36 +331,3 @@ def _entrant_dict(e: Entrant, with_secrets: bool) -> dict[str, Any]:
             **({"command": list(e.command)} if e.command else {}),
             **({"instances": e.instances} if e.instances else {}),
             **({"inherits": e.inherits} if e.inherits else {})}
-
-
-def _str(data: dict[str, Any], key: str, default: str | None = None, where: str = "") -> str:
-    v = data.get(key, default)
-    if not isinstance(v, str):
-        raise LadderError(f"{where or key}: must be a string, got {shown(v)}")
-    return v
-
-
-def _int(data: dict[str, Any], key: str, default: int, where: str = "") -> int:
-    v = data.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise LadderError(f"{where or key}: must be a whole number, got {shown(v)}")
-    return v
-
-
-def _numbers(data: dict[str, Any], name: str, kinds: dict[str, type]) -> dict[str, Any]:
-    """The ``[name]`` table read as a tournament's is (tournament.model.number_section)."""
-    try:
-        return number_section(data, name, kinds)
-    except SpecError as e:
-        raise LadderError(str(e)) from None
-
-def _value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
-    if isinstance(v, list):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    raise TypeError(f"no TOML spelling for {v!r}")

@@ -42,17 +42,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..declarations.errors import FieldError
 from ..texts import clip, shown
 from .checked import Record, RecordError
-from .limits import LimitError, Limits
-from .manifest import Manifest, ManifestError
+from .limits import Limits
+from .manifest import Manifest
 
 #: The keys of ``[sandbox]`` that are not limits.
 _OPTIONS = {"default", "runtime"}
 
 
-class DeclarationError(ValueError):
-    """A sandbox key of the declaration that cannot be used, named."""
+#: A sandbox key of the declaration that cannot be used: the declarations' one error,
+#: naming the key (its name of old, which callers catch).
+DeclarationError = FieldError
 
 
 @dataclass(frozen=True)
@@ -113,8 +115,10 @@ def _submission(p: dict[str, Any], where: str, base: Path, limits: Limits) -> Bo
         manifest = Manifest.read(path)
         mine = limits.over(own) if isinstance(own, dict) else limits
         mine = mine.within(manifest.limits or {})
-    except (ManifestError, LimitError, RecordError) as e:
-        raise DeclarationError(f"{where}.submission: {e}") from None
+    except (FieldError, RecordError) as e:
+        # The submission's own error (its bot.toml, its limits, its check's record),
+        # told as the participant's.
+        raise DeclarationError(f"{where}.submission", str(e)) from None
     if record is None and manifest.build:
         raise DeclarationError(f"{where}.submission: {path} has a build and was not checked: "
                                f"chinchon bots check {folder} --out OUT, then submission = "
@@ -134,8 +138,8 @@ def _bot(p: dict[str, Any], i: int, base: Path, default: bool, limits: Limits) -
     sandboxed = default if own is None else own is not False
     try:
         mine = limits.over(own) if isinstance(own, dict) else limits
-    except LimitError as e:
-        raise DeclarationError(f"{where}.{e}") from None
+    except FieldError as e:
+        raise e.under(where) from None
     if folder is not None and not isinstance(folder, str):
         raise DeclarationError(f"{where}.folder: a folder, relative to the declaration")
     path = (base / folder).resolve() if folder is not None else None
@@ -149,7 +153,7 @@ def _bot(p: dict[str, Any], i: int, base: Path, default: bool, limits: Limits) -
 
 def split(data: dict[str, Any], base: Path) -> tuple[dict[str, Any], SandboxPlan]:
     """The declaration without its sandbox keys (for the tournament model), and the
-    sandbox plan they make (DeclarationError or LimitError naming a bad key). ``base``:
+    sandbox plan they make (FieldError naming a bad key). ``base``:
     the declaration's folder, which folders are relative to."""
     rest = copy.deepcopy(data)
     default, limits, runtime = _table(rest, base)

@@ -23,6 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..declarations.errors import FieldError
+from ..texts import clip, shown
+
 MIB = 1024 * 1024
 
 #: Each field's bounds (inclusive): a limit outside them is refused with its name.
@@ -52,8 +55,9 @@ def tighter(name: str, a: float, b: float) -> float:
     return a if looseness(name, a) <= looseness(name, b) else b
 
 
-class LimitError(ValueError):
-    """A limit the organizer set that is unknown, of the wrong type or out of bounds."""
+#: A limit the organizer set that is unknown, of the wrong type or out of bounds: the
+#: declarations' one error, naming the limit (its name of old, which callers catch).
+LimitError = FieldError
 
 
 @dataclass(frozen=True)
@@ -91,16 +95,17 @@ class Limits:
             kind = float if f.type == "float" else int
             if isinstance(value, bool) or not isinstance(value, int | float) or \
                     (kind is int and not isinstance(value, int)) or not math.isfinite(value):
-                raise LimitError(f"sandbox.{f.name}: a number is needed, got {value!r}")
+                raise LimitError(("sandbox", f.name), f"a number is needed, got {shown(value)}")
             if not low <= value <= high:
-                raise LimitError(f"sandbox.{f.name}: between {low:g} and {high:g}, got {value!r}")
+                raise LimitError(("sandbox", f.name),
+                                 f"between {low:g} and {high:g}, got {shown(value)}")
 
     def over(self, changes: Mapping[str, Any]) -> Limits:
         """These limits with ``changes`` (TOML keys, the field names) applied."""
         unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
         if unknown:
             known = ", ".join(f.name for f in dataclasses.fields(self))
-            raise LimitError(f"sandbox: unknown limit {unknown[0]!r} (known: {known})")
+            raise LimitError("sandbox", f"unknown limit {shown(unknown[0])} (known: {known})")
         return dataclasses.replace(self, **changes)
 
     def within(self, asked: Mapping[str, Any]) -> Limits:
@@ -120,11 +125,11 @@ class Limits:
         for pair in pairs:
             key, sep, value = pair.partition("=")
             if not sep:
-                raise LimitError(f"--limit {pair!r}: NAME=VALUE, e.g. memory_mb=256")
+                raise LimitError(f"--limit {shown(pair)}: NAME=VALUE, e.g. memory_mb=256")
             try:
                 changes[key] = int(value) if value.isdigit() else float(value)
             except ValueError:
-                raise LimitError(f"--limit {key}: a number, got {value!r}") from None
+                raise LimitError(f"--limit {clip(key, quote='')}: a number, got {shown(value)}") from None
         return cls().over(changes)
 
     def to_dict(self) -> dict[str, Any]:

@@ -23,18 +23,22 @@ from __future__ import annotations
 
 import enum
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..declarations import toml
+from ..declarations.errors import FieldError
+from ..texts import shown
 
 MANIFEST = "bot.toml"
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _KEYS = {"name", "runtime", "build", "run", "build_timeout", "limits"}
 
 
-class ManifestError(ValueError):
-    """A manifest that cannot be used; the message names the key and the file."""
+#: A manifest that cannot be used: the declarations' one error, naming the key and the
+#: file (its name of old, which callers catch).
+ManifestError = FieldError
 
 
 class Runtime(enum.Enum):
@@ -57,46 +61,46 @@ class Manifest:
     @classmethod
     def read(cls, folder: Path) -> Manifest:
         path = folder / MANIFEST
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ManifestError(f"{path}: no manifest (a submission has a {MANIFEST}: "
-                                "name, runtime, run, and build if it needs one)") from None
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-            raise ManifestError(f"{path}: cannot be read: {e}") from None
+        data = toml.read(path, missing=f"{path}: no manifest (a submission has a {MANIFEST}: "
+                         "name, runtime, run, and build if it needs one)")
         return cls.parse(data, path)
 
     @classmethod
     def parse(cls, data: dict[str, Any], path: Path) -> Manifest:
+        where = str(path)
         unknown = sorted(set(data) - _KEYS)
         if unknown:
-            raise ManifestError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})")
+            raise ManifestError("", f"unknown key {shown(unknown[0])} (known: "
+                                f"{', '.join(sorted(_KEYS))})", file=where)
         name = data.get("name")
         if not isinstance(name, str) or not _NAME.fullmatch(name):
-            raise ManifestError(f"{path}: name: 1 to 32 letters, digits, '-' or '_', got {name!r}")
+            raise ManifestError("name", f"1 to 32 letters, digits, '-' or '_', got {shown(name)}",
+                                file=where)
         try:
             runtime = Runtime(data.get("runtime"))
         except ValueError:
-            raise ManifestError(f"{path}: runtime: one of {', '.join(r.value for r in Runtime)}, "
-                                f"got {data.get('runtime')!r}") from None
-        run, build = _argv(data, "run", path), _argv(data, "build", path)
+            raise ManifestError("runtime", f"one of {', '.join(r.value for r in Runtime)}, "
+                                f"got {shown(data.get('runtime'))}", file=where) from None
+        run, build = _argv(data, "run", where), _argv(data, "build", where)
         if not run:
-            raise ManifestError(f"{path}: run: the bot's command, e.g. [\"{{python}}\", \"bot.py\"]")
+            raise ManifestError("run", "the bot's command, e.g. [\"{python}\", \"bot.py\"]",
+                                file=where)
         timeout = data.get("build_timeout")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
                                     or not 1 <= timeout <= 3600):
-            raise ManifestError(f"{path}: build_timeout: 1 to 3600 seconds, got {timeout!r}")
+            raise ManifestError("build_timeout", f"1 to 3600 seconds, got {shown(timeout)}",
+                                file=where)
         limits = data.get("limits")
         if limits is not None and not isinstance(limits, dict):
-            raise ManifestError(f"{path}: limits: a table ([limits])")
+            raise ManifestError("limits", "a table ([limits])", file=where)
         return cls(name, runtime, run, build, None if timeout is None else float(timeout), limits)
 
 
-def _argv(data: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:
+def _argv(data: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     value = data.get(key, [])
     if isinstance(value, str):
-        raise ManifestError(f"{path}: {key}: a list of strings (the program and its arguments), "
-                            f"not one string: [{value!r}]?")
+        raise ManifestError(key, "a list of strings (the program and its arguments), not one "
+                            f"string: [{shown(value)}]?", file=where)
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ManifestError(f"{path}: {key}: a list of strings (the program and its arguments)")
+        raise ManifestError(key, "a list of strings (the program and its arguments)", file=where)
     return tuple(value)

@@ -21,7 +21,7 @@ from ..host.pools import for_organizer
 from ..ladder.leaderboard import Place, RatedGame, snapshots
 from ..ladder.ratings import Rating
 from ..ladder.reads import Board, LadderReads
-from ..ladder.spec import LadderSpec
+from ..ladder.spec import declared
 from ..storage.ladders import LadderGameRow, LadderRow, LadderStatus
 from ..texts import clip
 
@@ -45,7 +45,7 @@ def _time(t: float | None) -> Timestamp | None:
 
 
 def ladder_info(row: LadderRow, entrants: int) -> lpb.LadderInfo:
-    spec = LadderSpec.from_dict(row.spec)
+    spec = declared(row.spec)
     return lpb.LadderInfo(id=row.id, name=row.name, status=STATUS[row.status],
                           games_rated=row.rated, entrants=entrants, k=spec.k,
                           declaration=spec.to_toml(with_secrets=False))

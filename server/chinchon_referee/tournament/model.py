@@ -29,9 +29,13 @@ A tournament is declared in TOML (or through the admin service)::
     command = ["{python}", "-m", "chinchon.sdk", "--bot", "greedy"]
 
 :class:`TournamentSpec` is the one model of a declaration, with its defaults and its
-validation; ``from_dict``/``from_toml``/``to_dict``/``to_toml`` are its TOML codec, and
-:mod:`.spec_proto` its protobuf codec (``CreateTournament``): both leave an absent field
-to the model's default. docs/tournaments.md lists the fields in both spellings.
+validation; ``from_dict``/``from_toml``/``to_dict``/``to_toml`` are its TOML codec (the
+file read and the text written by :mod:`..declarations.toml`, the values checked with
+:mod:`..declarations.bounds`), and :mod:`.wire` its protobuf codec
+(``CreateTournament``): both leave an absent field to the model's default.
+docs/tournaments.md lists the fields in both spellings. A mistake is a
+:class:`SpecError` (the declarations' one error) naming the field; a declaration read
+back from the database is :func:`declared`.
 
 The schedule itself is :mod:`.round_robin`'s; :func:`schedule` builds it for a spec,
 within the bounds above.
@@ -45,7 +49,6 @@ import hashlib
 import json
 import math
 import secrets
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -54,10 +57,13 @@ from chinchon.engine import RuleSet, RuleSetError
 from chinchon.engine.shuffle import relabellings
 
 from ..config import Policies, TimeControl
+from ..declarations import bounds as check
+from ..declarations import toml
+from ..declarations.bounds import MAX_CONCURRENCY as MAX_CONCURRENCY
+from ..declarations.errors import FieldError
 from ..texts import (
     MAX_NAME,
     MAX_STAGE_NAME,
-    TextError,
     check_bot_name,
     check_name,
     check_token,
@@ -66,7 +72,7 @@ from ..texts import (
 )
 from .formats.chain import plan_of
 from .formats.kinds.round_robin import WholeRoundRobin
-from .formats.spec import MAX_GAMES, Format, FormatError
+from .formats.spec import MAX_GAMES, Format
 from .formats.spec import from_toml as format_from_toml
 from .formats.spec import to_toml as format_to_toml
 from .round_robin import RoundRobin
@@ -85,9 +91,6 @@ DUPLICATE_DEALS_DEFAULT = False
 MAX_PARTICIPANTS = 200
 #: Most games in one tournament's schedule (each is a row of the database):
 #: formats/spec.py's MAX_GAMES.
-#: Most games played at once (and copies of a bot's command launched by
-#: ``chinchon tournament run``): each is a stream, and often a process.
-MAX_CONCURRENCY = 64
 #: Largest declared rating, either way (Elo-like numbers are in the thousands).
 MAX_RATING = 1e6
 #: Furthest a start time may be ahead (a year and a day): a later one is a typo.
@@ -98,12 +101,13 @@ _TOP_KEYS = {
     "games_per_pairing", "duplicate_deals", "start", "concurrency", "seed", "format",
     "public_logs",
 }
+_PARTICIPANT_KEYS = {"name", "token", "command", "instances", "rating"}
 
 
 
-
-class SpecError(ValueError):
-    """A tournament declaration that cannot be used; the message names the field."""
+#: A tournament declaration that cannot be used: the declarations' one error, naming
+#: the field (its name of old, which callers catch).
+SpecError = FieldError
 
 
 class StartMode(enum.StrEnum):
@@ -155,6 +159,11 @@ class TournamentSpec:
     #: The launched bots' stderr lines shown to anyone once the tournament is over
     #: (False: only to each bot's token and the admin token; web/botlogs.py).
     public_logs: bool = False
+    #: Read back from the database (:func:`declared`): the rules of what an organizer
+    #: types (the names' rule, the start's distance) were checked when it was declared
+    #: and are not checked again, so a tournament stored under older, looser rules stays
+    #: readable. Not a part of the declaration (not compared, not written).
+    stored: bool = field(default=False, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "start", parse_start(self.start))
@@ -169,11 +178,10 @@ class TournamentSpec:
         self._check_format()
 
     def _check_name_and_start(self) -> None:
-        try:
-            check_name(self.name, "name", MAX_NAME)
-            self._check_stage_names()
-        except TextError as e:
-            raise SpecError(str(e)) from None
+        if self.stored:
+            return  # checked when it was declared (the rules may have grown since)
+        check_name(self.name, "name", MAX_NAME)
+        self._check_stage_names()
         if isinstance(self.start, dt.datetime) and \
                 self.start > dt.datetime.now(dt.UTC) + MAX_START_AHEAD:
             raise SpecError(f"start: {self.start.isoformat()} is more than "
@@ -188,7 +196,7 @@ class TournamentSpec:
             where = f"{self.format.where(i)}.name"
             check_name(stage.name, where, MAX_STAGE_NAME)
             if stage.name in first:
-                raise TextError(where, f"{clip(stage.name)} is also the name of "
+                raise FieldError(where, f"{clip(stage.name)} is also the name of "
                                 f"{self.format.where(first[stage.name])}: each stage needs "
                                 "its own")
             first[stage.name] = i
@@ -201,10 +209,7 @@ class TournamentSpec:
         if len(names) > MAX_PARTICIPANTS:
             raise SpecError(f"participants: at most {MAX_PARTICIPANTS} bots, got {len(names)}")
         for i, n in enumerate(names):
-            try:
-                check_bot_name(n, f"participants[{i}].name")
-            except TextError as e:
-                raise SpecError(str(e)) from None
+            check_bot_name(n, f"participants[{i}].name")
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise SpecError(f"participants: duplicate name(s) {', '.join(dup[:10])}")
@@ -221,10 +226,7 @@ class TournamentSpec:
                                 f"{MAX_CONCURRENCY}, got {p.instances}")
         for i, p in enumerate(self.participants):
             if p.token:
-                try:
-                    check_token(p.token, f"participants[{i}].token (bot '{p.name}')")
-                except TextError as e:
-                    raise SpecError(str(e)) from None
+                check_token(p.token, f"participants[{i}].token (bot '{p.name}')")
 
     def _check_table(self) -> None:
         """The table size against the participants, the rules and duplicate deals."""
@@ -254,18 +256,15 @@ class TournamentSpec:
                                              and abs(p.rating) <= MAX_RATING):
                 raise SpecError(f"participants.rating: {p.name}: a number from {-MAX_RATING:g} "
                                 f"to {MAX_RATING:g}, got {p.rating}")
-        try:
-            plan_of(self).check()
-        except FormatError as e:
-            raise SpecError(str(e)) from None
+        plan_of(self).check()
 
     # -- construction ---------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TournamentSpec:
-        unknown = sorted(set(data) - _TOP_KEYS)
-        if unknown:
-            raise SpecError(f"{unknown[0]}: unknown field; the fields are {', '.join(sorted(_TOP_KEYS))}")
-        table = _int(data, "table_size", _DEFAULTS["table_size"])
+    def from_dict(cls, data: dict[str, Any], *, stored: bool = False) -> TournamentSpec:
+        """The declaration of TOML mapping ``data`` (SpecError naming the field);
+        ``stored``: read back from the database (see the field)."""
+        check.known(data, _TOP_KEYS)
+        table = check.whole(data.get("table_size", _DEFAULTS["table_size"]), "table_size")
         rules_d = dict(data.get("rules") or {})
         if not isinstance(rules_d, dict):
             raise SpecError("rules: must be a table of rule-set options")
@@ -278,14 +277,11 @@ class TournamentSpec:
             from_table = e.field == "players" and not players_given
             where = "table_size" if from_table else f"rules.{e.field}"
             raise SpecError(f"{where}: {e.message}") from None
-        tc_d = number_section(data, "time_control", {"per_move": float, "bank": float})
-        pol_d = number_section(data, "policies", {"max_illegal_retries": int, "max_strikes": int,
-                                            "reconnect_grace": float, "absence_limit": float})
-        try:
-            tc = TimeControl(**tc_d)
-            pol = Policies(**pol_d)
-        except ValueError as e:
-            raise SpecError(str(e)) from None
+        tc = TimeControl(**check.numbers(data, "time_control", {"per_move": float,
+                                                                "bank": float}))
+        pol = Policies(**check.numbers(data, "policies", {
+            "max_illegal_retries": int, "max_strikes": int, "reconnect_grace": float,
+            "absence_limit": float}))
         parts = []
         raw_parts = data.get("participants") or []
         if not isinstance(raw_parts, list):
@@ -295,37 +291,33 @@ class TournamentSpec:
                 p = {"name": p}
             if not isinstance(p, dict) or "name" not in p:
                 raise SpecError(f"participants[{i}]: needs a name")
-            extra = sorted(set(p) - {"name", "token", "command", "instances", "rating"})
-            if extra:
-                raise SpecError(f"participants[{i}].{extra[0]}: unknown field")
-            cmd = p.get("command", [])
-            if isinstance(cmd, str):
-                cmd = cmd.split()
-            if not isinstance(cmd, list) or not all(isinstance(c, str) for c in cmd):
-                raise SpecError(f"participants[{i}].command: a list of strings (or one string)")
-            parts.append(Participant(str(p["name"]), str(p.get("token", "")), tuple(cmd),
-                                     _int(p, "instances", 0, f"participants[{i}].instances"),
-                                     _rating(p, f"participants[{i}].rating")))
+            check.known(p, _PARTICIPANT_KEYS, ("participants", i), listed=False)
+            rating = p.get("rating")
+            parts.append(Participant(
+                str(p["name"]), str(p.get("token", "")),
+                check.command(p.get("command", []), ("participants", i, "command")),
+                check.whole(p.get("instances", 0), ("participants", i, "instances")),
+                None if rating is None else check.number(rating, ("participants", i, "rating"))))
         # An absent field takes the model's default (the dataclass's, nowhere else).
         given: dict[str, Any] = {
-            k: _int(data, k, 0) for k in ("table_size", "games_per_pairing", "concurrency")
+            k: check.whole(data[k], k) for k in ("table_size", "games_per_pairing", "concurrency")
             if k in data
         }
         for key in ("duplicate_deals", "public_logs"):
             if key in data:
-                given[key] = _bool(data, key)
+                given[key] = check.switch(data[key], key)
         if "start" in data:
             given["start"] = parse_start(data["start"])
         if "seed" in data:
             given["seed"] = str(data["seed"])
         if "format" in data:
-            given["format"] = _format(data["format"])
+            given["format"] = format_from_toml(data["format"])
         return cls(name=str(data.get("name", "")), participants=tuple(parts), rules=rules,
-                   time_control=tc, policies=pol, **given)
+                   time_control=tc, policies=pol, stored=stored, **given)
 
     @classmethod
     def from_toml(cls, path: str | Path) -> TournamentSpec:
-        return cls.from_dict(read_toml(path))
+        return cls.from_dict(toml.read(path))
 
     def to_dict(self, with_secrets: bool = True) -> dict[str, Any]:
         return {
@@ -358,7 +350,7 @@ class TournamentSpec:
 
     def to_toml(self, with_secrets: bool = True) -> str:
         """The declaration as TOML text that ``from_toml`` reads back to an equal spec."""
-        return _toml(self.to_dict(with_secrets))
+        return toml.dumps(self.to_dict(with_secrets))
 
     def with_seed(self) -> TournamentSpec:
         if self.seed:
@@ -402,10 +394,12 @@ _DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(TournamentSpec)}
 
 def declared(stored: dict[str, Any]) -> TournamentSpec:
     """The declaration a stored tournament was created from (keys starting with "_" are
-    bookkeeping of the tools that created the row); SpecError if it is not one."""
+    bookkeeping of the tools that created the row); SpecError if it is not one. The
+    rules of what an organizer types are not checked again (``TournamentSpec.stored``):
+    a tournament declared under older rules stays readable."""
     try:
         return TournamentSpec.from_dict({k: v for k, v in stored.items()
-                                         if not k.startswith("_")})
+                                         if not k.startswith("_")}, stored=True)
     except SpecError:
         raise
     except (AttributeError, TypeError, ValueError, KeyError) as e:
@@ -421,10 +415,7 @@ def schedule(spec: TournamentSpec, tag: str) -> RoundRobin:
     if not isinstance(plan, WholeRoundRobin):
         raise ValueError("schedule: a format's games are created as they come due "
                          "(formats.plan.next_games), not made in advance")
-    try:
-        return plan.schedule(tag)
-    except FormatError as e:
-        raise SpecError(str(e)) from None
+    return plan.schedule(tag)  # (a FormatError is a SpecError: one FieldError)
 
 
 def _replace(spec: TournamentSpec, **changes: Any) -> TournamentSpec:
@@ -433,54 +424,24 @@ def _replace(spec: TournamentSpec, **changes: Any) -> TournamentSpec:
     return replace(spec, **changes)
 
 
-def _int(data: dict[str, Any], key: str, default: int, where: str = "") -> int:
-    v = data.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise SpecError(f"{where or key}: must be a whole number, got {shown(v)}")
-    return v
-
-
-def number_section(data: dict[str, Any], name: str, kinds: dict[str, type]) -> dict[str, Any]:
-    """The ``[name]`` table, each value checked to be a number of its kind (int: a whole
-    number; float: any number, finite or not, which the settings themselves check)."""
-    d = data.get(name) or {}
-    if not isinstance(d, dict):
-        raise SpecError(f"{name}: must be a table of {', '.join(kinds)}")
-    out: dict[str, Any] = {}
-    for key, v in d.items():
-        kind = kinds.get(key)
-        if kind is None:
-            raise SpecError(f"{name}.{key}: unknown field; the fields are {', '.join(kinds)}")
-        if kind is int:
-            out[key] = _int(d, key, 0, f"{name}.{key}")
-        elif isinstance(v, bool) or not isinstance(v, int | float):
-            raise SpecError(f"{name}.{key}: must be a number, got {shown(v)}")
-        else:
-            out[key] = float(v)
-    return out
-
-
 def parse_start(start: object) -> Start:
     """A start from its TOML spelling (a mode's name or an ISO 8601 time, UTC if it
     names no zone) or as it is; a moment is returned in UTC. SpecError naming ``start``."""
     if isinstance(start, StartMode):
         return start
     if isinstance(start, dt.datetime):
-        t = start
-    elif isinstance(start, str):
-        try:
-            return StartMode(start)
-        except ValueError:
-            pass
-        try:
-            t = dt.datetime.fromisoformat(start)
-        except ValueError:
-            raise SpecError(
-                f"start: '{start}' is not 'now', 'when_connected', 'manual' or an ISO 8601 time"
-            ) from None
-    else:
-        raise SpecError(f"start: must be a string, got {shown(start)}")
-    return t.astimezone(dt.UTC) if t.tzinfo else t.replace(tzinfo=dt.UTC)
+        return check.utc(start)
+    if not isinstance(start, str):
+        raise SpecError("start", f"must be a string, got {shown(start)}")
+    try:
+        return StartMode(start)
+    except ValueError:
+        pass
+    t = check.iso_time(start)
+    if t is None:
+        raise SpecError("start", f"{shown(start)} is not 'now', 'when_connected', 'manual' "
+                        "or an ISO 8601 time")
+    return t
 
 
 def start_text(start: Start) -> str:
@@ -492,71 +453,3 @@ def start_time(start: Start | str) -> dt.datetime | None:
     """The start moment, or None for a start mode."""
     s = parse_start(start)
     return None if isinstance(s, StartMode) else s
-
-
-def _format(value: object) -> Format:
-    """A TOML ``format`` value as the model's (SpecError naming the field)."""
-    try:
-        return format_from_toml(value)
-    except FormatError as e:
-        raise SpecError(str(e)) from None
-
-
-def _rating(p: dict[str, Any], where: str) -> float | None:
-    v = p.get("rating")
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise SpecError(f"{where}: must be a number, got {shown(v)}")
-    return float(v)
-
-
-def _bool(data: dict[str, Any], key: str) -> bool:
-    v = data[key]
-    if not isinstance(v, bool):
-        raise SpecError(f"{key}: must be true or false, got {shown(v)}")
-    return v
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)  # Python's int and float spellings (inf and nan too) are TOML's
-    if isinstance(v, str):
-        # A JSON string is a TOML basic string, but for DEL, which TOML wants escaped.
-        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):  # an inline table (a format's stages and matches)
-        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
-    raise TypeError(f"no TOML spelling for {v!r}")
-
-
-def _toml(d: dict[str, Any]) -> str:
-    """``d`` (scalars, tables of scalars, and an array of tables ``participants``) as TOML."""
-    lines = [f"{k} = {_toml_value(v)}" for k, v in d.items() if not isinstance(v, dict | list)
-             or (isinstance(v, list) and not any(isinstance(x, dict) for x in v))]
-    for k, v in d.items():
-        if isinstance(v, dict):
-            lines += ["", f"[{k}]", *(f"{kk} = {_toml_value(vv)}" for kk, vv in v.items())]
-    for k, v in d.items():
-        if isinstance(v, list) and any(isinstance(x, dict) for x in v):
-            for item in v:
-                lines += ["", f"[[{k}]]", *(f"{kk} = {_toml_value(vv)}" for kk, vv in item.items())]
-    return "\n".join(lines) + "\n"
-
-
-def read_toml(path: str | Path) -> dict[str, Any]:
-    """A declaration file's TOML as a mapping (SpecError saying why it cannot be read)."""
-    p = Path(path)
-    try:
-        return tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise SpecError(f"cannot read {p}: {e.strerror}") from None
-    except UnicodeDecodeError as e:
-        raise SpecError(f"{p}: not UTF-8 text (byte {e.start}); save it as UTF-8") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(f"{p}: not valid TOML: {e}") from None
-    except RecursionError:
-        raise SpecError(f"{p}: not a declaration: its values are nested too deep") from None

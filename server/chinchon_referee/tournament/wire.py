@@ -21,7 +21,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from ..config import Policies, TimeControl
 from .formats.proto import format_from_proto, format_to_proto
-from .formats.spec import Format, FormatError
+from .formats.spec import Format
 from .model import Participant, SpecError, StartMode, TournamentSpec
 
 _START_TO_WIRE = {
@@ -57,21 +57,19 @@ def spec_from_proto(msg: tpb.TournamentSpec) -> TournamentSpec:
     except RuleSetError as e:
         where = "table_size" if e.field == "players" else f"rules.{e.field}"
         raise SpecError(f"{where}: {e.message}") from None
-    try:
-        tc, pol = TimeControl(), Policies()
-        if msg.HasField("time_control"):
-            t = msg.time_control
-            tc = TimeControl(**{k: _seconds(getattr(t, k)) for k in ("per_move", "bank")
-                                if t.HasField(k)})
-        if msg.HasField("policies"):
-            p = msg.policies
-            chosen: dict[str, Any] = {
-                k: getattr(p, k) for k in ("max_illegal_retries", "max_strikes") if p.HasField(k)}
-            chosen.update({k: _seconds(getattr(p, k)) for k in ("reconnect_grace", "absence_limit")
-                           if p.HasField(k)})
-            pol = Policies(**chosen)
-    except ValueError as e:
-        raise SpecError(str(e)) from None
+    # A bad time control or policy: the settings' own FieldError (a SpecError).
+    tc, pol = TimeControl(), Policies()
+    if msg.HasField("time_control"):
+        t = msg.time_control
+        tc = TimeControl(**{k: _seconds(getattr(t, k)) for k in ("per_move", "bank")
+                            if t.HasField(k)})
+    if msg.HasField("policies"):
+        p = msg.policies
+        chosen: dict[str, Any] = {
+            k: getattr(p, k) for k in ("max_illegal_retries", "max_strikes") if p.HasField(k)}
+        chosen.update({k: _seconds(getattr(p, k)) for k in ("reconnect_grace", "absence_limit")
+                       if p.HasField(k)})
+        pol = Policies(**chosen)
     if msg.HasField("start_time"):
         if msg.start != tpb.TOURNAMENT_START_UNSPECIFIED:
             raise SpecError("start_time: give either start or start_time, not both")
@@ -85,10 +83,7 @@ def spec_from_proto(msg: tpb.TournamentSpec) -> TournamentSpec:
     if msg.seed:
         given["seed"] = msg.seed
     if msg.HasField("format"):
-        try:
-            given["format"] = format_from_proto(msg.format)
-        except FormatError as e:
-            raise SpecError(str(e)) from None
+        given["format"] = format_from_proto(msg.format)  # a FormatError is a SpecError
     parts = tuple(Participant(p.name, p.token, tuple(p.command), p.instances,
                               p.rating if p.HasField("rating") else None)
                   for p in msg.participants)

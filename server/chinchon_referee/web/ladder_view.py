@@ -35,7 +35,7 @@ from aiohttp import web
 from ..ladder.history import standings
 from ..ladder.leaderboard import RatedGame, leaderboard, snapshots
 from ..ladder.ratings import Rating
-from ..ladder.spec import LadderSpec
+from ..ladder.spec import declared
 from ..storage import SqlStore
 from ..storage.ladders import LadderGameRow
 from .reply import json_bytes, send
@@ -60,7 +60,7 @@ def _board_data(store: SqlStore, lid: str) -> dict[str, Any] | None:
     row = store.ladder(lid)
     if row is None:
         return None
-    spec = LadderSpec.from_dict(row.spec)
+    spec = declared(row.spec)
     rows = standings(store, lid, spec.k)
     return {"id": lid, "name": row.name, "status": row.status.value, "k": spec.k,
             "games": row.rated, "rows": [
@@ -127,7 +127,7 @@ def snapshot_bytes(store: SqlStore, lid: str, every: int) -> bytes | None:
     row = store.ladder(lid)
     if row is None:
         return None
-    k = LadderSpec.from_dict(row.spec).k
+    k = declared(row.spec).k
     start = {e.bot: Rating(e.start_mu, e.start_sigma) for e in store.entrants(lid)}
     games: list[RatedGame] = []
     after = 0

@@ -31,13 +31,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol
 
+from ...declarations.errors import FieldError
 from ...texts import shown
 from .. import tiebreaks as tb
 from ..tiebreaks import Tiebreak
 
-
-class FormatError(ValueError):
-    """A ``format`` that cannot be used; the message names the field."""
+#: A ``format`` that cannot be used: the declarations' one error, naming the field (its
+#: name of old, which callers catch).
+FormatError = FieldError
 
 
 class Kind(enum.StrEnum):
