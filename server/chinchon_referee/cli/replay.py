@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from chinchon.engine import GameState, RecordError, describe_hand_result, new_game, replay
@@ -94,8 +94,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.view:
         from ..web.record_view import view_record
 
-        stem = os.path.splitext(os.path.basename(args.record))[0]
-        return view_record(record, stem, args.http, not args.no_browser)
+        return view_record(record, Path(args.record), args.http, not args.no_browser)
     notes = _incidents(record)
     _print_hands(args.record, rep, notes)
     if args.verbose:
