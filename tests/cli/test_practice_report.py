@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from chinchon_referee.launch.confine import Confinement
 from chinchon_referee.cli.practice import UNNAMED, bot_name
+from chinchon_referee.launch.confine import Confinement
 
 from tests.support.helpers import RAW_BOT, ROOT
 from tests.support.tournament import CLI

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import secrets
 import shutil
@@ -93,6 +94,7 @@ def register(sub: Any) -> None:
                    help=f"the build's time; a manifest may ask for less (default "
                    f"{BuildBounds.timeout:g})")
     add_strictness(c, 0)
+    c.add_argument("--json", metavar="FILE", help="also write the practice report as JSON")
     c.add_argument("--log-level", default="warning")
     c.set_defaults(func=cmd_check)
 
@@ -209,6 +211,8 @@ async def check(args: argparse.Namespace, confinement: Confinement, prep: Prepar
                              TimeControl(args.per_move, args.bank), seed, manifest.name,
                              out=prep.out, confine=confine, max_refusals=args.max_refusals)
     print_report(rep)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rep.to_json(), indent=2), encoding="utf-8")
     if rep.clean:
         Record(True, pinned.sha256, pinned.entries).write(folder)
     return 0 if rep.clean else 1
