@@ -148,9 +148,8 @@ def steps(record: dict[str, Any], view: int | None) -> dict[str, Any]:
     notes = _incidents_by_step(record, view)
     hand_starts: list[int] = []
     splits: dict[int, dict[str, Any]] = {}
-    for i, (step, state) in enumerate(zip(actions, states, strict=True)):
+    for number, (step, state) in enumerate(zip(actions, states, strict=True), step_of_index(0)):
         d = _describe(step, view)
-        number = step_of_index(i)
         if d["kind"] == "deal":
             hand_starts.append(number)
         extra = _resolved_text(prev or new_game(state.rules), state, step, view)
