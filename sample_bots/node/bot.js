@@ -2,8 +2,10 @@
 'use strict';
 // Sample Chinchón bot for the referee's gRPC protocol (chinchon.v1).
 //
-// It needs only the .proto files of this repository (protos/, loaded at run time:
-// no generated code), @grpc/grpc-js and @grpc/proto-loader.
+// It needs only the .proto files of the protocol (loaded at run time: no generated
+// code), @grpc/grpc-js and @grpc/proto-loader. The protos are found where the referee
+// gives them (CHINCHON_PROTOS: every sandboxed bot has it), else in a protos/ folder
+// beside this file, else in the repository's protos/.
 //
 //   export CHINCHON_TOKEN=$(cat my.token)      # the token: never on a command line (ps)
 //   node bot.js --target HOST:PORT                        # queue: tournament games
@@ -19,7 +21,7 @@ const protoLoader = require('@grpc/proto-loader');
 const solver = require('./solver');
 
 const VERSION = '0.1.0';
-const PROTO_DIR = path.resolve(__dirname, '..', '..', 'protos');
+const PROTO_DIR = protoDir(process.env.CHINCHON_PROTOS);
 // How long to keep trying to reach the referee after losing it (--reconnect-for): longer
 // than a restarted referee takes to come back and wait for its bots (30 s; see
 // docs/tournaments.md), so that the bot is there when its tournament resumes.
@@ -156,6 +158,16 @@ function parseArgs(argv) {
 }
 
 // ---------------------------------------------------------------- protocol
+
+/** The folder holding chinchon/v1/*.proto: the referee's (CHINCHON_PROTOS), one beside
+ * this file, or the repository's, the first that has referee.proto. */
+function protoDir(given) {
+  const candidates = [given, path.join(__dirname, 'protos'), path.resolve(__dirname, '..', '..', 'protos')];
+  for (const dir of candidates) {
+    if (dir && fs.existsSync(path.join(dir, 'chinchon', 'v1', 'referee.proto'))) return dir;
+  }
+  return candidates[candidates.length - 1];
+}
 
 /** Loads chinchon.v1 from the .proto files; returns the RefereeService client constructor. */
 function loadRefereeService() {
@@ -624,4 +636,4 @@ function main() {
 
 if (require.main === module) main();
 
-module.exports = { chooseAction, greedy, describe, kindOf, loadRefereeService, parseArgs, parseTargets, PROTO_DIR };
+module.exports = { chooseAction, greedy, describe, kindOf, loadRefereeService, parseArgs, parseTargets, protoDir, PROTO_DIR };

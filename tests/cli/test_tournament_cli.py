@@ -83,6 +83,8 @@ command = ["node", {json.dumps(str(NODE_BOT))}]
     # Exiting once dismissed is what a bot is asked to do: no "ended during the run".
     assert not [e for e in logs if e["event"] == "bot_ended"], logs
     assert "ended during the run" not in proc.stdout, proc.stdout[-3000:]
+    # The database's lock file goes with the run that held it.
+    assert not (tmp_path / "cup.sqlite3.lock").exists()
     bots = ["greedy-py", "random-py", "node"]
     st = json.loads((results / "standings.json").read_text(encoding="utf-8"))
     assert sorted(r["bot"] for r in st["rows"]) == sorted(bots)

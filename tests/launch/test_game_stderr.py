@@ -99,7 +99,8 @@ def test_practice_keeps_each_games_stderr_lines_beside_its_record(tmp_path: Path
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     for n in (1, 2):
         record = json.loads((out / f"practice-{n}.json").read_text())
-        seat = [s["name"] for s in record["seats"]].index("candidate")
+        # (the bot is named by its program, chatty_bot.py)
+        seat = [s["name"] for s in record["seats"]].index("chatty_bot")
         answers = [a for a in record["actions"]
                    if "move" in a and a["move"].get("seat", 0) == seat]
         lines = (out / f"practice-{n}.stderr.log").read_text().splitlines()

@@ -281,7 +281,8 @@ async def test_mount_ptrace_setuid_and_raising_its_limits_are_refused(
     assert not unshare["unshare"] and unshare["errno"] == errno.EPERM, unshare
     assert not io_uring["io_uring"] and io_uring["errno"] == errno.EPERM, io_uring
     assert not raised["raised"] and raised["hard"] == 128
-    assert set(env["environment"]) <= {"CHINCHON_TARGET", "CHINCHON_TOKEN", "PATH", "HOME",
+    assert set(env["environment"]) <= {"CHINCHON_TARGET", "CHINCHON_TOKEN", "CHINCHON_PROTOS",
+                                       "PATH", "HOME",
                                        "LANG", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
                                        "TMPDIR", "LC_CTYPE", "PWD", "SHLVL", "_"}, env
 

@@ -426,9 +426,11 @@ def _cli_practice(*args: str, timeout: float = 120,
 
 
 def _rows(stdout: str, kind: str) -> list[tuple[str, str]]:
-    """(game, detail) of each row of kind ``kind`` in the problems table."""
-    rows = re.findall(rf"^│ {kind}\s*│ (\S+)\s*│ (.*?)\s*│$", stdout, re.MULTILINE)
-    return [(game, detail) for game, detail in rows]
+    """(game, detail) of each problem of kind ``kind`` in the problems table: a row
+    says how many times it came (identical ones share a row), and counts that many."""
+    rows = re.findall(rf"^│ {kind}\s*│ (\S+)\s*│ (\d+)×\s*│ [^│]*│ (.*?)\s*│$", stdout,
+                      re.MULTILINE)
+    return [(game, detail) for game, times, detail in rows for _ in range(int(times))]
 
 
 def test_cli_practice_reports_each_timeout_with_the_time_waited(tmp_path: Path) -> None:

@@ -70,3 +70,27 @@ def test_serve_warns_about_a_database_others_can_read(tmp_path: Path) -> None:
             proc.wait()
     assert "database_shared" in err, err
     assert "chmod 600" in err
+
+
+def test_the_lock_file_goes_with_the_store_that_held_it(tmp_path: Path) -> None:
+    """A closed server's database leaves no ``.lock`` behind, and the next server takes
+    the database at once; a lock file its holder removes as another process opens it
+    is made anew, never shared."""
+    db = tmp_path / "ref.sqlite3"
+    lock = tmp_path / "ref.sqlite3.lock"
+    for _ in range(3):
+        store = SqliteStore(str(db), exclusive=True)
+        assert lock.read_text() == str(os.getpid())
+        store.close()
+        assert not lock.exists()
+    first = SqliteStore(str(db), exclusive=True)
+    stale = os.open(lock, os.O_RDWR)  # opened before its holder lets it go
+    first.close()
+    try:
+        second = SqliteStore(str(db), exclusive=True)
+        try:
+            assert os.fstat(stale).st_ino != os.stat(lock).st_ino  # a new file, held
+        finally:
+            second.close()
+    finally:
+        os.close(stale)

@@ -82,7 +82,8 @@ def wait_build(build: Path) -> Path:
     return binary
 
 
-def _toolchain_or_skip() -> None:
+def toolchain_or_skip() -> None:
+    """Fail (under CI) or skip (elsewhere) when the C++ toolchain is missing."""
     missing = missing_toolchain()
     if missing:
         why = f"the C++ toolchain is missing ({', '.join(missing)}); install it with: {INSTALL}"
@@ -105,5 +106,5 @@ def cpp_build_started(request: pytest.FixtureRequest,
 @pytest.fixture(scope="session")
 def cpp_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bot built once per test run, in the run's temporary folder."""
-    _toolchain_or_skip()
+    toolchain_or_skip()
     return wait_build(start_build(tmp_path_factory))

@@ -63,11 +63,16 @@ async def test_a_bots_page_counts_its_games_forfeits_illegal_attempts_and_answer
     assert [t["id"] for t in cheat["tournaments"]] == [tid]
     # The other bot: two wins, its median answer time over its own answers.
     status, body = await _get(f"{site.url}api/b/fair")
-    fair = json.loads(body)["figures"]
+    fair_page = json.loads(body)
+    fair = fair_page["figures"]
     assert fair["wins"] == 2 and fair["forfeits"] == 0 and fair["illegal"] == 0
     times = [t for g in games for t in answer_times(g.record, g.players.index("fair"))]
     assert times and fair["median_answer"] == pytest.approx(statistics.median(times))
     assert fair["timed_answers"] == len(times)
+    # The tournament's row says the same as the card (it said "—": no answers kept).
+    (row,) = fair_page["tournaments"]
+    assert row["median_answer"] == pytest.approx(fair["median_answer"])
+    assert row["timed_answers"] == len(times)
     # No such bot: 404; the page itself is the static page.
     status, _ = await _get(f"{site.url}api/b/nobody")
     assert status == 404

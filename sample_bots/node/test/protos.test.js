@@ -41,3 +41,20 @@ test('every service and message of the four files is defined', () => {
   }
   assert.ok(grpc.loadPackageDefinition(def).chinchon.v1.TournamentService);
 });
+
+test('the protos are found where the referee gives them first (CHINCHON_PROTOS)', () => {
+  const path = require('path');
+  const fs = require('fs');
+  const os = require('os');
+  const { protoDir } = require('../bot');
+  const repo = path.resolve(__dirname, '..', '..', '..', 'protos');
+  const given = fs.mkdtempSync(path.join(os.tmpdir(), 'protos-'));
+  try {
+    fs.cpSync(path.join(repo, 'chinchon'), path.join(given, 'chinchon'), { recursive: true });
+    assert.equal(protoDir(given), given);
+    assert.equal(protoDir(path.join(given, 'nowhere')), repo); // a wrong one: the next found
+    assert.equal(protoDir(undefined), repo);
+  } finally {
+    fs.rmSync(given, { recursive: true, force: true });
+  }
+});

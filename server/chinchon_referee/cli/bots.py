@@ -21,8 +21,10 @@ from end to end. The check:
    (:mod:`..launch.checked`);
 4. plays the practice conformance games (``chinchon practice``'s) with it sandboxed in
    ``OUT/bot``, read-only, reaching the referee through its Unix socket only; the
-   report as ``chinchon practice`` prints it (exit 0 PASS, 1 FAIL). The record says
-   whether it passed.
+   report as ``chinchon practice`` prints it (exit 0 PASS, 1 FAIL), with how strict it
+   was: any refused answer fails, or more than ``--max-refusals N`` over all games (a
+   timeout, forfeit, protocol error or crash fails always). The record says whether
+   it passed.
 
 ``tournament run`` plays ``OUT/bot`` (``submission = "OUT/bot"`` in a participant) only
 as it was checked: a failed check, or any entry added, removed or changed since, is
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import secrets
 import shutil
@@ -56,7 +59,7 @@ from ..launch.manifest import Manifest, ManifestError
 from ..launch.sandbox import SandboxUnavailable, python_runtime
 from ..logs import configure
 from ..service.server import use_loop
-from .practice import console, print_report, run_practice
+from .practice import add_strictness, console, print_report, run_practice
 
 BUILD_LOG = "build.log"
 
@@ -89,6 +92,8 @@ def register(sub: Any) -> None:
     c.add_argument("--build-timeout", type=float, default=BuildBounds.timeout, metavar="S",
                    help=f"the build's time; a manifest may ask for less (default "
                    f"{BuildBounds.timeout:g})")
+    add_strictness(c, 0)
+    c.add_argument("--json", metavar="FILE", help="also write the practice report as JSON")
     c.add_argument("--log-level", default="warning")
     c.set_defaults(func=cmd_check)
 
@@ -124,6 +129,8 @@ def _prepare(args: argparse.Namespace) -> Prepared | str:
     limits, intake, building = bounds
     if args.games < 1:
         return "--games must be at least 1"
+    if args.max_refusals < 0:
+        return "--max-refusals: 0 or more"
     out = Path(args.out) if args.out else None
     if out is not None and out.exists() and (not out.is_dir() or any(out.iterdir())):
         return f"--out {out}: exists and is not an empty folder"
@@ -194,8 +201,11 @@ async def check(args: argparse.Namespace, confinement: Confinement, prep: Prepar
     rep = await run_practice(list(python_command(manifest.run)), args.games, args.opponent,
                              RuleSet(), TimeControl(args.per_move, args.bank), seed,
                              manifest.name, out=prep.out,
-                             confine=sandboxed(confinement, folder, limits, manifest.name))
+                             confine=sandboxed(confinement, folder, limits, manifest.name),
+                             max_refusals=args.max_refusals)
     print_report(rep)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rep.to_json(), indent=2), encoding="utf-8")
     if rep.clean:
         Record(True, pinned.sha256, pinned.entries).write(folder)
     return 0 if rep.clean else 1

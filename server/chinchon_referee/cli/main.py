@@ -2,6 +2,8 @@
 
     chinchon demo                       play a game between two engine bots, hand by hand
     chinchon replay RECORD.json         verify a game record and print its hands
+    chinchon replay RECORD.json -v      ... and every refused answer, timeout, default
+    chinchon replay RECORD.json --step N   what the bot deciding step N received (JSON)
     chinchon replay RECORD.json --view  verify it, then watch it in the web replay viewer
     chinchon rules [FILE] [--check]     print (or validate) a rule set
     chinchon serve ...                  run the referee server
@@ -94,53 +96,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- replay ------------------------------------------------------------------------------
+# -- replay: cli/replay.py --------------------------------------------------------------
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from chinchon.engine import RecordError, describe_hand_result, replay
+    from .replay import cmd_replay as run
 
-    from .record_files import load_record
-
-    try:
-        record = load_record(args.record)
-    except RecordError as e:
-        return _fail(str(e), 2)
-    try:
-        rep = replay(record)
-    except RecordError as e:
-        return _fail(f"{args.record}: {e}", 1)
-    if args.view:
-        from ..web.record_view import view_record
-
-        stem = os.path.splitext(os.path.basename(args.record))[0]
-        return view_record(record, stem, args.http, not args.no_browser)
-    names = rep.names
-    table = Table(title=f"{args.record}: {rep.actions} actions replayed, all legal")
-    table.add_column("hand", justify="right")
-    table.add_column("ended")
-    for n in names:
-        table.add_column(n, justify="right")
-    for hr in rep.state.results:
-        how = hr.end.name.lower().replace("_", " ")
-        if hr.closer >= 0:
-            how += f" by {names[hr.closer]}" + (f" ({hr.bonus})" if hr.bonus != "none" else "")
-        table.add_row(
-            str(hr.hand_no),
-            how,
-            *[f"{hr.points[s]:+d} = {hr.totals[s]}" if hr.hands[s] else "-" for s in range(len(names))],
-        )
-    console.print(table)
-    if args.verbose:
-        for hr in rep.state.results:
-            console.print(describe_hand_result(hr, names))
-    summary = escape(rep.outcome.summary)
-    if rep.state.result is not None:
-        winners = ", ".join(names[s] for s in rep.state.result.winners)
-        console.print(f"winner: [bold]{escape(winners)}[/]  ({summary})")
-    else:
-        console.print(f"not played to the end: {rep.outcome.termination.value} ({summary})")
-    return 0
+    return run(args)
 
 
 # -- rules -------------------------------------------------------------------------------
@@ -203,15 +165,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--record", help="write the game record (JSON) here")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("replay", help="verify a game record and print each hand")
-    p.add_argument("record", help="a game record file: JSON, or gzipped JSON (.json.gz)")
-    p.add_argument("-v", "--verbose", action="store_true", help="print every hand in full")
-    p.add_argument("--view", action="store_true",
-                   help="open the record in the web replay viewer (served here until Ctrl-C)")
-    p.add_argument("--http", default="127.0.0.1:0", metavar="HOST:PORT",
-                   help="with --view: where to serve it (default: a free local port)")
-    p.add_argument("--no-browser", action="store_true",
-                   help="with --view: print the URL only, do not open a browser")
+    p = sub.add_parser("replay", help="verify a game record; its hands, refused answers "
+                       "and what a bot received at a step")
+    from .replay import register as register_replay
+
+    register_replay(p)
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("rules", help="print the rule set in force, or validate a file")

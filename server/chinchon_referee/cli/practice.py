@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import atexit
 import json
+import re
 import secrets
 import signal
 import sys
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from chinchon.engine import RuleSet, RuleSetError, Termination
+from chinchon.engine.steps import incident_step
 from chinchon.strategies import BUILTIN_BOTS
 from rich.console import Console
 from rich.table import Table
@@ -77,7 +79,9 @@ def register(sub: Any) -> None:
     p.add_argument("--bank", type=float, default=TimeControl.bank, help="time bank per game")
     p.add_argument("--seed", default="",
                    help="seed of the deals (default: random, printed to repeat the run)")
-    p.add_argument("--name", default="candidate", help="the bot's name in the report")
+    p.add_argument("--name", help="the bot's name in the games and the report (default: the "
+                   "name in the bot's bot.toml, beside its program or in --sandbox FOLDER; "
+                   "else its program's name)")
     p.add_argument("--sandbox", metavar="FOLDER",
                    help="run the bot sandboxed in FOLDER (read-only; no network: it dials "
                    "the referee's Unix socket; docs/security.md)")
@@ -85,6 +89,7 @@ def register(sub: Any) -> None:
                    help="with --sandbox: a limit, e.g. memory_mb=256 (repeatable)")
     p.add_argument("--connect-timeout", type=float, default=30.0,
                    help="seconds the bot has to connect (default 30)")
+    add_strictness(p, 0)
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
     p.add_argument("--out", metavar="DIR",
                    help="folder for the bot's stderr (bot-stderr.log) and each game's "
@@ -140,6 +145,13 @@ class PracticeReport:
     seed: str = ""
     out: Path | None = None
     records: list[Path] = field(default_factory=list)
+    #: How strict the verdict is: refused answers (illegal or malformed) that may pass;
+    #: 0, any fails. Every other problem fails whatever this says.
+    max_refusals: int = 0
+
+    @property
+    def refusals(self) -> int:
+        return sum(1 for i in self.incidents if i["kind"] == IncidentKind.ILLEGAL)
 
     @property
     def clean(self) -> bool:
@@ -153,7 +165,9 @@ class PracticeReport:
     def _played_cleanly(self, excuse_referee: bool) -> bool:
         """Connected, played, and no problem; with ``excuse_referee``, games the referee
         aborted by an internal error are not counted as problems."""
-        excused = ("aborted",) if excuse_referee else ()
+        excused: tuple[str, ...] = ("aborted",) if excuse_referee else ()
+        if self.refusals <= self.max_refusals:
+            excused += (IncidentKind.ILLEGAL,)
         return (
             self.connected
             and bool(self.outcomes)
@@ -181,6 +195,8 @@ class PracticeReport:
                 for o in self.outcomes
             ],
             "incidents": self.incidents,
+            "refusals": self.refusals,
+            "max_refusals": self.max_refusals,
             "clean": self.clean,
             "bot_exit": self.bot_exit,
             "exited_by_itself": self.exited_by_itself,
@@ -200,6 +216,7 @@ async def run_practice(
     connect_timeout: float = 30.0,
     out: Path | None = None,
     confine: Confine | None = None,
+    max_refusals: int = 0,
 ) -> PracticeReport:
     """Play the games; with ``out`` (an existing folder), the bot's stderr goes to
     ``out/bot-stderr.log`` (and each game's share of it to ``out/practice-N.stderr.log``)
@@ -217,7 +234,7 @@ async def run_practice(
                                private=False), events=told)
     server = await start_server("127.0.0.1:0", config, tokens, referee=referee,
                                 unix=launcher.open_socket() if confine else None)
-    report = PracticeReport(name, opponent, seed=seed, out=out)
+    report = PracticeReport(name, opponent, seed=seed, out=out, max_refusals=max_refusals)
     stderr_file = out / STDERR_FILE if out is not None else None
     if out is not None and stderr_file is not None:
         # Each game's share of the bot's stderr beside its record: practice-N.stderr.log.
@@ -314,6 +331,49 @@ async def _play_games(referee: Referee, report: PracticeReport, games: _Games,
             break
 
 
+def _detail(i: Incident) -> str:
+    detail = str(i.get("message", ""))
+    if i["kind"] == "timeout":
+        detail = f"no answer in {i['waited']:.3f} s (allowed {i['allowed']:.3f} s)"
+    elif i["kind"] == "illegal":
+        detail = f"{i['violation'] or i['code']}: {i['message']}"
+    return detail
+
+
+def _steps_by_request(rep: PracticeReport) -> dict[tuple[str, str], int]:
+    """(game, request id) -> the step of the game's record that request was for (the
+    web replay's numbering: ``chinchon replay FILE --step N``)."""
+    out = {}
+    for o in rep.outcomes:
+        notes = (o.record or {}).get("incidents", [])
+        for note in notes if isinstance(notes, list) else []:
+            if isinstance(note, dict) and "requestId" in note:
+                out[(o.spec.game_id, str(note["requestId"]))] = incident_step(note)
+    return out
+
+
+def problems_table(rep: PracticeReport) -> Table:
+    """The problems found, identical ones (same kind, game and words) on one row with
+    how many there were and the steps of the first and the last."""
+    steps = _steps_by_request(rep)
+    rows: dict[tuple[str, str, str], list[int | None]] = {}
+    for i in rep.incidents:
+        game = str(i.get("game_id", "-"))
+        step = steps.get((game, str(i.get("request_id", ""))))
+        rows.setdefault((str(i["kind"]), game, _detail(i)), []).append(step)
+    inc = Table(title="problems found")
+    for col in ("kind", "game", "times", "steps"):
+        inc.add_column(col)
+    inc.add_column("detail", overflow="fold")
+    for (kind, game, detail), at in rows.items():
+        known = [s for s in at if s is not None]
+        where = "-" if not known else f"{known[0]}" if len(set(known)) == 1 \
+            else f"{min(known)} … {max(known)}"
+        # Details quote the bot (its messages, its actions): text, never markup.
+        inc.add_row(kind, game, f"{len(at)}×", where, Text(detail))
+    return inc
+
+
 def print_report(rep: PracticeReport) -> None:
     table = Table(title=f"practice: {rep.bot} vs house:{rep.opponent}")
     for col in ("game", "seats", "result", "totals", "how"):
@@ -334,19 +394,7 @@ def print_report(rep: PracticeReport) -> None:
     if rep.outcomes:
         console.print(f"{rep.bot} won {wins} of {len(rep.outcomes)} games")
     if rep.incidents:
-        inc = Table(title="problems found")
-        for col in ("kind", "game"):
-            inc.add_column(col)
-        inc.add_column("detail", overflow="fold")
-        for i in rep.incidents:
-            detail = i.get("message", "")
-            if i["kind"] == "timeout":
-                detail = f"no answer in {i['waited']:.3f} s (allowed {i['allowed']:.3f} s)"
-            elif i["kind"] == "illegal":
-                detail = f"{i['violation'] or i['code']}: {i['message']}"
-            # Details quote the bot (its messages, its actions): text, never markup.
-            inc.add_row(i["kind"], i.get("game_id", "-"), Text(detail))
-        console.print(inc, soft_wrap=False)
+        console.print(problems_table(rep), soft_wrap=False)
         counts = Counter(i["kind"] for i in rep.incidents)
         console.print("counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if rep.bot_stderr.strip() and not rep.clean:
@@ -366,8 +414,11 @@ def print_report(rep: PracticeReport) -> None:
         console.print(f"[yellow]{aborted} game(s) stopped by an internal error of the referee: "
                       "not your bot's fault. The traceback is in the referee's log "
                       "(game_crashed); please report it.[/]")
+    console.print(f"strictness: {strictness(rep.max_refusals)}; {rep.refusals} refused")
     if rep.clean:
-        verdict = "[bold green]PASS[/]: every game played cleanly"
+        verdict = ("[bold green]PASS[/]: every game played cleanly" if not rep.incidents
+                   else f"[bold green]PASS[/]: every game played, {rep.refusals} refused "
+                        f"answer(s) within --max-refusals {rep.max_refusals}")
     elif rep.referee_only_failed:
         verdict = ("[bold yellow]INCONCLUSIVE[/]: your bot played cleanly, but the referee "
                    "failed; run it again")
@@ -375,6 +426,54 @@ def print_report(rep: PracticeReport) -> None:
         verdict = "[bold red]FAIL[/]: see the problems above"
     console.print(verdict)
     console.print(f"[dim]seed {rep.seed}: --seed {rep.seed} plays the same deals again[/]")
+
+
+def strictness(max_refusals: int) -> str:
+    """How strict the verdict is, in words."""
+    if max_refusals == 0:
+        return "any refused answer fails (--max-refusals 0)"
+    return (f"more than {max_refusals} refused answer(s) in all fail (--max-refusals "
+            f"{max_refusals}); a timeout, a forfeit or a protocol error fails")
+
+
+def add_strictness(p: argparse.ArgumentParser, default: int) -> None:
+    """``--max-refusals N``: how many refused answers still pass."""
+    p.add_argument("--max-refusals", type=int, default=default, metavar="N",
+                   help="refused answers (illegal or malformed: the referee asks again) "
+                        f"that still pass, over all games (default {default}: any one "
+                        "fails); a timeout, forfeit, protocol error or crash fails always")
+
+
+#: A bot's name when nothing names it.
+UNNAMED = "candidate"
+
+
+def bot_name(command: list[str], sandbox: str | None) -> str:
+    """The bot's name when ``--name`` does not give it: the ``name`` of its manifest
+    (``bot.toml`` in ``--sandbox FOLDER``, or beside the first file of its command that
+    exists when the manifest runs that file, e.g. ``bot.js``); else that file's name
+    without its suffix (``greedy_bot``), cut to the names a bot may have; else
+    ``candidate``."""
+    from ..launch.manifest import Manifest, ManifestError
+
+    files = [Path(part) for part in command if not part.startswith("-")]
+    program = next((f for f in files[1:] if f.is_file()), None) \
+        or (files[0] if files and files[0].is_file() and "/" in command[0] else None)
+    manifests: list[tuple[Path, str | None]] = [(Path(sandbox), None)] if sandbox else []
+    if program is not None:
+        manifests.append((program.parent, program.name))
+    for folder, runs in manifests:
+        try:
+            m = Manifest.read(folder)
+        except ManifestError:
+            continue
+        if runs is None or any(Path(part).name == runs for part in m.run):
+            return m.name
+    if program is not None:
+        name = re.sub(r"[^A-Za-z0-9_-]", "-", program.stem)[:32].strip("-")
+        if name:
+            return name
+    return UNNAMED
 
 
 def _confine(args: argparse.Namespace) -> Confine | str | None:
@@ -406,6 +505,9 @@ def cmd_practice(args: argparse.Namespace) -> int:
     if args.games < 1:
         console.print("error: --games must be at least 1")
         return 2
+    if args.max_refusals < 0:
+        console.print("error: --max-refusals: 0 or more")
+        return 2
     try:
         rules = RuleSet.from_file(args.rules) if args.rules else RuleSet()
         tc = TimeControl(args.per_move, args.bank)
@@ -428,13 +530,15 @@ def cmd_practice(args: argparse.Namespace) -> int:
     except OSError as e:
         console.print(Text(f"error: --out {out}: {e.strerror or e}"))
         return 2
+    args.name = args.name or bot_name(command, args.sandbox)
     confine = _confine(args)
     if isinstance(confine, str):
         console.print(Text(f"error: {confine}"))
         return 2
     try:
         rep = asyncio.run(run_practice(command, args.games, args.opponent, rules, tc, seed,
-                                       args.name, args.connect_timeout, out, confine))
+                                       args.name, args.connect_timeout, out, confine,
+                                       args.max_refusals))
     except OSError as e:  # the command cannot be started (no such file, not executable)
         console.print(Text(f"error: cannot start the bot's command {command[0]!r}: "
                            f"{e.strerror or e}"))

@@ -13,10 +13,13 @@ and how to run it, in which runtime.
     memory_mb = 256                       # tighter wins (a 0 of cpu_seconds, none,
                                           # never lifts the organizer's bound)
 
-Paths in ``build`` and ``run`` are the submission's own (both run in its folder). A
-``python3`` bot may import the SDK (``chinchon.sdk``); a ``node`` bot brings its
-``node_modules`` (the build has no network: ``npm ci`` cannot run there); a
-``binary`` is built by ``build`` or shipped, for this machine.
+Paths in ``build`` and ``run`` are the submission's own (both run in its folder). Every
+bot and build reads the protocol's ``.proto`` files at ``/run/chinchon/protos``
+(``CHINCHON_PROTOS``: :mod:`.sandbox`). A ``python3`` bot may import the SDK
+(``chinchon.sdk``); a ``node`` bot brings its ``node_modules`` (the build has no
+network: ``npm ci`` cannot run there); a ``binary`` is built by ``build`` (against the
+system's libraries, e.g. libgrpc++) or shipped, for this machine. Each sample folder
+(``sample_bots/python``, ``node``, ``cpp``) is a submission as it is (docs/bots.md).
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ IPC, UTS, cgroup) over a filesystem built for it alone:
   zone; not ``/etc`` as a whole, which holds the machine's secrets);
 - the runtime the bot needs, read-only: the Python running the referee (its prefix,
   the virtual environment, the SDK's folders), or any other folders the organizer names;
+- the protocol: the referee's ``.proto`` files (``chinchon/v1/*.proto``), read-only at
+  :data:`PROTOS_INSIDE` (``CHINCHON_PROTOS`` says where), for a bot or a build in any
+  language to load or compile them;
 - the bot's own folder read-only, and its working directory (a build's folder is a
   tmpfs of ``build_mb`` instead, its source read-only beside it);
 - a private ``/tmp`` (a tmpfs of ``tmp_mb``), a new ``/proc`` and a minimal ``/dev``,
@@ -43,6 +46,9 @@ SOCKET_INSIDE = "/run/chinchon/referee.sock"
 TARGET_INSIDE = f"unix:{SOCKET_INSIDE}"
 #: Where a build's source is bound (read-only) inside its sandbox.
 SOURCE_INSIDE = "/run/chinchon/source"
+#: Where the protocol's .proto files are (read-only) inside every sandbox: the folder
+#: holding ``chinchon/v1/*.proto``, as ``protoc -I`` takes it.
+PROTOS_INSIDE = "/run/chinchon/protos"
 #: What of /etc a program may need (read-only, each where it exists).
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
        "nsswitch.conf", "passwd", "group")
@@ -51,7 +57,8 @@ ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: The environment a bot gets (beside CHINCHON_TARGET and CHINCHON_TOKEN).
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
-       "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": "/tmp"}
+       "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": "/tmp",
+       "CHINCHON_PROTOS": PROTOS_INSIDE}
 
 
 class SandboxUnavailable(RuntimeError):
@@ -69,6 +76,14 @@ def python_runtime() -> tuple[Path, ...]:
             depth = module.count(".") + 1
             found.add(Path(location).resolve().parents[depth - 1])
     return tuple(sorted(found))
+
+
+def protos_folder() -> Path | None:
+    """The referee's own ``.proto`` files: the folder holding ``chinchon/v1/*.proto``
+    beside its source (a checkout, as the README installs it); None where the
+    installation has none."""
+    here = Path(__file__).resolve().parents[3] / "protos"
+    return here if (here / "chinchon" / "v1" / "referee.proto").is_file() else None
 
 
 @dataclass(frozen=True)
@@ -127,6 +142,9 @@ def bwrap_args(spec: SandboxSpec) -> list[str]:
             "--proc", "/proc", *dev_args(spec.limits),
             "--size", str(spec.limits.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp",
             "--dir", "/run/chinchon"]
+    protos = protos_folder()
+    if protos is not None:
+        args += ["--ro-bind", str(protos), PROTOS_INSIDE]
     if spec.socket is not None:
         args += ["--ro-bind", str(spec.socket), SOCKET_INSIDE]
     for path in spec.runtime:

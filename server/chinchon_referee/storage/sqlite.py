@@ -55,6 +55,8 @@ class SqliteStore(SqlStore):
         self._lockfile: int | None = None
         if exclusive:
             self._lockfile = _hold(path)
+        #: The lock file's path (removed when the lock is released).
+        self._lockpath = f"{path}.lock"
         try:
             self._db = _open_read_only(path) if read_only else _open(path)
         except BaseException:
@@ -71,7 +73,13 @@ class SqliteStore(SqlStore):
 
     def _release(self) -> None:
         if self._lockfile is not None:
-            os.close(self._lockfile)  # closing the descriptor releases the lock
+            # Removed while still held (a process that opened it meanwhile finds, once it
+            # holds it, that the path names another file or none: _hold tries again),
+            # then closing the descriptor releases the lock: nothing stays behind.
+            with contextlib.suppress(OSError):
+                if os.fstat(self._lockfile).st_ino == os.stat(self._lockpath).st_ino:
+                    os.unlink(self._lockpath)
+            os.close(self._lockfile)
             self._lockfile = None
 
     @contextmanager
@@ -174,22 +182,40 @@ def _hold(path: str) -> int:
     """Take the exclusive lock of the database at ``path`` (``<path>.lock``, holding
     the holder's pid): the descriptor, or StoreError naming the holder."""
     lock = f"{path}.lock"
-    try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as e:
-        raise StoreError(f"{path}: cannot create its lock file {lock}: {e.strerror}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-        os.close(fd)
-        raise StoreHeld(
-            f"{path} is in use by another referee (pid {holder}); stop it first or use "
-            "another database (two servers on one database would replay each other's games)",
-            by_this_process=holder == str(os.getpid())) from None
+    for _ in range(_LOCK_TRIES):
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:
+            raise StoreError(f"{path}: cannot create its lock file {lock}: {e.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise StoreHeld(
+                f"{path} is in use by another referee (pid {holder}); stop it first or use "
+                "another database (two servers on one database would replay each other's games)",
+                by_this_process=holder == str(os.getpid())) from None
+        if _still_named(fd, lock):
+            break
+        os.close(fd)  # its holder removed it as we opened it: a new one is made
+    else:
+        raise StoreError(f"{path}: its lock file {lock} keeps being removed")
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)
     return fd
+
+
+#: Attempts at taking a lock file that its holder removes as it is opened.
+_LOCK_TRIES = 20
+
+
+def _still_named(fd: int, path: str) -> bool:
+    """The file ``fd`` is still the one named ``path`` (not removed by its last holder)."""
+    try:
+        return os.fstat(fd).st_ino == os.stat(path).st_ino
+    except OSError:
+        return False
 
 
 def _create_private(path: str) -> None:

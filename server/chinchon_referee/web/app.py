@@ -41,6 +41,7 @@ from .cache import Counted, SingleFlight
 from .finished import Finished
 from .guard import Guard, security_headers
 from .live import LiveGames
+from .local_logs import LocalLogs
 from .mirror import Mirror
 from .reader import Reader
 from .replay import ViewError, parse_view
@@ -77,6 +78,8 @@ class AppConfig:
     db: str | None = None
     #: Records given by the command line (``chinchon replay FILE --view``), by game id.
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The stderr files kept beside those records (a practice's): local_logs.py.
+    local_logs: LocalLogs = field(default_factory=LocalLogs)
     settings: WebSettings = field(default_factory=WebSettings)
     #: The address it listens on (its name is one the Host header may give).
     bound_host: str = "127.0.0.1"
@@ -105,9 +108,10 @@ class WebApp:
         #: The web view's worker threads: at most two reads or builds run at once.
         self._pool = ThreadPoolExecutor(2, thread_name_prefix="web")
         self.finished = Finished(self.reader, config.records, self.run, s.cache_bytes,
-                                 stderr_folder(config.db))
+                                 stderr_folder(config.db), config.local_logs)
         self.logs = BotLogs(self.reader, stderr_folder(config.db), self.finished, self.run,
-                            lambda t: self.mirror is not None and self.mirror.is_admin(t))
+                            lambda t: self.mirror is not None and self.mirror.is_admin(t),
+                            config.local_logs)
         if mirror is not None:
             mirror.on_change(self._game_changed)
             mirror.on_lobby.append(self.home_topic.bump)

@@ -12,7 +12,11 @@ never tells whether lines exist.
 Whoever asks, nothing is served of a game in progress: a game's share is served once
 its record is (the game finished; with duplicate deals, the tournament over), and a
 line of the bot's own log (written while it played several games) once every game it
-may belong to is finished."""
+may belong to is finished.
+
+``chinchon replay FILE --view`` is another case: it serves, on this machine, the files
+beside the record its author gave it (a practice's ``practice-N.stderr.log`` and
+``bot-stderr.log``): :class:`.local_logs.LocalLogs`, the author's own, shown without a token."""
 
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from aiohttp import web
 from ..storage.beside import bot_stderr_file, stderr_file
 from ..vocabulary import GameStatus
 from .finished import Finished
+from .local_logs import LocalLogs
 from .reader import Reader, TournamentSummary
 
 Run = Callable[..., Awaitable[Any]]
@@ -61,7 +66,9 @@ class Asker:
 
 class BotLogs:
     def __init__(self, reader: Reader | None, folder: Path | None, finished: Finished,
-                 run: Run, is_admin: Callable[[str | None], bool]) -> None:
+                 run: Run, is_admin: Callable[[str | None], bool],
+                 local: LocalLogs | None = None) -> None:
+        self.local = local or LocalLogs()
         self.reader = reader
         self.folder = folder
         self.finished = finished
@@ -92,6 +99,9 @@ class BotLogs:
         if not (seat_text.isascii() and seat_text.isdigit() and len(seat_text) <= 2):
             refuse(web.HTTPBadRequest, "seat: a seat number")
         seat = int(seat_text)
+        mine = self.local.games.get((gid, seat))
+        if mine is not None:
+            return await self._local(mine)
         who = await self.who(request)
         if who.anonymous and not await self._public_game(gid):
             refuse(web.HTTPUnauthorized, _NEEDS)
@@ -108,6 +118,12 @@ class BotLogs:
             refuse(web.HTTPNotFound, "no stderr lines kept for this seat")
         return data
 
+    async def _local(self, path: Path) -> bytes:
+        data: bytes | None = await self.run(_read, path, MAX_READ)
+        if data is None:
+            refuse(web.HTTPNotFound, f"{path.name} cannot be read any more")
+        return data
+
     async def _public_game(self, gid: str) -> bool:
         """``gid`` is a finished game of a tournament over that shows its logs."""
         if self.reader is None:
@@ -122,6 +138,9 @@ class BotLogs:
     # -- a bot's own log ------------------------------------------------------------------
     async def bot_log(self, request: web.Request, name: str) -> bytes:
         """``name``'s lines no one game owns, those whose games are all finished."""
+        mine = self.local.bots.get(name)
+        if mine is not None:
+            return await self._local(mine)
         who = await self.who(request)
         if who.bot is not None and not hmac.compare_digest(who.bot.encode(), name.encode()):
             refuse(web.HTTPForbidden, "this token is another bot's: a bot's token reads "

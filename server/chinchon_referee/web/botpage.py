@@ -104,22 +104,24 @@ def bot_page(reader: Reader, name: str) -> dict[str, Any] | None:
     if not tours:
         return None
     total = Figures()
-    per_tournament = []
+    figs: dict[str, Figures] = {}
     played: list[tuple[TournamentSummary, FinishedGame, ResultFilter]] = []
     for t in tours:
-        fig = Figures()
+        fig = figs[t.id] = Figures()
         for g in reader.finished_games(t.id):
             if name in g.players:
                 how = fig.add(g, name)
                 total.add(g, name)
                 played.append((t, g, how))
-        per_tournament.append({"id": t.id, "name": t.name, "status": t.status.value,
-                               **fig.to_json()})
     played.sort(key=lambda x: x[1].finished or 0.0, reverse=True)
-    for _, g, _ in played[:TIMED_GAMES]:
+    for t, g, _ in played[:TIMED_GAMES]:
         stored = reader.record(g.id)
         if stored is not None and stored.record is not None:
-            total.answers += answer_times(stored.record, g.players.index(name))
+            times = answer_times(stored.record, g.players.index(name))
+            total.answers += times
+            figs[t.id].answers += times  # its row's median: of the same timed games
+    per_tournament = [{"id": t.id, "name": t.name, "status": t.status.value,
+                       **figs[t.id].to_json()} for t in tours]
     games = [{
         "id": g.id, "tournament": t.id, "players": g.players, "result": how.value,
         "termination": g.result.termination.value, "summary": g.result.summary,

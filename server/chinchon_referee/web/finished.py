@@ -21,6 +21,7 @@ from chinchon.engine import RecordError
 from ..storage.beside import stderr_file
 from ..vocabulary import GameStatus
 from .cache import ByteLRU, SingleFlight
+from .local_logs import LocalLogs
 from .reader import Reader
 from .replay import ViewError, parse_view, steps
 from .reply import json_bytes
@@ -29,10 +30,27 @@ from .step_view import parse_step, step_request
 Run = Callable[..., Awaitable[Any]]
 
 
-def _replay_bytes(record: dict[str, Any], view: int | None, folder: Path | None) -> bytes:
+def _replay_bytes(record: dict[str, Any], view: int | None, folder: Path | None,
+                  local: LocalLogs) -> bytes:
     data = steps(record, view)
-    data["stderr"] = [] if folder is None else stderr_links(folder, record)
+    mine = local_links(local, record)
+    data["stderr"] = mine or ([] if folder is None else stderr_links(folder, record))
     return json_bytes(data)
+
+
+def local_links(local: LocalLogs, record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The links to the stderr files kept beside a record ``chinchon replay --view``
+    serves (local_logs.py): each seat that has one."""
+    gid = str(record.get("gameId", ""))
+    out = []
+    for seat, s in enumerate(record.get("seats", [])):
+        if (gid, seat) in local.games:
+            name = str(s.get("name", ""))
+            link = {"seat": seat, "url": f"/api/g/{quote(gid, safe='')}/stderr/{seat}"}
+            if name in local.bots:
+                link["bot_url"] = f"/api/b/{quote(name, safe='')}/stderr"
+            out.append(link)
+    return out
 
 
 def stderr_links(folder: Path, record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -65,8 +83,11 @@ def view_key(text: str) -> int | None:
 
 class Finished:
     def __init__(self, reader: Reader | None, records: dict[str, dict[str, Any]], run: Run,
-                 cache_bytes: int, stderr: Path | None = None) -> None:
+                 cache_bytes: int, stderr: Path | None = None,
+                 local: LocalLogs | None = None) -> None:
         self.reader = reader
+        #: The stderr files beside the records of ``chinchon replay --view``.
+        self.local = local or LocalLogs()
         #: Where the launched bots' stderr lines of each game are (storage/beside.py).
         self.stderr = stderr
         self.records = records
@@ -126,7 +147,7 @@ class Finished:
             try:
                 if view is not None:
                     parse_view(str(view), len(rec.get("seats", [])))
-                data: bytes = await self.run(_replay_bytes, rec, view, self.stderr)
+                data: bytes = await self.run(_replay_bytes, rec, view, self.stderr, self.local)
             except (ViewError, RecordError) as e:
                 raise web.HTTPBadRequest(text=str(e)) from None
             return data

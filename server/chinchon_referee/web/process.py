@@ -30,6 +30,7 @@ from ..host.fdlimit import raise_nofile
 from ..logs import configure, get_logger
 from .app import AppConfig, WebApp
 from .feedwire import LINE_LIMIT, line
+from .local_logs import LocalLogs
 from .mirror import Mirror
 from .serving import RunningWeb, Site, bind
 from .settings import NICE, WebSettings
@@ -65,9 +66,12 @@ async def serve_local(config: AppConfig, mirror: Mirror | None, sock: socket.soc
     return LocalWeb(app, site, config.bound_host)
 
 
-async def start_records_view(records: dict[str, dict[str, Any]], host: str, port: int) -> LocalWeb:
-    """``chinchon replay --view``: records only, here. OSError if the address is taken."""
-    return await serve_local(AppConfig(records=records, bound_host=host), None, bind(host, port))
+async def start_records_view(records: dict[str, dict[str, Any]], host: str, port: int,
+                             logs: LocalLogs | None = None) -> LocalWeb:
+    """``chinchon replay --view``: records only, here, with the stderr files kept beside
+    them (``logs``). OSError if the address is taken."""
+    config = AppConfig(records=records, local_logs=logs or LocalLogs(), bound_host=host)
+    return await serve_local(config, None, bind(host, port))
 
 
 def lower_priority(by: int = NICE) -> None:

@@ -1,5 +1,6 @@
 """``chinchon replay RECORD.json --view``: the replay viewer for a record file, served
-on this machine until Ctrl-C (no referee, no database)."""
+on this machine until Ctrl-C (no referee, no database), with the bot's stderr files
+kept beside the record (a practice's: local_logs.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import signal
 import sys
 import urllib.parse
 import webbrowser
+from pathlib import Path
 from typing import Any
 
+from .local_logs import LocalLogs, beside, stem_of
 from .process import start_records_view
 from .settings import parse_http
 
@@ -21,10 +24,11 @@ def _game_id(record: dict[str, Any], fallback: str) -> str:
     return gid if isinstance(gid, str) and gid else fallback
 
 
-async def _serve(record: dict[str, Any], gid: str, http: str, browse: bool) -> int:
+async def _serve(record: dict[str, Any], gid: str, http: str, browse: bool,
+                 logs: LocalLogs) -> int:
     try:
         host, port = parse_http(http)
-        site = await start_records_view({gid: record}, host, port)
+        site = await start_records_view({gid: record}, host, port, logs)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -52,6 +56,8 @@ def _graphical() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def view_record(record: dict[str, Any], fallback_id: str, http: str, browse: bool) -> int:
-    """Serve the viewer for ``record`` (already checked by the engine) until stopped."""
-    return asyncio.run(_serve(record, _game_id(record, fallback_id), http, browse))
+def view_record(record: dict[str, Any], path: Path, http: str, browse: bool) -> int:
+    """Serve the viewer for ``record`` (already checked by the engine), read from the
+    file ``path``, with the stderr files kept beside it (local_logs.py), until stopped."""
+    gid = _game_id(record, stem_of(path))
+    return asyncio.run(_serve(record, gid, http, browse, beside(path, record)))

@@ -19,6 +19,7 @@ from chinchon.engine.actions import Close
 from chinchon.engine.macros import is_macro, resolve
 from chinchon.engine.record import action_from_json, replay
 from chinchon.engine.solver import solver_for
+from chinchon.engine.steps import incident_step, step_of_index
 
 from .table import full_view, seat_view
 
@@ -109,8 +110,8 @@ def _arrange(table: dict[str, Any], state: GameState, seen: dict[int, dict[str, 
 
 
 def _incidents_by_step(record: dict[str, Any], view: int | None) -> dict[int, list[dict[str, Any]]]:
-    """The record's incidents by the index of the step they came before. In a seat's
-    view, the others' answers are left out (they may name the cards they held)."""
+    """The record's incidents by the step they belong to (:func:`incident_step`). In a
+    seat's view, the others' answers are left out (they may name the cards they held)."""
     out: dict[int, list[dict[str, Any]]] = {}
     notes = record.get("incidents", [])
     for note in notes if isinstance(notes, list) else []:
@@ -120,7 +121,7 @@ def _incidents_by_step(record: dict[str, Any], view: int | None) -> dict[int, li
         if view is not None and int(note.get("seat", 0)) != view:
             shown.pop("sent", None)
             shown.pop("message", None)
-        out.setdefault(int(note.get("step", 0)), []).append(shown)
+        out.setdefault(incident_step(note), []).append(shown)
     return out
 
 
@@ -147,16 +148,16 @@ def steps(record: dict[str, Any], view: int | None) -> dict[str, Any]:
     notes = _incidents_by_step(record, view)
     hand_starts: list[int] = []
     splits: dict[int, dict[str, Any]] = {}
-    for i, (step, state) in enumerate(zip(actions, states, strict=True)):
+    for number, (step, state) in enumerate(zip(actions, states, strict=True), step_of_index(0)):
         d = _describe(step, view)
         if d["kind"] == "deal":
-            hand_starts.append(i + 1)
+            hand_starts.append(number)
         extra = _resolved_text(prev or new_game(state.rules), state, step, view)
         if extra is not None:
             d["resolved"] = extra
             d["text"] += f" → {extra}"
-        if i in notes:
-            d["incidents"] = notes[i]
+        if number in notes:
+            d["incidents"] = notes[number]
         if d["kind"] == "drawStock" and prev is not None and view in (None, d["seat"]):
             # The card drawn: seen by the seat that drew it (and in the all-cards view).
             new = set(state.hand(d["seat"])) - set(prev.hand(d["seat"]))
@@ -169,7 +170,7 @@ def steps(record: dict[str, Any], view: int | None) -> dict[str, Any]:
             if b is not None:
                 banks[d["seat"]] = max(0.0, b - max(0.0, think - per_move))
             d["bank_left"] = banks[d["seat"]]
-        d["step"] = i + 1
+        d["step"] = number
         d["table"] = full_view(state, names) if view is None else seat_view(state, view, names)
         _arrange(d["table"], state, splits)
         if len(state.results) > hands_before:

@@ -15,6 +15,7 @@ from typing import Any
 
 from chinchon.engine import GameState, RuleSet, legal_actions, new_game, observation
 from chinchon.engine.record import replay, rules_from_json
+from chinchon.engine.steps import incident_step, index_of_step, step_of_index
 from chinchon.wire import action_to_wire, observation_to_wire
 from google.protobuf.json_format import MessageToDict
 
@@ -29,29 +30,55 @@ def parse_step(text: str) -> int:
     return int(text)
 
 
+def decisions(actions: list[Any], seat: int | None) -> list[int]:
+    """The steps of ``actions`` (a record's) that ``seat`` decided (None: any seat)."""
+    return [step_of_index(i) for i, a in enumerate(actions)
+            if isinstance(a, dict) and isinstance(a.get("move"), dict)
+            and (seat is None or a["move"].get("seat", 0) == seat)]
+
+
+def nearest(steps: list[int], step: int) -> str:
+    """The steps of ``steps`` nearest ``step`` (the one before, the one after), in words."""
+    before = [s for s in steps if s < step][-1:]
+    after = [s for s in steps if s > step][:1]
+    near = before + after
+    return "nearest: step " + " and step ".join(map(str, near)) if near else "none"
+
+
+def _not_decided(actions: list[Any], step: int, seat: int | None, why: str) -> ViewError:
+    """The error for a step that is no decision of ``seat``: ``why``, and the nearest
+    steps that were (of ``seat``, or of any seat)."""
+    whose = "decisions" if seat is None else f"seat {seat}'s decisions"
+    return ViewError(f"{why}; {whose}: {nearest(decisions(actions, seat), step)}")
+
+
 def step_request(record: dict[str, Any], step: int, seat: int | None) -> dict[str, Any]:
-    """What the seat deciding at ``step`` (1-based, as the replay numbers steps) was
-    sent: ``observation`` and ``legalActions`` (protobuf JSON), with the answer the
-    record holds and the answers refused before it (``incidents``). ``seat``, if
-    given, must be that seat. Raises ViewError for a step that is no decision (a deal,
-    a reshuffle, past the end) and RecordError for a record the engine refuses."""
+    """What the seat deciding at ``step`` (1-based, as the replay numbers steps:
+    :mod:`chinchon.engine.steps`) was sent: ``observation`` and ``legalActions``
+    (protobuf JSON), with the answer the record holds and the answers refused before
+    it (``incidents``). ``seat``, if given, must be that seat. Raises ViewError for a
+    step that is no decision (a deal, a reshuffle, past the end; naming the nearest
+    steps that were) and RecordError for a record the engine refuses."""
     actions = record.get("actions", [])
     if not isinstance(actions, list) or len(actions) > MAX_STEPS:
         raise ViewError(f"a record of at most {MAX_STEPS} steps can be viewed")
-    if step > len(actions):
-        raise ViewError(f"step {step}: the game has {len(actions)} steps")
-    move = actions[step - 1].get("move") if isinstance(actions[step - 1], dict) else None
+    index = index_of_step(step)
+    if index >= len(actions):
+        raise _not_decided(actions, step, seat, f"step {step}: the game has {len(actions)} steps")
+    move = actions[index].get("move") if isinstance(actions[index], dict) else None
     if not isinstance(move, dict):
-        raise ViewError(f"step {step} is chance (a deal or a reshuffle): no bot decided it")
+        raise _not_decided(actions, step, seat,
+                           f"step {step} is chance (a deal or a reshuffle): no bot decided it")
     acted = int(move.get("seat", 0))
     if seat is not None and seat != acted:
-        raise ViewError(f"step {step} was seat {acted}'s decision, not seat {seat}'s")
+        raise _not_decided(actions, step, seat,
+                           f"step {step} was seat {acted}'s decision, not seat {seat}'s")
     states: list[GameState] = []
-    rp = replay(record, lambda st, i: states.append(st) if i < step - 1 else None)
-    before = states[step - 2] if step >= 2 else new_game(rules_from_json(record.get("rules", {})))
+    rp = replay(record, lambda st, i: states.append(st) if i < index else None)
+    before = states[index - 1] if index >= 1 else new_game(rules_from_json(record.get("rules", {})))
     out = _request(str(record.get("gameId", "")), step, before, acted, rp.names, move)
     notes = record.get("incidents", [])
-    out["incidents"] = [n for n in notes if isinstance(n, dict) and n.get("step") == step - 1] \
+    out["incidents"] = [n for n in notes if isinstance(n, dict) and incident_step(n) == step] \
         if isinstance(notes, list) else []
     return out
 
@@ -63,14 +90,15 @@ def live_step_request(game_id: str, actions: list[dict[str, Any]], rules: RuleSe
     if step > len(actions):
         raise ViewError(f"step {step} is not shown yet: the full view shows {len(actions)} "
                         "steps of this game (it lags the game by its delay)")
-    move = actions[step - 1].get("move")
+    index = index_of_step(step)
+    move = actions[index].get("move")
     if not isinstance(move, dict):
         raise ViewError(f"step {step} is chance (a deal or a reshuffle): no bot decided it")
     acted = int(move.get("seat", 0))
     if seat is not None and seat != acted:
         raise ViewError(f"step {step} was seat {acted}'s decision, not seat {seat}'s")
     before = new_game(rules)
-    for a in actions[:step - 1]:
+    for a in actions[:index]:
         before = apply_step(before, a)
     return _request(game_id, step, before, acted, names, move)
 

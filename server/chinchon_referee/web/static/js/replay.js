@@ -169,7 +169,7 @@ function logLinks(d) {
     out.push(" · ", h("a", { class: "stderr", href: s.url, "data-seat": s.seat,
       onclick: (e) => { e.preventDefault(); showLog(s.url, `${name}'s stderr in this game`); } },
     `${name}'s stderr`));
-    if (!named.has(name)) {
+    if (s.bot_url && !named.has(name)) {
       named.add(name);
       out.push(" · ", h("a", { class: "botlog", href: s.bot_url, "data-seat": s.seat,
         onclick: (e) => { e.preventDefault(); showLog(s.bot_url, `${name}'s lines no one game owns`); } },
