@@ -21,7 +21,7 @@ from chinchon_referee.web.step_view import step_request
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.helpers import RAW_BOT, sdk_bot
+from tests.support.helpers import RAW_BOT, ROOT, sdk_bot
 from tests.support.tournament import CLI
 
 
@@ -104,7 +104,9 @@ def test_a_step_number_and_its_record_index_convert_both_ways(index: int) -> Non
 
 
 def test_the_local_viewer_serves_the_practices_stderr_files(tmp_path: Path) -> None:
-    rec = _practice(tmp_path / "out", *sdk_bot("greedy"))
+    # A bot that writes during its game (the SDK's own line comes after the game's end,
+    # and so is the bot's, not the game's).
+    rec = _practice(tmp_path / "out", *sdk_bot(str(ROOT / "tests" / "bots" / "chatty_bot.py")))
     game_log = (tmp_path / "out" / "practice-1.stderr.log").read_bytes()
     whole = (tmp_path / "out" / "bot-stderr.log").read_bytes()
     assert game_log and whole
