@@ -49,9 +49,12 @@ from chinchon.strategies import BUILTIN_BOTS
 from rich.text import Text
 
 from ..config import TimeControl
+from ..declarations import toml
+from ..declarations.errors import FieldError
 from ..launch.build import BuildBounds, build
 from ..launch.checked import Record
 from ..launch.confine import Confinement
+from ..launch.declaration import SandboxPlan, table
 from ..launch.intake import Bounds, IntakeError, remove, take
 from ..launch.launcher import python_command, sandboxed
 from ..launch.limits import LimitError, Limits
@@ -80,16 +83,20 @@ def register(sub: Any) -> None:
     c.add_argument("--seed", help="seed of the deals (default: random, printed)")
     c.add_argument("--per-move", type=float, default=2.0)
     c.add_argument("--bank", type=float, default=30.0)
+    c.add_argument("--declaration", metavar="FILE",
+                   help="check it under a tournament declaration's [sandbox] table: its "
+                   "limits, build_timeout, build_disk_mb, submission_mb and submission_files "
+                   "(a flag given beside it may only tighten them)")
     c.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
                    help="a sandbox limit, e.g. memory_mb=256 (launch/limits.py; repeatable)")
-    c.add_argument("--submission-mb", type=int, default=Bounds.size_mb, metavar="MB",
+    c.add_argument("--submission-mb", type=int, metavar="MB",
                    help=f"the submission's apparent size, all files together (default "
                    f"{Bounds.size_mb})")
-    c.add_argument("--submission-files", type=int, default=Bounds.files, metavar="N",
+    c.add_argument("--submission-files", type=int, metavar="N",
                    help=f"its entries, and those its build leaves (default {Bounds.files})")
-    c.add_argument("--build-disk-mb", type=int, default=BuildBounds.disk_mb, metavar="MB",
+    c.add_argument("--build-disk-mb", type=int, metavar="MB",
                    help=f"the build's writable area, a tmpfs (default {BuildBounds.disk_mb})")
-    c.add_argument("--build-timeout", type=float, default=BuildBounds.timeout, metavar="S",
+    c.add_argument("--build-timeout", type=float, metavar="S",
                    help=f"the build's time; a manifest may ask for less (default "
                    f"{BuildBounds.timeout:g})")
     add_strictness(c, 0)
@@ -101,32 +108,72 @@ def register(sub: Any) -> None:
 @dataclass(frozen=True)
 class Prepared:
     """A submission taken into ``out/submission``: its manifest (the build's), the
-    organizer's limits and bounds."""
+    organizer's limits (``organizer``; ``limits``: within the manifest's), bounds and
+    runtime folders."""
 
     manifest: Manifest
+    organizer: Limits
     limits: Limits
     build: BuildBounds
+    runtime: tuple[Path, ...]
     out: Path
 
 
-def _bounds(args: argparse.Namespace) -> tuple[Limits, Bounds, BuildBounds] | str:
+@dataclass(frozen=True)
+class Organizer:
+    """What the organizer checks a submission under: the declaration's ``[sandbox]``
+    table (or the defaults), the flags given beside it tightening it."""
+
+    limits: Limits
+    intake: Bounds
+    build: BuildBounds
+    runtime: tuple[Path, ...]
+
+
+def _tighter(declared: float, flag: float | None, declaration: bool) -> Any:
+    """A bound: a flag's without a declaration, else the tighter of the two."""
+    if flag is None:
+        return declared
+    return min(declared, flag) if declaration else flag
+
+
+def _bounds(args: argparse.Namespace) -> Organizer | str:
     try:
-        return (Limits.from_pairs(args.limit), Bounds(args.submission_mb, args.submission_files),
-                BuildBounds(args.build_disk_mb, args.build_timeout, args.submission_files))
+        flags = Limits.from_pairs(args.limit)
+        Bounds(_tighter(Bounds.size_mb, args.submission_mb, False),
+               _tighter(Bounds.files, args.submission_files, False))
+        BuildBounds(_tighter(BuildBounds.disk_mb, args.build_disk_mb, False),
+                    _tighter(BuildBounds.timeout, args.build_timeout, False))
     except LimitError as e:
         return str(e)
     except IntakeError as e:
         return f"--submission-{str(e).replace('size_mb', 'mb')}"
     except ValueError as e:
         return f"--{str(e).replace('_', '-')}"
+    plan = SandboxPlan()
+    if args.declaration:
+        path = Path(args.declaration)
+        try:
+            plan = table(toml.read(path), path.parent.resolve())
+        except FieldError as e:
+            return f"{path}: {e}"
+    named = {pair.partition("=")[0] for pair in args.limit}
+    limits = plan.limits.within({k: getattr(flags, k) for k in named}) if args.declaration \
+        else flags
+    declared = bool(args.declaration)
+    files = _tighter(plan.intake.files, args.submission_files, declared)
+    return Organizer(limits, Bounds(_tighter(plan.intake.size_mb, args.submission_mb, declared),
+                                    files),
+                     BuildBounds(_tighter(plan.build.disk_mb, args.build_disk_mb, declared),
+                                 _tighter(plan.build.timeout, args.build_timeout, declared),
+                                 files), plan.runtime)
 
 
 def _prepare(args: argparse.Namespace) -> Prepared | str:
     """The submission copied into OUT and its manifest read; or what is wrong (exit 2)."""
-    bounds = _bounds(args)
-    if isinstance(bounds, str):
-        return bounds
-    limits, intake, building = bounds
+    org = _bounds(args)
+    if isinstance(org, str):
+        return org
     if args.games < 1:
         return "--games must be at least 1"
     if args.max_refusals < 0:
@@ -138,7 +185,7 @@ def _prepare(args: argparse.Namespace) -> Prepared | str:
     near.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".chinchon-intake-", dir=near))
     try:
-        taken = _take(Path(args.folder), staging / "submission", intake)
+        taken = _take(Path(args.folder), staging / "submission", org.intake)
         if isinstance(taken, str):
             return taken
         out = out or Path(f"check-{taken.name}")
@@ -147,7 +194,8 @@ def _prepare(args: argparse.Namespace) -> Prepared | str:
         out.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(out, 0o700)
         os.rename(staging / "submission", out / "submission")
-        return Prepared(taken, limits.within(taken.limits or {}), building, out)
+        return Prepared(taken, org.limits, org.limits.within(taken.limits or {}), org.build,
+                        org.runtime, out)
     except LimitError as e:
         return str(e)
     finally:
@@ -176,13 +224,12 @@ async def _built(confinement: Confinement, prep: Prepared) -> str | None:
     try:
         return await build(confinement, source, folder, m.build, prep.limits, prep.build,
                            prep.build.timeout_for(m.build_timeout), prep.out / BUILD_LOG,
-                           python_runtime(), m.name)
+                           python_runtime() + prep.runtime, m.name)
     finally:
         remove(source)
 
 
-async def check(args: argparse.Namespace, confinement: Confinement, prep: Prepared,
-                organizer: Limits) -> int:
+async def check(args: argparse.Namespace, confinement: Confinement, prep: Prepared) -> int:
     failed = await _built(confinement, prep)
     if failed is not None:
         console.print(Text(f"FAIL: {failed}"))
@@ -190,7 +237,7 @@ async def check(args: argparse.Namespace, confinement: Confinement, prep: Prepar
     folder = prep.out / "bot"
     try:  # what runs is what the build left: its manifest is read now, once
         manifest = Manifest.read(folder)
-        limits = organizer.within(manifest.limits or {})
+        limits = prep.organizer.within(manifest.limits or {})
     except (ManifestError, LimitError) as e:
         console.print(Text(f"FAIL: the built submission's manifest: {e}"))
         return 1
@@ -201,7 +248,8 @@ async def check(args: argparse.Namespace, confinement: Confinement, prep: Prepar
     rep = await run_practice(list(python_command(manifest.run)), args.games, args.opponent,
                              RuleSet(), TimeControl(args.per_move, args.bank), seed,
                              manifest.name, out=prep.out,
-                             confine=sandboxed(confinement, folder, limits, manifest.name),
+                             confine=sandboxed(confinement, folder, limits, manifest.name,
+                                               prep.runtime),
                              max_refusals=args.max_refusals)
     print_report(rep)
     if args.json:
@@ -227,8 +275,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             console.print(Text(f"warning: {confinement.warning}"))
         configure(args.log_level, "text")
         use_loop("auto")
-        organizer = Limits.from_pairs(args.limit)
-        return asyncio.run(check(args, confinement, prepared, organizer))
+        return asyncio.run(check(args, confinement, prepared))
     except OSError as e:
         console.print(Text(f"error: cannot start the bot: {e.strerror or e}"))
         return 2

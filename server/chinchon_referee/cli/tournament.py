@@ -424,6 +424,11 @@ def _say_sandbox(plan: SandboxPlan) -> None:
         limits = ", ".join(f"{k} {v}" for k, v in plan.limits.to_dict().items())
         console.print(f"  sandboxed: {', '.join(plan.sandboxed)} (limits: {limits}; per-bot "
                       "tables override them)", soft_wrap=True)
+    if plan.sandboxed or plan.bounded:
+        console.print(f"  a submission's build (chinchon bots check --declaration): "
+                      f"build_timeout {plan.build.timeout:g} s, build_disk_mb "
+                      f"{plan.build.disk_mb}, submission_mb {plan.intake.size_mb}, "
+                      f"submission_files {plan.intake.files}", soft_wrap=True)
 
 
 def cmd_standings(args: argparse.Namespace) -> int:

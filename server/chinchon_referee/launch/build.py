@@ -57,6 +57,12 @@ with tarfile.open(fileobj=sys.stdout.buffer, mode="w|", format=tarfile.PAX_FORMA
 """
 
 
+#: The organizer's bounds on its bounds (inclusive): ``build_disk_mb`` and
+#: ``build_timeout`` (seconds), as flags or declaration keys.
+DISK_MB = (1, 64 * 1024)
+TIMEOUT_S = (1, 3600)
+
+
 @dataclass(frozen=True)
 class BuildBounds:
     """The organizer's bounds on a build."""
@@ -71,11 +77,13 @@ class BuildBounds:
 
     def __post_init__(self) -> None:
         if isinstance(self.disk_mb, bool) or not isinstance(self.disk_mb, int) or \
-                not 1 <= self.disk_mb <= 64 * 1024:
-            raise ValueError(f"build_disk_mb: between 1 and 65536, got {self.disk_mb!r}")
+                not DISK_MB[0] <= self.disk_mb <= DISK_MB[1]:
+            raise ValueError(f"build_disk_mb: between {DISK_MB[0]} and {DISK_MB[1]}, got "
+                             f"{self.disk_mb!r}")
         if isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float) or \
-                not 1 <= self.timeout <= 3600:
-            raise ValueError(f"build_timeout: between 1 and 3600 seconds, got {self.timeout!r}")
+                not TIMEOUT_S[0] <= self.timeout <= TIMEOUT_S[1]:
+            raise ValueError(f"build_timeout: between {TIMEOUT_S[0]} and {TIMEOUT_S[1]} "
+                             f"seconds, got {self.timeout!r}")
 
     def timeout_for(self, asked: float | None) -> float:
         """The build's time: the organizer's, or the manifest's if lower."""

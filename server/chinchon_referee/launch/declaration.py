@@ -10,6 +10,10 @@ reads the rest (a referee run with ``chinchon serve`` launches nothing)::
     memory_mb = 256         # limits for all (launch/limits.py: the names and bounds)
     runtime = ["/opt/jdk"]  # more folders every sandbox may read (besides the system's
                             # and the Python running the referee)
+    build_timeout = 300     # a submission's build (``chinchon bots check --declaration``):
+    build_disk_mb = 256     # its time (a manifest may ask for less) and its area; the
+    submission_mb = 256     # submission's apparent size and its entries (and those its
+    submission_files = 20000  # build leaves): launch/build.py, launch/intake.py
 
     [[participants]]
     name = "stranger"
@@ -42,14 +46,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..declarations.bounds import in_range, number, whole
 from ..declarations.errors import FieldError
 from ..texts import clip, shown
+from .build import DISK_MB, TIMEOUT_S, BuildBounds
 from .checked import Record, RecordError
+from .intake import FILES, SIZE_MB, Bounds
 from .limits import Limits
 from .manifest import Manifest
 
+#: The keys of ``[sandbox]`` that bound a submission's intake and build (``bots check``).
+_BOUNDS = {"build_timeout", "build_disk_mb", "submission_mb", "submission_files"}
 #: The keys of ``[sandbox]`` that are not limits.
-_OPTIONS = {"default", "runtime"}
+_OPTIONS = {"default", "runtime"} | _BOUNDS
 
 
 #: A sandbox key of the declaration that cannot be used: the declarations' one error,
@@ -72,6 +81,11 @@ class SandboxPlan:
     limits: Limits = field(default_factory=Limits)
     runtime: tuple[Path, ...] = ()
     bots: Mapping[str, BotPlan] = field(default_factory=dict)
+    #: A submission's build and intake (``chinchon bots check --declaration``).
+    build: BuildBounds = field(default_factory=BuildBounds)
+    intake: Bounds = field(default_factory=Bounds)
+    #: The keys of these bounds the declaration sets.
+    bounded: frozenset[str] = frozenset()
 
     def of(self, name: str) -> BotPlan:
         return self.bots.get(name, BotPlan(self.default, None, self.limits))
@@ -85,7 +99,35 @@ class SandboxPlan:
         return sorted(n for n, b in self.bots.items() if not b.sandboxed)
 
 
-def _table(data: dict[str, Any], base: Path) -> tuple[bool, Limits, tuple[Path, ...]]:
+def _whole(table: dict[str, Any], key: str, default: int, bound: tuple[int, int]) -> int:
+    if key not in table:
+        return default
+    return in_range(whole(table[key], ("sandbox", key)), *bound, ("sandbox", key))
+
+
+def _bounds(table: dict[str, Any]) -> tuple[BuildBounds, Bounds]:
+    """The build's and the intake's bounds the table sets (FieldError naming a bad key)."""
+    timeout = BuildBounds.timeout
+    if "build_timeout" in table:
+        timeout = number(table["build_timeout"], ("sandbox", "build_timeout"))
+        if not TIMEOUT_S[0] <= timeout <= TIMEOUT_S[1]:
+            raise FieldError(("sandbox", "build_timeout"),
+                             f"{TIMEOUT_S[0]} to {TIMEOUT_S[1]} seconds, got {timeout:g}")
+    disk = _whole(table, "build_disk_mb", BuildBounds.disk_mb, DISK_MB)
+    size = _whole(table, "submission_mb", Bounds.size_mb, SIZE_MB)
+    files = _whole(table, "submission_files", Bounds.files, FILES)
+    return BuildBounds(disk, timeout, files), Bounds(size, files)
+
+
+def table(data: dict[str, Any], base: Path) -> SandboxPlan:
+    """The plan of the declaration's ``[sandbox]`` table alone (no participant's):
+    what ``chinchon bots check --declaration`` checks a submission under."""
+    default, limits, runtime, (building, intake), keys = _table(copy.deepcopy(data), base)
+    return SandboxPlan(default, limits, runtime, {}, building, intake, keys)
+
+
+def _table(data: dict[str, Any], base: Path) -> tuple[bool, Limits, tuple[Path, ...],
+                                                      tuple[BuildBounds, Bounds], frozenset[str]]:
     table = data.pop("sandbox", {})
     if not isinstance(table, dict):
         raise DeclarationError("sandbox: a table ([sandbox]) of default, runtime and limits")
@@ -96,7 +138,8 @@ def _table(data: dict[str, Any], base: Path) -> tuple[bool, Limits, tuple[Path, 
     if not isinstance(runtime, list) or not all(isinstance(r, str) for r in runtime):
         raise DeclarationError("sandbox.runtime: a list of folders")
     limits = Limits().over({k: v for k, v in table.items() if k not in _OPTIONS})
-    return default, limits, tuple((base / r).resolve() for r in runtime)
+    return (default, limits, tuple((base / r).resolve() for r in runtime), _bounds(table),
+            frozenset(_BOUNDS & set(table)))
 
 
 def _submission(p: dict[str, Any], where: str, base: Path, limits: Limits) -> BotPlan:
@@ -156,10 +199,10 @@ def split(data: dict[str, Any], base: Path) -> tuple[dict[str, Any], SandboxPlan
     sandbox plan they make (FieldError naming a bad key). ``base``:
     the declaration's folder, which folders are relative to."""
     rest = copy.deepcopy(data)
-    default, limits, runtime = _table(rest, base)
+    default, limits, runtime, (building, intake), keys = _table(rest, base)
     bots = {}
     parts = rest.get("participants")
     for i, p in enumerate(parts if isinstance(parts, list) else []):
         if isinstance(p, dict) and isinstance(p.get("name"), str):
             bots[p["name"]] = _bot(p, i, base, default, limits)
-    return rest, SandboxPlan(default, limits, runtime, bots)
+    return rest, SandboxPlan(default, limits, runtime, bots, building, intake, keys)

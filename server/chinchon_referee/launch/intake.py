@@ -57,6 +57,12 @@ class IntakeError(ValueError):
     """A tree that is not taken: the message names the entry and the reason."""
 
 
+#: The organizer's bounds on its bounds (inclusive): ``submission_mb`` and
+#: ``submission_files``, as flags or declaration keys.
+SIZE_MB = (1, 64 * 1024)
+FILES = (1, 1_000_000)
+
+
 @dataclass(frozen=True)
 class Bounds:
     """How much an untrusted tree may hold (the organizer's)."""
@@ -67,10 +73,11 @@ class Bounds:
     files: int = 20_000
 
     def __post_init__(self) -> None:
-        if not 1 <= self.size_mb <= 64 * 1024:
-            raise IntakeError(f"size_mb: between 1 and 65536, got {self.size_mb!r}")
-        if not 1 <= self.files <= 1_000_000:
-            raise IntakeError(f"files: between 1 and 1000000, got {self.files!r}")
+        if not SIZE_MB[0] <= self.size_mb <= SIZE_MB[1]:
+            raise IntakeError(f"size_mb: between {SIZE_MB[0]} and {SIZE_MB[1]}, got "
+                              f"{self.size_mb!r}")
+        if not FILES[0] <= self.files <= FILES[1]:
+            raise IntakeError(f"files: between {FILES[0]} and {FILES[1]}, got {self.files!r}")
 
     @property
     def size(self) -> int:
