@@ -26,6 +26,11 @@ from end to end. The check:
    timeout, forfeit, protocol error or crash fails always). The record says whether
    it passed.
 
+``--declaration FILE`` checks it under a tournament declaration's ``[sandbox]`` table
+(:mod:`..launch.declaration`: its limits, runtime folders, ``build_timeout``,
+``build_disk_mb``, ``submission_mb`` and ``submission_files``); a flag given beside it
+only tightens the declaration's value.
+
 ``tournament run`` plays ``OUT/bot`` (``submission = "OUT/bot"`` in a participant) only
 as it was checked: a failed check, or any entry added, removed or changed since, is
 refused naming it (docs/security.md).
