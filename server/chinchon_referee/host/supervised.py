@@ -9,10 +9,14 @@ it. Its events are the owner's (``ENDED``, ``FAILED``, on its logger)."""
 from __future__ import annotations
 
 import asyncio
+import socket
+import subprocess
+import sys
 import time
+from collections.abc import Callable
 
 from ..logs import EventLogger
-from .processes import Child
+from .processes import Child, spawn
 
 
 class Supervised:
@@ -82,6 +86,27 @@ class Supervised:
         if self._supervisor is not None:
             self._supervisor.cancel()
             await asyncio.gather(self._supervisor, return_exceptions=True)
+
+
+async def spawn_linked(argv: Callable[[int], list[str]],
+                       listening: socket.socket) -> tuple[Child, socket.socket]:
+    """Start ``argv(fd)``, ``fd`` the child's end of a new socket pair (its link), with
+    ``listening`` open in it too; the child and this end of the link (non-blocking)."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        child = await spawn(
+            argv(theirs.fileno()),
+            # Its log lines go to the referee's own stderr (``sys.stderr``: the real one
+            # when file descriptor 2 is routed through the log, logs.route_native_stderr).
+            stdout=subprocess.DEVNULL, stderr=sys.stderr.fileno(),
+            pass_fds=(theirs.fileno(), listening.fileno()))
+    except BaseException:
+        mine.close()
+        raise
+    finally:
+        theirs.close()
+    mine.setblocking(False)
+    return child, mine
 
 
 async def await_end(child: Child, timeout: float) -> None:

@@ -18,13 +18,11 @@ import contextlib
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from ..host.processes import spawn
-from ..host.supervised import Supervised, await_end
+from ..host.supervised import Supervised, await_end, spawn_linked
 from ..logs import get_logger
 from ..metrics import METRICS, Samples
 from ..referee import Referee
@@ -129,23 +127,13 @@ class MetricsSite(Supervised):
         return self.child.pid if self.child is not None else 0
 
     async def _spawn(self) -> None:
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            child = await spawn(
-                [sys.executable, "-m", "chinchon_referee.service.metrics_process",
-                 "--link-fd", str(theirs.fileno()), "--listen-fd", str(self.sock.fileno()),
-                 "--dir", str(self.directory), "--nice", str(NICE),
-                 "--max-connections", str(self.bounds.max_connections),
-                 "--client-rate", repr(self.bounds.client_rate)],
-                stdout=subprocess.DEVNULL, stderr=sys.stderr.fileno(),
-                pass_fds=(theirs.fileno(), self.sock.fileno()))
-        except BaseException:
-            mine.close()
-            raise
-        finally:
-            theirs.close()
+        child, mine = await spawn_linked(
+            lambda fd: [sys.executable, "-m", "chinchon_referee.service.metrics_process",
+                        "--link-fd", str(fd), "--listen-fd", str(self.sock.fileno()),
+                        "--dir", str(self.directory), "--nice", str(NICE),
+                        "--max-connections", str(self.bounds.max_connections),
+                        "--client-rate", repr(self.bounds.client_rate)], self.sock)
         self.child, self.link = child, mine
-        mine.setblocking(False)
         loop = asyncio.get_running_loop()
         ready = asyncio.ensure_future(loop.sock_recv(mine, 64))
         ended = asyncio.ensure_future(child.wait())

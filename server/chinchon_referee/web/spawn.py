@@ -17,7 +17,6 @@ import fcntl
 import os
 import socket
 import struct
-import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -25,8 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..host.processes import spawn
-from ..host.supervised import Supervised, await_end
+from ..host.supervised import Supervised, await_end, spawn_linked
 from ..logs import configured, get_logger
 from ..referee import Referee
 from ..storage.health import StoreHealth
@@ -118,23 +116,11 @@ class ChildWeb(Supervised, RunningWeb):
                        "log": {"level": level, "format": fmt}}
 
     async def _spawn(self) -> None:
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            child = await spawn(
-                [sys.executable, "-m", "chinchon_referee.web.process",
-                 "--feed-fd", str(theirs.fileno()), "--listen-fd", str(self.sock.fileno()),
-                 "--nice", str(self.ctx.nice)],
-                # Its log lines go to the referee's own stderr (``sys.stderr``: the real one
-                # when file descriptor 2 is routed through the log, logs.route_native_stderr).
-                stdout=subprocess.DEVNULL, stderr=sys.stderr.fileno(),
-                pass_fds=(theirs.fileno(), self.sock.fileno()))
-        except BaseException:
-            mine.close()
-            raise
-        finally:
-            theirs.close()
+        child, mine = await spawn_linked(
+            lambda fd: [sys.executable, "-m", "chinchon_referee.web.process",
+                        "--feed-fd", str(fd), "--listen-fd", str(self.sock.fileno()),
+                        "--nice", str(self.ctx.nice)], self.sock)
         self.child = child
-        mine.setblocking(False)
         loop = asyncio.get_running_loop()
         _, link = await loop.connect_accepted_socket(lambda: self.feed.link(self._extra), sock=mine)
         self.link = link
