@@ -35,7 +35,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from harness.measure import cpu_seconds  # noqa: E402
+from harness.measure import cpu_seconds, finish  # noqa: E402
 from harness.spectated import Run, measured  # noqa: E402
 
 #: The control's body: about the metrics page's size.
@@ -197,10 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-metrics-") as tmp:
         out = bench(args, Path(tmp))
     out["load"] = os.getloadavg()[0]
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1))
-    report(out)
-    return 0
+    return finish(out, args.json, report)
 
 
 if __name__ == "__main__":

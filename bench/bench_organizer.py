@@ -45,7 +45,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from harness.measure import cpu_seconds, machine  # noqa: E402
+from harness.measure import cpu_seconds, finish, machine  # noqa: E402
 from harness.spectated import BOTS, honest_bots, measured, stop_served, token  # noqa: E402
 
 ADMIN = "bench-organizer-admin-token"
@@ -544,10 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write every window's figures here")
     args = ap.parse_args(argv)
     out = run(args)
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1))
-    report(out)
-    return 0
+    return finish(out, args.json, report)
 
 
 if __name__ == "__main__":

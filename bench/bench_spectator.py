@@ -57,7 +57,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from harness.fastbots import PLAY_METHOD, phase_of, request_view  # noqa: E402
-from harness.measure import cpu_seconds, proc_status  # noqa: E402
+from harness.measure import cpu_seconds, finish, proc_status  # noqa: E402
 from harness.spectated import BUCKET, Run, measured, token  # noqa: E402
 
 ATTACK = HERE / "spectator_attack.py"
@@ -383,10 +383,7 @@ def main(argv: list[str] | None = None) -> int:
             out[part] = {"attacks": attacks, "feed_cost": feed_cost, "file_limit": file_limit}[part](
                 args, Path(tmp))
     out["load"].append(os.getloadavg()[0])
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1))
-    report(out)
-    return 0
+    return finish(out, args.json, report)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 """What the benchmarks measure with: percentiles, a process's CPU seconds and memory (read
-from /proc), the machine they ran on, and a profile of a window."""
+from /proc), the machine they ran on, a profile of a window, and a run's figures
+written and reported."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -66,3 +69,12 @@ def start_profile(path: str) -> Any:
     prof.enable()
     return prof
 
+
+def finish(out: dict[str, Any], json_path: str | None,
+           report: Callable[[dict[str, Any]], None]) -> int:
+    """A script's end: its figures written to ``json_path`` (if given) and reported; the
+    exit code."""
+    if json_path:
+        Path(json_path).write_text(json.dumps(out, indent=1))
+    report(out)
+    return 0

@@ -31,7 +31,15 @@ from chinchon_referee.storage import SqliteStore
 from chinchon_referee.tournament.model import TournamentSpec
 
 from tests.support.helpers import ADMIN
-from tests.support.serve import Serve, admin_spec, db_games, free_port, launch_sdk_bots, stop_all
+from tests.support.serve import (
+    Serve,
+    admin_spec,
+    db_games,
+    free_port,
+    launch_sdk_bots,
+    organizer_pid,
+    stop_all,
+)
 from tests.support.waits import until_sync
 
 MD = (("authorization", f"Bearer {ADMIN}"),)
@@ -59,22 +67,6 @@ def finished_tournament(db: Path, games: int) -> str:
         return tid
     finally:
         store.close()
-
-
-def worker_pid(server: Serve) -> int | None:
-    """The pid of the server's organizer worker now (None while it has none)."""
-    pid = server.proc.pid
-    try:
-        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return None
-    for k in kids:
-        try:
-            if b"organizer_process" in Path(f"/proc/{k}/cmdline").read_bytes():
-                return int(k)
-        except OSError:
-            continue
-    return None
 
 
 def finished(db: Path, tid: str) -> int:
@@ -113,7 +105,7 @@ def test_a_killed_worker_fails_its_call_cleanly_and_is_started_again(running) ->
                                 metadata=MD, timeout=120)
     first = next(before)
     assert first.HasField("record")
-    pid = worker_pid(server)
+    pid = organizer_pid(server)
     assert pid is not None
     played = finished(db, live)
     subprocess.run(["kill", "-9", str(pid)], check=True)
@@ -124,7 +116,7 @@ def test_a_killed_worker_fails_its_call_cleanly_and_is_started_again(running) ->
     assert "organizer's worker process" in cut.value.details(), cut.value.details()
     # The games play on, and the worker is started again: the next call works whole.
     until_sync(lambda: finished(db, live) >= played + 2, "the games stopped", 120)
-    until_sync(lambda: worker_pid(server) not in (None, pid), "no worker again", 60)
+    until_sync(lambda: organizer_pid(server) not in (None, pid), "no worker again", 60)
     got = list(stub.ExportRecords(tpb.ExportRecordsRequest(tournament_id=archive),
                                   metadata=MD, timeout=300))
     assert sum(m.HasField("record") for m in got) == 2000

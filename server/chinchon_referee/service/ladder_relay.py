@@ -23,7 +23,7 @@ from chinchon.v1 import ladder_pb2_grpc as lpb_grpc
 
 from ..ladder.ladders import Ladders
 from .ladders import LadderServicer
-from .organizer_relay import Capture, Relay, register
+from .organizer_relay import Relay, generated_handlers, register
 from .organizer_spawn import OrganizerWorker
 
 SERVICE = "chinchon.v1.LadderService"
@@ -85,10 +85,7 @@ def add_ladder_service(server: grpc.aio.Server, ladders: Ladders,
         lpb_grpc.add_LadderServiceServicer_to_server(  # type: ignore[no-untyped-call]
             servicer, server)
         return
-    capture = Capture()
-    lpb_grpc.add_LadderServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        servicer, capture)
-    handlers = dict(capture.handlers)
+    handlers = generated_handlers(lpb_grpc.add_LadderServiceServicer_to_server, servicer)
     relay = LadderRelay(worker, ladders)
     for method in RELAYED:  # bytes in, bytes out: no (de)serializer
         handlers[method] = grpc.unary_unary_rpc_method_handler(relay.unary(method, SERVICE))

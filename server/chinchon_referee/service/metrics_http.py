@@ -18,13 +18,11 @@ import contextlib
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from ..host.processes import Child, spawn
+from ..host.supervised import Supervised, await_end, spawn_linked
 from ..logs import get_logger
 from ..metrics import METRICS, Samples
 from ..referee import Referee
@@ -106,18 +104,18 @@ def private_directory() -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
 
 
-class MetricsSite:
+class MetricsSite(Supervised):
     """The endpoint: its socket, directory, publisher and child process."""
+
+    LOG, ENDED, FAILED = log, "metrics_process_ended", "metrics_process_failed"
+    RESTART_FIRST, RESTART_MAX, RESTART_RESET = RESTART_FIRST, RESTART_MAX, RESTART_RESET
 
     def __init__(self, host: str, sock: socket.socket, directory: Path, bounds: Bounds) -> None:
         self.host, self.sock, self.directory, self.bounds = host, sock, directory, bounds
         self.port = int(sock.getsockname()[1])
         self.publisher = Publisher(directory)
-        self.child: Child | None = None
         self.link: socket.socket | None = None
-        self.restarts = 0
-        self._stopping = False
-        self._supervisor: asyncio.Task[None] | None = None
+        self._init_supervision()
 
     @property
     def url(self) -> str:
@@ -129,23 +127,13 @@ class MetricsSite:
         return self.child.pid if self.child is not None else 0
 
     async def _spawn(self) -> None:
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            child = await spawn(
-                [sys.executable, "-m", "chinchon_referee.service.metrics_process",
-                 "--link-fd", str(theirs.fileno()), "--listen-fd", str(self.sock.fileno()),
-                 "--dir", str(self.directory), "--nice", str(NICE),
-                 "--max-connections", str(self.bounds.max_connections),
-                 "--client-rate", repr(self.bounds.client_rate)],
-                stdout=subprocess.DEVNULL, stderr=sys.stderr.fileno(),
-                pass_fds=(theirs.fileno(), self.sock.fileno()))
-        except BaseException:
-            mine.close()
-            raise
-        finally:
-            theirs.close()
+        child, mine = await spawn_linked(
+            lambda fd: [sys.executable, "-m", "chinchon_referee.service.metrics_process",
+                        "--link-fd", str(fd), "--listen-fd", str(self.sock.fileno()),
+                        "--dir", str(self.directory), "--nice", str(NICE),
+                        "--max-connections", str(self.bounds.max_connections),
+                        "--client-rate", repr(self.bounds.client_rate)], self.sock)
         self.child, self.link = child, mine
-        mine.setblocking(False)
         loop = asyncio.get_running_loop()
         ready = asyncio.ensure_future(loop.sock_recv(mine, 64))
         ended = asyncio.ensure_future(child.wait())
@@ -167,47 +155,21 @@ class MetricsSite:
 
     async def start(self) -> None:
         self.publisher.start()
-        await self._spawn()
-        self._supervisor = asyncio.ensure_future(self._supervise())
+        await self._start_supervised()
 
-    async def _supervise(self) -> None:
-        delay = RESTART_FIRST
-        while not self._stopping:
-            assert self.child is not None
-            began = time.monotonic()
-            code = await self.child.wait()
-            if self.link is not None:
-                self.link.close()
-                self.link = None
-            if time.monotonic() - began > RESTART_RESET:
-                delay = RESTART_FIRST
-            log.warning("metrics_process_ended", pid=self.child.pid, exit_code=code,
-                        restart_in=delay)
-            while not self._stopping:
-                await asyncio.sleep(delay)
-                delay = min(RESTART_MAX, delay * 2)
-                try:
-                    await self._spawn()
-                    self.restarts += 1
-                    break
-                except OSError as e:
-                    log.warning("metrics_process_failed", error=str(e), restart_in=delay)
+    def _child_ended(self) -> None:
+        if self.link is not None:
+            self.link.close()
+            self.link = None
 
     async def stop(self) -> None:
-        self._stopping = True
-        if self._supervisor is not None:
-            self._supervisor.cancel()
-            await asyncio.gather(self._supervisor, return_exceptions=True)
+        await self._stop_supervising()
         await self.publisher.stop()
         if self.link is not None:
             self.link.close()  # its end: the child stops by itself
         child = self.child
         if child is not None:
-            try:
-                await asyncio.wait_for(child.wait(), STOP_TIMEOUT)
-            except TimeoutError:
-                child.kill()
-                await child.wait()
+            await await_end(child, STOP_TIMEOUT)
         self.sock.close()
         shutil.rmtree(self.directory, ignore_errors=True)
 

@@ -34,6 +34,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..host.buckets import Bucket
+
 #: Headers a scrape may send, and how long it has to send them.
 MAX_REQUEST, REQUEST_TIMEOUT = 8192, 5.0
 #: Seconds a page made is served again to whoever asks.
@@ -62,25 +64,6 @@ class Bounds:
         if not (math.isfinite(self.client_rate) and 0 < self.client_rate <= 100_000):
             raise ValueError(f"--metrics-client-rate {self.client_rate}: "
                              "requests per second, above 0")
-
-
-@dataclass
-class Bucket:
-    """A token bucket: ``rate`` tokens a second, at most ``burst``."""
-
-    rate: float
-    burst: float
-    tokens: float
-    at: float
-
-    def take(self, now: float) -> float:
-        """0 if a token was taken, else the seconds until one is there."""
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return 0.0
-        return (1 - self.tokens) / self.rate
 
 
 def _reply(status: str, body: bytes, kind: str = "text/plain; charset=utf-8",

@@ -82,11 +82,7 @@ class WorkerServicer(ReadsAdmin, tpb_grpc.TournamentServiceServicer):
             tid, parts = await for_organizer(self._declare, spec)
         except (SpecError, ValueError) as e:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bounded(str(e)))
-        return tpb.CreateTournamentResponse(
-            tournament=await self._info(tid),
-            participants=[tpb.Participant(name=p.name, token=p.token, command=list(p.command))
-                          for p in parts],
-        )
+        return await self._created(tid, parts)
 
 
 async def serve(socket_path: str, hello: dict[str, Any]) -> int:

@@ -63,6 +63,15 @@ class Capture:
         self.handlers.update(handlers)
 
 
+def generated_handlers(add: Callable[[Any, Any], None],
+                       servicer: Any) -> dict[str, grpc.RpcMethodHandler[Any, Any]]:
+    """The handlers the generated ``add_..._to_server`` function ``add`` registers for
+    ``servicer``, to register them changed."""
+    capture = Capture()
+    add(servicer, capture)
+    return dict(capture.handlers)
+
+
 async def _failed(context: Context[Any, Any], e: grpc.aio.AioRpcError | WorkerAway,
                   method: str) -> None:
     """End the call as the worker's answer said, or UNAVAILABLE if the worker failed."""
@@ -154,10 +163,7 @@ def add_tournament_service(server: grpc.aio.Server, servicer: Any, director: Dir
         tpb_grpc.add_TournamentServiceServicer_to_server(  # type: ignore[no-untyped-call]
             servicer, server)
         return
-    capture = Capture()
-    tpb_grpc.add_TournamentServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        servicer, capture)
-    handlers = dict(capture.handlers)
+    handlers = generated_handlers(tpb_grpc.add_TournamentServiceServicer_to_server, servicer)
     relay = TournamentRelay(worker, director, info)
     for method in RELAYED:  # bytes in, bytes out: no (de)serializer
         handlers[method] = grpc.unary_unary_rpc_method_handler(relay.unary(method))

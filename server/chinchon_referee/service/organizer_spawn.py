@@ -23,6 +23,7 @@ import grpc
 
 from ..config import RefereeConfig
 from ..host.processes import Child, spawn
+from ..host.supervised import await_end
 from ..logs import configured, get_logger
 from .organizer_process import NICE
 
@@ -164,10 +165,6 @@ class OrganizerWorker:
             if child.stdin is not None:
                 child.stdin.close()
             child.terminate()
-            try:
-                await asyncio.wait_for(child.wait(), STOP_TIMEOUT)
-            except TimeoutError:
-                child.kill()
-                await child.wait()
+            await await_end(child, STOP_TIMEOUT)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)

@@ -14,7 +14,7 @@ from ..host.pools import for_organizer
 from ..tournament.formats.chain import plan_of
 from ..tournament.formats.proto import format_to_proto, tiebreak_to_proto
 from ..tournament.formats.standings_proto import rows_to_proto, stages_to_proto
-from ..tournament.model import SpecError, declared
+from ..tournament.model import Participant, SpecError, declared
 from .games import GamesAdmin, damaged
 
 Context = grpc.aio.ServicerContext
@@ -43,6 +43,15 @@ class ReadsAdmin(GamesAdmin):
         """A tournament's status and progress, read in a worker thread (the store is
         never read on the event loop that plays the games)."""
         return await for_organizer(read_info, self.director, tid)
+
+    async def _created(self, tid: str, parts: list[Participant]) -> tpb.CreateTournamentResponse:
+        """CreateTournament's answer: the new tournament's info and its participants,
+        tokens included."""
+        return tpb.CreateTournamentResponse(
+            tournament=await self._info(tid),
+            participants=[tpb.Participant(name=p.name, token=p.token, command=list(p.command))
+                          for p in parts],
+        )
 
     def _read_infos(self) -> list[tpb.TournamentInfo]:
         return [read_info(self.director, t.id) for t in self.director.store.tournaments()]

@@ -49,11 +49,7 @@ class TournamentServicer(ReadsAdmin, BotsAdmin, tpb_grpc.TournamentServiceServic
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bounded(str(e)))
         if spec.start is not StartMode.MANUAL:
             self.director.start(tid)
-        return tpb.CreateTournamentResponse(
-            tournament=await self._info(tid),
-            participants=[tpb.Participant(name=p.name, token=p.token, command=list(p.command))
-                          for p in parts],
-        )
+        return await self._created(tid, parts)
 
     async def StartTournament(
         self, request: tpb.StartTournamentRequest,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from ..host.buckets import Bucket
 from .settings import CLIENT_IN_FLIGHT, GLOBAL_IN_FLIGHT, WebSettings
 
 #: The request's client, as the guard counted it (its address, or X-Forwarded-For's).
@@ -40,25 +41,6 @@ STREAM_SUFFIXES = ("/events", "/live")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-
-
-@dataclass
-class Bucket:
-    """A token bucket: ``rate`` tokens a second, at most ``burst``."""
-
-    rate: float
-    burst: float
-    tokens: float
-    at: float
-
-    def take(self, now: float) -> float:
-        """0 if a token was taken, else the seconds until one is there."""
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return 0.0
-        return (1 - self.tokens) / self.rate
 
 
 @dataclass

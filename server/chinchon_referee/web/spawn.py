@@ -17,16 +17,14 @@ import fcntl
 import os
 import socket
 import struct
-import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..host.processes import Child, spawn
+from ..host.supervised import Supervised, await_end, spawn_linked
 from ..logs import configured, get_logger
 from ..referee import Referee
 from ..storage.health import StoreHealth
@@ -101,40 +99,28 @@ def open_feed(ctx: WebContext) -> Feed:
     return feed
 
 
-class ChildWeb(RunningWeb):
+class ChildWeb(Supervised, RunningWeb):
     """The web view served by a child process, fed by ``feed``."""
+
+    LOG, ENDED, FAILED = log, "web_process_ended", "web_process_failed"
+    RESTART_FIRST, RESTART_MAX, RESTART_RESET = RESTART_FIRST, RESTART_MAX, RESTART_RESET
 
     def __init__(self, ctx: WebContext, sock: socket.socket, host: str, feed: Feed,
                  owns_feed: bool) -> None:
         super().__init__(host, int(sock.getsockname()[1]), 0)
         self.ctx, self.sock, self.feed, self._owns_feed = ctx, sock, feed, owns_feed
-        self.child: Child | None = None
         self.link: Link | None = None
-        self.restarts = 0
-        self._stopping = False
-        self._supervisor: asyncio.Task[None] | None = None
+        self._init_supervision()
         level, fmt = configured()
         self._extra = {"web": ctx.web_settings().to_json(), "db": ctx.db, "host": host,
                        "log": {"level": level, "format": fmt}}
 
     async def _spawn(self) -> None:
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            child = await spawn(
-                [sys.executable, "-m", "chinchon_referee.web.process",
-                 "--feed-fd", str(theirs.fileno()), "--listen-fd", str(self.sock.fileno()),
-                 "--nice", str(self.ctx.nice)],
-                # Its log lines go to the referee's own stderr (``sys.stderr``: the real one
-                # when file descriptor 2 is routed through the log, logs.route_native_stderr).
-                stdout=subprocess.DEVNULL, stderr=sys.stderr.fileno(),
-                pass_fds=(theirs.fileno(), self.sock.fileno()))
-        except BaseException:
-            mine.close()
-            raise
-        finally:
-            theirs.close()
+        child, mine = await spawn_linked(
+            lambda fd: [sys.executable, "-m", "chinchon_referee.web.process",
+                        "--feed-fd", str(fd), "--listen-fd", str(self.sock.fileno()),
+                        "--nice", str(self.ctx.nice)], self.sock)
         self.child = child
-        mine.setblocking(False)
         loop = asyncio.get_running_loop()
         _, link = await loop.connect_accepted_socket(lambda: self.feed.link(self._extra), sock=mine)
         self.link = link
@@ -153,39 +139,14 @@ class ChildWeb(RunningWeb):
         log.info("web_process_started", pid=child.pid, port=self.port)
 
     async def start(self) -> None:
-        await self._spawn()
-        self._supervisor = asyncio.ensure_future(self._supervise())
+        await self._start_supervised()
 
-    async def _supervise(self) -> None:
-        delay = RESTART_FIRST
-        while not self._stopping:
-            assert self.child is not None
-            began = time.monotonic()
-            code = await self.child.wait()
-            if self._stopping:
-                return
-            if self.link is not None:
-                self.link.close()
-            if time.monotonic() - began > RESTART_RESET:
-                delay = RESTART_FIRST
-            log.warning("web_process_ended", pid=self.child.pid, exit_code=code, restart_in=delay)
-            await asyncio.sleep(delay)
-            delay = min(RESTART_MAX, delay * 2)
-            while not self._stopping:
-                try:
-                    await self._spawn()
-                    self.restarts += 1
-                    break
-                except OSError as e:
-                    log.warning("web_process_failed", error=str(e), restart_in=delay)
-                    await asyncio.sleep(delay)
-                    delay = min(RESTART_MAX, delay * 2)
+    def _child_ended(self) -> None:
+        if self.link is not None:
+            self.link.close()
 
     async def stop(self) -> None:
-        self._stopping = True
-        if self._supervisor is not None:
-            self._supervisor.cancel()
-            await asyncio.gather(self._supervisor, return_exceptions=True)
+        await self._stop_supervising()
         if self.link is not None:
             self.link.close()  # its end: the child stops by itself
         child = self.child
@@ -194,11 +155,7 @@ class ChildWeb(RunningWeb):
             # on a busy machine the niced child gets the CPU for it where it may.
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, child.pid, 0)
-            try:
-                await asyncio.wait_for(child.wait(), STOP_TIMEOUT)
-            except TimeoutError:
-                child.kill()
-                await child.wait()
+            await await_end(child, STOP_TIMEOUT)
         if self._owns_feed:
             await self.feed.close()
         self.sock.close()
