@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from chinchon_referee.launch.confine import Confinement
 
-from tests.launch.test_bots_check_hostile import _check, _said, _submission, here
+from tests.support.submissions import check as _check
+from tests.support.submissions import said as _said
+from tests.support.submissions import submission as _submission
 from tests.support.tournament import CLI
-
-__all__ = ["here"]  # the fixture, shared
 
 
 def _declaration(here: Path, sandbox: str) -> Path:

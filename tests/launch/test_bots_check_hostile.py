@@ -7,7 +7,6 @@ confined exactly as the bot is."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
@@ -20,38 +19,11 @@ from pathlib import Path
 import pytest
 from chinchon_referee.launch.confine import Confinement
 
+from tests.support.submissions import GREEDY
+from tests.support.submissions import check as _check
+from tests.support.submissions import said as _said
+from tests.support.submissions import submission as _submission
 from tests.support.tournament import CLI
-
-GREEDY = 'run = ["{python}", "-m", "chinchon.sdk", "--bot", "greedy"]\n'
-
-
-@pytest.fixture
-def here() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="chbh-") as d:
-        os.chmod(d, 0o755)
-        yield Path(d)
-
-
-def _submission(here: Path, build: str, extra: str = "", run: str = GREEDY) -> Path:
-    sub = here / "submission"
-    sub.mkdir(exist_ok=True)
-    (sub / "bot.toml").write_text(f'name = "hostile"\nruntime = "python3"\n'
-                                  f'build = ["/bin/sh", "-c", {json.dumps(build)}]\n{run}{extra}',
-                                  encoding="utf-8")
-    return sub
-
-
-def _check(here: Path, *extra: str, user: list[str] | None = None,
-           source: Path | None = None, cli: list[str] = CLI) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*(user or []), *cli, "bots", "check",
-                           str(source or here / "submission"), "--out", str(here / "out"),
-                           "--games", "1", "--seed", "s", *extra], capture_output=True,
-                          text=True, timeout=300, cwd=here)
-
-
-def _said(proc: subprocess.CompletedProcess[str]) -> str:
-    return " ".join((proc.stdout + proc.stderr).split())
-
 
 SETUID_BUILD = ("cp /usr/bin/id id-suid && chmod 4755 id-suid && cp /usr/bin/id id-sgid && "
                 "chmod 2755 id-sgid && mkdir sticky && chmod 1777 sticky")
