@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import aiohttp
-from chinchon_referee.storage import open_store
+from chinchon_referee.storage import GameRow, open_store
 from chinchon_referee.vocabulary import TournamentStatus
 from chinchon_referee.web.app import AppConfig
 from chinchon_referee.web.process import serve_local
@@ -29,14 +29,9 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-async def test_each_games_stderr_lines_are_kept_and_linked_from_its_replay(tmp_path: Path) -> None:
-    toml = sdk_cup(tmp_path / "chatty.toml", "Chatty cup", "chatty-seed", games_per_pairing=2,
-                   score_limit=30, concurrency=1, bots=(("chatty", str(CHATTY)), ("quiet", "greedy")))
-    text = toml.read_text()
-    for name, token in (("chatty", CHATTY_TOKEN), ("quiet", QUIET_TOKEN)):
-        text = text.replace(f'name = "{name}"\n', f'name = "{name}"\ntoken = "{token}"\n')
-    toml.write_text(text)
-    results = tmp_path / "results"
+def _played(tmp_path: Path, toml: Path, results: Path) -> tuple[Path, str, list[GameRow]]:
+    """``tournament run`` of ``toml`` into ``results``: its database, the tournament's id and
+    its two finished games."""
     proc = subprocess.run([*CLI, "tournament", "run", str(toml), "--results", str(results),
                            "--quiet", "--http", "off"],
                           capture_output=True, text=True, timeout=150, cwd=tmp_path)
@@ -49,6 +44,18 @@ async def test_each_games_stderr_lines_are_kept_and_linked_from_its_replay(tmp_p
     finally:
         store.close()
     assert len(games) == 2
+    return db, tid, games
+
+
+async def test_each_games_stderr_lines_are_kept_and_linked_from_its_replay(tmp_path: Path) -> None:
+    toml = sdk_cup(tmp_path / "chatty.toml", "Chatty cup", "chatty-seed", games_per_pairing=2,
+                   score_limit=30, concurrency=1, bots=(("chatty", str(CHATTY)), ("quiet", "greedy")))
+    text = toml.read_text()
+    for name, token in (("chatty", CHATTY_TOKEN), ("quiet", QUIET_TOKEN)):
+        text = text.replace(f'name = "{name}"\n', f'name = "{name}"\ntoken = "{token}"\n')
+    toml.write_text(text)
+    results = tmp_path / "results"
+    db, _, games = _played(tmp_path, toml, results)
     folder = results / "stderr"
     tokens_blanked = 0
     for g in games:
@@ -117,18 +124,7 @@ async def test_public_logs_are_anyones_once_the_tournament_is_over_only(tmp_path
     toml.write_text("public_logs = true\n" + toml.read_text().replace(
         'name = "chatty"\n', f'name = "chatty"\ntoken = "{CHATTY_TOKEN}"\n'))
     results = tmp_path / "results"
-    proc = subprocess.run([*CLI, "tournament", "run", str(toml), "--results", str(results),
-                           "--quiet", "--http", "off"],
-                          capture_output=True, text=True, timeout=150, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    db = results / "tournament.sqlite3"
-    store = open_store(str(db), read_only=True)
-    try:
-        tid = store.tournaments()[0].id
-        games = [g for g in store.games(tid) if g.status == "finished"]
-    finally:
-        store.close()
-    assert len(games) == 2
+    db, tid, games = _played(tmp_path, toml, results)
     # The two games ran at once: chatty's lines are its own log's, shown to anyone now.
     site = await serve_local(AppConfig(db=str(db)), None, bind("127.0.0.1", 0))
     try:
